@@ -1,0 +1,2 @@
+# agent module
+AGENT_LIBS =

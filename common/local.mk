@@ -1,0 +1,12 @@
+noinst_LIBRARIES += common/libcommon.a
+common_libcommon_a_SOURCES = \
+	common/macro.h \
+	common/buf.c common/buf.h \
+	common/conf.c common/conf.h common/conf-schema.c \
+	common/fileio.c common/fileio.h \
+	common/json.c common/json.h \
+	common/log.c common/log.h \
+	common/proc.c common/proc.h \
+	common/strutil.c common/strutil.h
+common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(LIBGIT2_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
+COMMON_LIBS = common/libcommon.a $(LIBGIT2_LIBS) $(JANSSON_LIBS) $(SYSTEMD_LIBS)

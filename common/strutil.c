@@ -1,0 +1,206 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "strutil.h"
+
+bool endswith(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+char *str_escape(const char *s, size_t len, size_t max)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(max * 4 + 8);
+	size_t n = MIN(len, max);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int r;
+
+		if (c == '\n')
+			r = buf_puts(&b, "\\n");
+		else if (c == '\t')
+			r = buf_puts(&b, "\\t");
+		else if (c == '\\')
+			r = buf_puts(&b, "\\\\");
+		else if (c < 0x20 || c >= 0x7f)
+			r = buf_printf(&b, "\\x%02x", c);
+		else
+			r = buf_append(&b, &c, 1);
+		if (r < 0)
+			return NULL;
+	}
+	if (len > max && buf_puts(&b, "...") < 0)
+		return NULL;
+	return buf_steal(&b, NULL);
+}
+
+int parse_uint64(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int parse_int(const char *s, int *ret)
+{
+	long v;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno == ERANGE || v > INT32_MAX || v < INT32_MIN)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*ret = (int)v;
+	return 0;
+}
+
+struct unit {
+	const char *name;
+	uint64_t mult;
+};
+
+static int parse_with_units(const char *s, const struct unit *units,
+			    uint64_t dflt, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	while (*end == ' ')
+		end++;
+	if (!*end) {
+		if (v > UINT64_MAX / dflt)
+			return -ERANGE;
+		*ret = v * dflt;
+		return 0;
+	}
+	for (; units->name; units++)
+		if (strcasecmp(end, units->name) == 0) {
+			if (units->mult && v > UINT64_MAX / units->mult)
+				return -ERANGE;
+			*ret = v * units->mult;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int parse_duration(const char *s, uint64_t *ret_usec)
+{
+	static const struct unit units[] = {
+		{ "us", 1 },		 { "ms", 1000 },
+		{ "s", 1000000 },	 { "sec", 1000000 },
+		{ "m", 60000000 },	 { "min", 60000000 },
+		{ "h", 3600000000ULL },	 { "hour", 3600000000ULL },
+		{ "d", 86400000000ULL }, { "day", 86400000000ULL },
+		{ NULL, 0 },
+	};
+	return parse_with_units(s, units, 1000000, ret_usec);
+}
+
+int parse_size(const char *s, uint64_t *ret_bytes)
+{
+	static const struct unit units[] = {
+		{ "B", 1 },		    { "K", 1024 },
+		{ "KiB", 1024 },	    { "M", 1024 * 1024 },
+		{ "MiB", 1024 * 1024 },	    { "G", 1024ULL * 1024 * 1024 },
+		{ "GiB", 1024ULL * 1024 * 1024 }, { NULL, 0 },
+	};
+	return parse_with_units(s, units, 1, ret_bytes);
+}
+
+int parse_bool(const char *s, bool *ret)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*ret = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*ret = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+char *strdup_safe(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+int strv_push(char ***v, const char *s)
+{
+	size_t n = strv_len(*v);
+	char **nv;
+	char *c;
+
+	c = strdup(s);
+	if (!c)
+		return -ENOMEM;
+	nv = realloc(*v, (n + 2) * sizeof(char *));
+	if (!nv) {
+		free(c);
+		return -ENOMEM;
+	}
+	nv[n] = c;
+	nv[n + 1] = NULL;
+	*v = nv;
+	return 0;
+}
+
+bool strv_contains(char *const *v, const char *s)
+{
+	for (; v && *v; v++)
+		if (streq(*v, s))
+			return true;
+	return false;
+}

@@ -1,0 +1,56 @@
+/* String helpers: escaping untrusted text, number/duration/size parsing,
+ * NULL-terminated string vectors. */
+#ifndef KFIX_STRUTIL_H
+#define KFIX_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "macro.h"
+
+static inline bool streq(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+static inline bool streq_ptr(const char *a, const char *b)
+{
+	return (a && b) ? strcmp(a, b) == 0 : a == b;
+}
+/* Returns the text after prefix, or NULL. */
+static inline const char *startswith(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
+bool endswith(const char *s, const char *suffix);
+
+/* Escapes untrusted bytes for a log line or terminal: printable ASCII is
+ * kept, everything else becomes \n, \t or \xNN; output is cut after max
+ * input bytes with "..." appended.  Returns NULL only on ENOMEM. */
+char *str_escape(const char *s, size_t len, size_t max);
+
+int parse_uint64(const char *s, uint64_t *ret);
+int parse_int(const char *s, int *ret);
+/* "90", "90s", "5min", "2h", "1d", "250ms" -> microseconds. */
+int parse_duration(const char *s, uint64_t *ret_usec);
+/* "4096", "64K", "10M", "2G" (binary units) -> bytes. */
+int parse_size(const char *s, uint64_t *ret_bytes);
+int parse_bool(const char *s, bool *ret);
+
+char *strdup_safe(const char *s); /* NULL stays NULL */
+
+/* A NULL-terminated vector of malloc'd strings. */
+typedef char **strv_t;
+void strv_free(char **v);
+size_t strv_len(char *const *v);
+int strv_push(char ***v, const char *s);
+bool strv_contains(char *const *v, const char *s);
+static inline void strv_freep(char ***v)
+{
+	strv_free(*v);
+}
+#define _cleanup_strv_ _cleanup_(strv_freep)
+
+#endif

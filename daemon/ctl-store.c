@@ -1,0 +1,442 @@
+/* kfixctl commands that read and change the store directly. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+#include "ctl.h"
+#include "store.h"
+
+#define CTL_TITLE_MAX 512
+
+static json_t *jstr(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *bug_json(const struct store_bug *b)
+{
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
+			 "id", (json_int_t)b->id, "source", jstr(b->source),
+			 "source_id", jstr(b->source_id), "title", jstr(b->title),
+			 "state", jstr(b->state), "tree", jstr(b->tree),
+			 "base_commit", jstr(b->base_commit), "report", jstr(b->report),
+			 "repro_c", jstr(b->repro_c), "kernel_config",
+			 jstr(b->kernel_config), "created", (json_int_t)b->created,
+			 "updated", (json_int_t)b->updated);
+}
+
+static json_t *job_json(const struct store_job *j)
+{
+	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:I, s:I, s:I}",
+			 "id", (json_int_t)j->id, "bug", (json_int_t)j->bug_id,
+			 "kind", jstr(j->kind), "state", jstr(j->state), "priority",
+			 j->priority, "attempts", j->attempts, "max_attempts",
+			 j->max_attempts, "lease_owner", jstr(j->lease_owner),
+			 "checkpoint", jstr(j->checkpoint), "error", jstr(j->error),
+			 "created", (json_int_t)j->created, "started",
+			 (json_int_t)j->started, "finished", (json_int_t)j->finished);
+}
+
+static int print_json_and_free(json_t *j)
+{
+	int r;
+
+	if (!j)
+		return 1;
+	r = json_print(j);
+	json_decref(j);
+	return r < 0 ? 1 : 0;
+}
+
+/* Parses "--state S" style options shared by the list commands. */
+static int list_opts(const char *cmd, int argc, char **argv, const char **state,
+		     int64_t *limit)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:n:", opts, NULL)) != -1) {
+		if (c == 's')
+			*state = optarg;
+		else if (c == 'n' && ctl_parse_id(cmd, optarg, limit) >= 0)
+			continue;
+		else
+			return -EINVAL;
+	}
+	if (optind < argc) {
+		ctl_err("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ctl_status(struct ctl *c, int argc, char **argv)
+{
+	struct store_stats st;
+	struct store *s;
+	int r;
+
+	if (argc > 1) {
+		ctl_err("status: takes no arguments");
+		return 2;
+	}
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_stats(s, &st);
+	if (r < 0) {
+		ctl_err("status: %s", store_errmsg(s));
+		return 1;
+	}
+	if (c->json) {
+		json_t *bugs = json_object();
+
+		for (size_t i = 0; store_bug_states[i]; i++)
+			json_object_set_new(bugs, store_bug_states[i],
+					    json_integer(st.bugs_by_state[i]));
+		return print_json_and_free(json_pack(
+			"{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}}",
+			"bugs", bugs, "jobs", "queued", (json_int_t)st.jobs_queued,
+			"running", (json_int_t)st.jobs_running, "done",
+			(json_int_t)st.jobs_done, "failed", (json_int_t)st.jobs_failed,
+			"cancelled", (json_int_t)st.jobs_cancelled, "oldest_queued",
+			(json_int_t)st.oldest_queued, "outbox", "pending",
+			(json_int_t)st.outbox_pending, "sent", (json_int_t)st.outbox_sent,
+			"parked", (json_int_t)st.outbox_parked));
+	}
+	printf("Bugs:\n");
+	for (size_t i = 0; store_bug_states[i]; i++)
+		if (st.bugs_by_state[i])
+			printf("  %-18s %lld\n", store_bug_states[i],
+			       (long long)st.bugs_by_state[i]);
+	printf("Jobs:   %lld queued, %lld running, %lld done, %lld failed, %lld cancelled\n",
+	       (long long)st.jobs_queued, (long long)st.jobs_running,
+	       (long long)st.jobs_done, (long long)st.jobs_failed,
+	       (long long)st.jobs_cancelled);
+	printf("Outbox: %lld pending, %lld sent, %lld parked\n",
+	       (long long)st.outbox_pending, (long long)st.outbox_sent,
+	       (long long)st.outbox_parked);
+	return 0;
+}
+
+int ctl_bugs(struct ctl *c, int argc, char **argv)
+{
+	struct store_bug **bugs = NULL;
+	const char *state = NULL;
+	int64_t limit = 0;
+	struct store *s;
+	size_t n = 0;
+	char t[32];
+
+	if (list_opts("bugs", argc, argv, &state, &limit) < 0)
+		return 2;
+	if (state && !store_bug_state_valid(state)) {
+		ctl_err("bugs: unknown state '%s'", state);
+		return 2;
+	}
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	if (store_bug_list(s, state, limit, &bugs, &n) < 0) {
+		ctl_err("bugs: %s", store_errmsg(s));
+		return 1;
+	}
+	if (c->json) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, bug_json(bugs[i]));
+		store_list_free((void **)bugs, n, (void (*)(void *))store_bug_free);
+		return print_json_and_free(a);
+	}
+	printf("%-6s %-18s %-16s %-10s %s\n", "ID", "STATE", "UPDATED", "TREE", "TITLE");
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *title = str_escape(bugs[i]->title,
+							strlen(bugs[i]->title), 80);
+
+		printf("%-6lld %-18s %-16s %-10s %s\n", (long long)bugs[i]->id,
+		       bugs[i]->state, ctl_time(bugs[i]->updated, t, sizeof(t)),
+		       bugs[i]->tree ? bugs[i]->tree : "-", title ? title : "?");
+	}
+	store_list_free((void **)bugs, n, (void (*)(void *))store_bug_free);
+	return 0;
+}
+
+int ctl_bug(struct ctl *c, int argc, char **argv)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	struct store_event **ev = NULL;
+	struct store *s;
+	size_t n = 0;
+	int64_t id;
+	char t[32];
+	int r;
+
+	if (argc != 2) {
+		ctl_err("bug: usage: kfixctl bug ID");
+		return 2;
+	}
+	if (ctl_parse_id("bug", argv[1], &id) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_bug_get(s, id, &b);
+	if (r < 0) {
+		ctl_err("bug %lld: %s", (long long)id, r == -ENOENT ? "no such bug" : store_errmsg(s));
+		return 1;
+	}
+	if (c->json)
+		return print_json_and_free(bug_json(b));
+	printf("%-14s %lld\n", "Bug:", (long long)b->id);
+	ctl_print_escaped("Title:", b->title);
+	printf("%-14s %s\n", "State:", b->state);
+	ctl_print_escaped("Source:", b->source);
+	ctl_print_escaped("Source id:", b->source_id);
+	ctl_print_escaped("Tree:", b->tree);
+	ctl_print_escaped("Base commit:", b->base_commit);
+	ctl_print_escaped("Report:", b->report);
+	ctl_print_escaped("C repro:", b->repro_c);
+	printf("%-14s %s\n", "Created:", ctl_time(b->created, t, sizeof(t)));
+	printf("%-14s %s\n", "Updated:", ctl_time(b->updated, t, sizeof(t)));
+	if (store_event_list(s, id, 0, 200, &ev, &n) >= 0 && n > 0) {
+		printf("History:\n");
+		for (size_t i = 0; i < n; i++) {
+			_cleanup_free_ char *d = ev[i]->detail
+				? str_escape(ev[i]->detail, strlen(ev[i]->detail), 200) : NULL;
+
+			printf("  %s  %-14s %s\n", ctl_time(ev[i]->ts / 1000000, t, sizeof(t)),
+			       ev[i]->kind, d ? d : "");
+		}
+	}
+	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	return 0;
+}
+
+int ctl_jobs(struct ctl *c, int argc, char **argv)
+{
+	struct store_job **jobs = NULL;
+	const char *state = NULL;
+	int64_t limit = 0;
+	struct store *s;
+	size_t n = 0;
+	char t[32];
+
+	if (list_opts("jobs", argc, argv, &state, &limit) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	if (store_job_list(s, state, 0, limit, &jobs, &n) < 0) {
+		ctl_err("jobs: %s", store_errmsg(s));
+		return 1;
+	}
+	if (c->json) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, job_json(jobs[i]));
+		store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+		return print_json_and_free(a);
+	}
+	printf("%-6s %-6s %-12s %-10s %-8s %-16s %s\n", "ID", "BUG", "KIND", "STATE",
+	       "ATTEMPT", "CREATED", "ERROR");
+	for (size_t i = 0; i < n; i++) {
+		struct store_job *j = jobs[i];
+		_cleanup_free_ char *e = j->error ? str_escape(j->error, strlen(j->error), 60) : NULL;
+		char att[16];
+
+		snprintf(att, sizeof(att), "%d/%d", j->attempts, j->max_attempts);
+		printf("%-6lld %-6lld %-12s %-10s %-8s %-16s %s\n", (long long)j->id,
+		       (long long)j->bug_id, j->kind, j->state, att,
+		       ctl_time(j->created, t, sizeof(t)), e ? e : "");
+	}
+	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	return 0;
+}
+
+int ctl_job(struct ctl *c, int argc, char **argv)
+{
+	_cleanup_(store_job_freep) struct store_job *j = NULL;
+	struct store *s;
+	int64_t id;
+	char t[32];
+	int r;
+
+	if (argc != 2) {
+		ctl_err("job: usage: kfixctl job ID");
+		return 2;
+	}
+	if (ctl_parse_id("job", argv[1], &id) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_job_get(s, id, &j);
+	if (r < 0) {
+		ctl_err("job %lld: %s", (long long)id, r == -ENOENT ? "no such job" : store_errmsg(s));
+		return 1;
+	}
+	if (c->json)
+		return print_json_and_free(job_json(j));
+	printf("%-14s %lld\n", "Job:", (long long)j->id);
+	printf("%-14s %lld\n", "Bug:", (long long)j->bug_id);
+	printf("%-14s %s\n", "Kind:", j->kind);
+	printf("%-14s %s\n", "State:", j->state);
+	printf("%-14s %d of %d\n", "Attempts:", j->attempts, j->max_attempts);
+	ctl_print_escaped("Lease owner:", j->lease_owner);
+	ctl_print_escaped("Steps done:", j->checkpoint);
+	ctl_print_escaped("Error:", j->error);
+	ctl_print_escaped("Result:", j->result);
+	printf("%-14s %s\n", "Created:", ctl_time(j->created, t, sizeof(t)));
+	printf("%-14s %s\n", "Started:", ctl_time(j->started, t, sizeof(t)));
+	printf("%-14s %s\n", "Finished:", ctl_time(j->finished, t, sizeof(t)));
+	return 0;
+}
+
+static int job_action(struct ctl *c, int argc, char **argv, const char *cmd,
+		      int (*act)(struct store *, int64_t))
+{
+	struct store *s;
+	int64_t id;
+	int r;
+
+	if (argc != 2) {
+		ctl_err("%s: usage: kfixctl %s JOB", cmd, cmd);
+		return 2;
+	}
+	if (ctl_parse_id(cmd, argv[1], &id) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = act(s, id);
+	if (r == -ENOENT)
+		ctl_err("%s: no job %lld", cmd, (long long)id);
+	else if (r == -EBUSY)
+		ctl_err("%s: job %lld is still queued or running", cmd, (long long)id);
+	else if (r == -EALREADY)
+		ctl_err("%s: job %lld has already ended", cmd, (long long)id);
+	else if (r < 0)
+		ctl_err("%s: %s", cmd, store_errmsg(s));
+	else
+		printf("job %lld: %s\n", (long long)id,
+		       streq(cmd, "retry") ? "queued again" : "cancelled");
+	return r < 0 ? 1 : 0;
+}
+
+int ctl_retry(struct ctl *c, int argc, char **argv)
+{
+	return job_action(c, argc, argv, "retry", store_job_retry);
+}
+
+int ctl_cancel(struct ctl *c, int argc, char **argv)
+{
+	return job_action(c, argc, argv, "cancel", store_job_cancel);
+}
+
+int ctl_submit(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "title", required_argument, NULL, 't' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "source", required_argument, NULL, 's' },
+		{ "tree", required_argument, NULL, 'T' },
+		{ "commit", required_argument, NULL, 'C' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "repro", required_argument, NULL, 'R' },
+		{ "config", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct store_bug b = { .source = (char *)"manual" };
+	bool created = false;
+	struct store *s;
+	int64_t id = 0;
+	int ch, r;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 't': b.title = optarg; break;
+		case 'i': b.source_id = optarg; break;
+		case 's': b.source = optarg; break;
+		case 'T': b.tree = optarg; break;
+		case 'C': b.base_commit = optarg; break;
+		case 'r': b.report = optarg; break;
+		case 'R': b.repro_c = optarg; break;
+		case 'k': b.kernel_config = optarg; break;
+		default: return 2;
+		}
+	}
+	if (!b.title || !b.source_id || optind < argc) {
+		ctl_err("submit: usage: kfixctl submit --title TITLE --id ID [--source S] "
+			"[--tree NAME] [--commit REV] [--report FILE] [--repro FILE] [--config FILE]");
+		return 2;
+	}
+	if (strlen(b.title) > CTL_TITLE_MAX || strlen(b.source_id) > 256) {
+		ctl_err("submit: title or id too long");
+		return 2;
+	}
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_bug_add(s, &b, &id, &created);
+	if (r < 0) {
+		ctl_err("submit: %s", store_errmsg(s));
+		return 1;
+	}
+	if (c->json)
+		return print_json_and_free(json_pack("{s:I, s:b}", "id", (json_int_t)id,
+						     "created", created));
+	printf("bug %lld %s\n", (long long)id, created ? "added" : "already known");
+	return 0;
+}
+
+int ctl_outbox(struct ctl *c, int argc, char **argv)
+{
+	struct store_outbox **o = NULL;
+	const char *state = NULL;
+	int64_t limit = 0;
+	struct store *s;
+	size_t n = 0;
+	char t[32];
+
+	if (list_opts("outbox", argc, argv, &state, &limit) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	if (store_outbox_list(s, state, limit, &o, &n) < 0) {
+		ctl_err("outbox: %s", store_errmsg(s));
+		return 1;
+	}
+	if (c->json) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, json_pack(
+				"{s:I, s:I, s:s, s:s, s:s, s:i, s:o, s:I}", "id",
+				(json_int_t)o[i]->id, "bug", (json_int_t)o[i]->bug_id,
+				"kind", o[i]->kind, "key", o[i]->idem_key, "state",
+				o[i]->state, "tries", o[i]->tries, "last_error",
+				jstr(o[i]->last_error), "sent", (json_int_t)o[i]->sent));
+		store_list_free((void **)o, n, (void (*)(void *))store_outbox_free);
+		return print_json_and_free(a);
+	}
+	printf("%-6s %-6s %-6s %-8s %-5s %-16s %s\n", "ID", "BUG", "KIND", "STATE",
+	       "TRIES", "SENT", "KEY");
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *k = str_escape(o[i]->idem_key, strlen(o[i]->idem_key), 80);
+
+		printf("%-6lld %-6lld %-6s %-8s %-5d %-16s %s\n", (long long)o[i]->id,
+		       (long long)o[i]->bug_id, o[i]->kind, o[i]->state, o[i]->tries,
+		       ctl_time(o[i]->sent, t, sizeof(t)), k ? k : "?");
+	}
+	store_list_free((void **)o, n, (void (*)(void *))store_outbox_free);
+	return 0;
+}

@@ -1,0 +1,107 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/strutil.h"
+#include "ctl.h"
+#include "store.h"
+
+void ctl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("kfixctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int ctl_config(struct ctl *c, struct config **ret)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	if (!c->cfg) {
+		r = config_load(c->config_path, &c->cfg, &err);
+		if (r < 0) {
+			ctl_err("%s", err ? err : strerror(-r));
+			return r;
+		}
+	}
+	*ret = c->cfg;
+	return 0;
+}
+
+int ctl_store(struct ctl *c, struct store **ret)
+{
+	_cleanup_free_ char *state = NULL, *db = NULL;
+	struct config *cfg;
+	int r;
+
+	if (c->store) {
+		*ret = c->store;
+		return 0;
+	}
+	r = ctl_config(c, &cfg);
+	if (r < 0)
+		return r;
+	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
+	if (r < 0 || asprintf(&db, "%s/kfix.db", state) < 0)
+		return -ENOMEM;
+	r = mkdir_p(state, 0750);
+	if (r < 0) {
+		ctl_err("cannot create the state directory %s: %s", state, strerror(-r));
+		return r;
+	}
+	r = store_open(db, &c->store);
+	if (r < 0) {
+		ctl_err("cannot open the store %s: %s", db, strerror(-r));
+		return r;
+	}
+	*ret = c->store;
+	return 0;
+}
+
+int ctl_parse_id(const char *cmd, const char *s, int64_t *ret)
+{
+	uint64_t v;
+
+	if (!s || parse_uint64(s, &v) < 0 || v == 0 || v > INT64_MAX) {
+		ctl_err("%s: '%s' is not an id", cmd, s ? s : "");
+		return -EINVAL;
+	}
+	*ret = (int64_t)v;
+	return 0;
+}
+
+const char *ctl_time(int64_t t, char *buf, size_t n)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t <= 0) {
+		snprintf(buf, n, "-");
+		return buf;
+	}
+	gmtime_r(&tt, &tm);
+	strftime(buf, n, "%Y-%m-%d %H:%M", &tm);
+	return buf;
+}
+
+void ctl_print_escaped(const char *label, const char *s)
+{
+	_cleanup_free_ char *e = NULL;
+
+	if (!s)
+		s = "-";
+	e = str_escape(s, strlen(s), 4096);
+	printf("%-14s %s\n", label, e ? e : "?");
+}

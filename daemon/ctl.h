@@ -1,0 +1,45 @@
+/* kfixctl: shared pieces of the subcommands. */
+#ifndef KFIX_CTL_H
+#define KFIX_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct config;
+struct store;
+
+struct ctl {
+	const char *config_path;
+	bool json;
+	struct config *cfg;   /* loaded on first use */
+	struct store *store;  /* opened on first use */
+};
+
+struct ctl_cmd {
+	const char *name;
+	int (*run)(struct ctl *c, int argc, char **argv);
+	const char *args;
+	const char *summary;
+};
+
+/* Subcommands return the process exit code: 0 ok, 1 failure, 2 usage. */
+int ctl_status(struct ctl *c, int argc, char **argv);
+int ctl_bugs(struct ctl *c, int argc, char **argv);
+int ctl_bug(struct ctl *c, int argc, char **argv);
+int ctl_jobs(struct ctl *c, int argc, char **argv);
+int ctl_job(struct ctl *c, int argc, char **argv);
+int ctl_retry(struct ctl *c, int argc, char **argv);
+int ctl_cancel(struct ctl *c, int argc, char **argv);
+int ctl_submit(struct ctl *c, int argc, char **argv);
+int ctl_outbox(struct ctl *c, int argc, char **argv);
+
+int ctl_config(struct ctl *c, struct config **ret);
+int ctl_store(struct ctl *c, struct store **ret);
+int ctl_parse_id(const char *cmd, const char *s, int64_t *ret);
+void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Formats a unix time as "YYYY-MM-DD HH:MM" (UTC), "-" for 0. */
+const char *ctl_time(int64_t t, char *buf, size_t n);
+/* Prints untrusted text with control characters escaped. */
+void ctl_print_escaped(const char *label, const char *s);
+
+#endif

@@ -1,0 +1,114 @@
+/* The self-test job: moves its bug through the life cycle one checkpointed
+ * step at a time and queues a mail, touching every piece of the job
+ * machinery (leases, checkpoints, state transitions, outbox) without a
+ * kernel.  The crash tests kill the daemon in the middle of it. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/conf.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "jobs.h"
+#include "store.h"
+
+int job_selftest_run(struct job_ctx *ctx);
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int queue_mail(struct job_ctx *ctx)
+{
+	_cleanup_free_ char *msg = NULL, *key = NULL;
+	const char *from = "kfix@localhost", *to = "moderation@localhost";
+	long long bug = (long long)ctx->job->bug_id;
+
+	config_get_string(ctx->cfg, "mail", NULL, "from", &from);
+	if (asprintf(&key, "mail:<kfix-selftest-%lld@kfix>", bug) < 0 ||
+	    asprintf(&msg,
+		     "From: %s\r\nTo: %s\r\nSubject: [kfix self-test] bug %lld\r\n"
+		     "Message-ID: <kfix-selftest-%lld@kfix>\r\n\r\n"
+		     "Self-test job %lld walked bug %lld through its life cycle.\r\n",
+		     from, to, bug, bug, (long long)ctx->job->id, bug) < 0)
+		return -ENOMEM;
+	return store_outbox_add(ctx->store, ctx->job->bug_id, "mail", key, msg,
+				NULL, NULL);
+}
+
+/* One step: the state change, its side effect and the checkpoint commit
+ * together, so a crash redoes the whole step or none of it. */
+static int step(struct job_ctx *ctx, const char *state, bool mail)
+{
+	int r;
+
+	if (job_step_passed(ctx, state))
+		return 0;
+	r = store_begin(ctx->store);
+	if (r < 0)
+		return r;
+	r = store_bug_set_state(ctx->store, ctx->job->bug_id, state, "self-test");
+	if (r >= 0 && mail)
+		r = queue_mail(ctx);
+	if (r >= 0)
+		r = job_step_done(ctx, state);
+	if (r < 0) {
+		store_rollback(ctx->store);
+		return r;
+	}
+	r = store_commit(ctx->store);
+	if (r >= 0)
+		log_info("self-test step %s", state);
+	return r;
+}
+
+int job_selftest_run(struct job_ctx *ctx)
+{
+	static const char *const states[] = { "reproducing", "repairing",
+					      "validated", "awaiting-approval" };
+	_cleanup_json_ json_t *args = NULL;
+	bool enabled = false;
+	int64_t step_ms = 0;
+	json_error_t jerr;
+
+	config_get_bool(ctx->cfg, "kfix", NULL, "self-test-jobs", &enabled);
+	if (!enabled) {
+		ctx->permanent = true;
+		return job_fail(ctx, -EPERM, "self-test jobs are disabled (kfix.self-test-jobs)");
+	}
+	if (ctx->job->bug_id == 0) {
+		ctx->permanent = true;
+		return job_fail(ctx, -EINVAL, "self-test job without a bug");
+	}
+	if (ctx->job->args &&
+	    json_parse_bounded(ctx->job->args, strlen(ctx->job->args), 4096,
+			       &args, &jerr) >= 0)
+		step_ms = json_get_int(args, "step-ms", 0);
+	if (!args) {
+		uint64_t usec = 0;
+
+		config_get_duration(ctx->cfg, "kfix", NULL, "self-test-step", &usec);
+		step_ms = (int64_t)(usec / 1000);
+	}
+	if (step_ms < 0 || step_ms > 600000)
+		step_ms = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
+		int r;
+
+		if (!job_step_passed(ctx, states[i]))
+			sleep_ms(step_ms);
+		r = step(ctx, states[i], i + 1 == ARRAY_SIZE(states));
+		if (r < 0)
+			return job_fail(ctx, r, "step %s: %s", states[i], strerror(-r));
+	}
+	ctx->result = strdup("{\"self-test\": \"passed\"}");
+	return ctx->result ? 0 : -ENOMEM;
+}

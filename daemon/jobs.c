@@ -1,0 +1,170 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <signal.h>
+
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "jobs.h"
+#include "store.h"
+
+int job_selftest_run(struct job_ctx *ctx);
+
+static const struct job_kind kinds[] = {
+	{ "self-test", job_selftest_run,
+	  "walks a bug through the life cycle with checkpoints and queues a "
+	  "mail (enabled by kfix.self-test-jobs; for testing the job machinery)" },
+	{ NULL, NULL, NULL },
+};
+
+const struct job_kind *jobs_all(void)
+{
+	return kinds;
+}
+
+const struct job_kind *jobs_find(const char *name)
+{
+	for (const struct job_kind *k = kinds; k->name; k++)
+		if (streq(k->name, name))
+			return k;
+	return NULL;
+}
+
+bool job_step_passed(const struct job_ctx *ctx, const char *step)
+{
+	const char *cp = ctx->job->checkpoint;
+	size_t n = strlen(step);
+
+	for (const char *p = cp; p && *p;) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (len == n && strncmp(p, step, n) == 0)
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
+int job_step_done(struct job_ctx *ctx, const char *step)
+{
+	char *cp;
+	int r;
+
+	if (job_step_passed(ctx, step))
+		return 0;
+	if (asprintf(&cp, "%s%s%s", ctx->job->checkpoint ? ctx->job->checkpoint : "",
+		     ctx->job->checkpoint && *ctx->job->checkpoint ? "," : "", step) < 0)
+		return -ENOMEM;
+	r = store_job_checkpoint(ctx->store, ctx->job->id, ctx->owner, cp);
+	if (r < 0) {
+		free(cp);
+		return r;
+	}
+	free(ctx->job->checkpoint);
+	ctx->job->checkpoint = cp;
+	return 0;
+}
+
+int job_fail(struct job_ctx *ctx, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(ctx->error);
+	va_start(ap, fmt);
+	if (vasprintf(&ctx->error, fmt, ap) < 0)
+		ctx->error = NULL;
+	va_end(ap);
+	return r;
+}
+
+static int child_setup(const char *config_path, struct config **ret_cfg,
+		       struct store **ret_store)
+{
+	_cleanup_free_ char *err = NULL, *state = NULL, *db = NULL;
+	struct config *cfg = NULL;
+	int r;
+
+	r = config_load(config_path, &cfg, &err);
+	if (r < 0) {
+		log_error("%s", err ? err : strerror(-r));
+		return r;
+	}
+	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
+	if (r >= 0 && asprintf(&db, "%s/kfix.db", state) < 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = store_open(db, ret_store);
+	if (r < 0) {
+		log_error("cannot open store: %s", strerror(-r));
+		config_free(cfg);
+		return r;
+	}
+	*ret_cfg = cfg;
+	return 0;
+}
+
+static void job_ctx_clear(struct job_ctx *ctx)
+{
+	store_job_free(ctx->job);
+	config_free(ctx->cfg);
+	free(ctx->result);
+	free(ctx->error);
+}
+
+int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
+{
+	_cleanup_(store_closep) struct store *store = NULL;
+	_cleanup_(job_ctx_clear) struct job_ctx ctx = { .owner = owner };
+	const struct job_kind *kind;
+	char bug[32], job[32];
+	uint64_t delay = 60000000;
+	int r;
+
+	/* a job never outlives the daemon that leased it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (child_setup(config_path, &ctx.cfg, &store) < 0)
+		return 1;
+	ctx.store = store;
+	r = store_job_get(store, job_id, &ctx.job);
+	if (r < 0 || !streq(ctx.job->state, "running") ||
+	    !streq_ptr(ctx.job->lease_owner, owner)) {
+		log_error("job %lld is not leased to %s", (long long)job_id, owner);
+		return 1;
+	}
+	snprintf(bug, sizeof(bug), "%lld", (long long)ctx.job->bug_id);
+	snprintf(job, sizeof(job), "%lld", (long long)job_id);
+	log_set_context(ctx.job->bug_id ? bug : NULL, job);
+	kind = jobs_find(ctx.job->kind);
+	if (!kind)
+		r = job_fail(&ctx, -EOPNOTSUPP, "unknown job kind '%s'", ctx.job->kind);
+	else
+		r = kind->run(&ctx);
+	if (!kind)
+		ctx.permanent = true;
+	if (r >= 0) {
+		r = store_job_finish(store, job_id, owner, ctx.result);
+		if (r < 0)
+			log_error("cannot record job end: %s", strerror(-r));
+		else
+			log_info("job %s done", ctx.job->kind);
+	} else {
+		bool final = false;
+
+		config_get_duration(ctx.cfg, "kfix", NULL, "retry-delay", &delay);
+		log_warning("job %s failed: %s", ctx.job->kind,
+			    ctx.error ? ctx.error : strerror(-r));
+		r = store_job_fail(store, job_id, owner,
+				   ctx.error ? ctx.error : strerror(-r), delay,
+				   ctx.permanent, &final);
+		if (r < 0)
+			log_error("cannot record job failure: %s", strerror(-r));
+	}
+	return r < 0 ? 1 : 0;
+}

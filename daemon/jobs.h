@@ -1,0 +1,44 @@
+/* Job kinds: what a leased job does, run in its own child process. */
+#ifndef KFIX_JOBS_H
+#define KFIX_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct config;
+struct store;
+struct store_job;
+
+struct job_ctx {
+	struct config *cfg;
+	struct store *store;
+	struct store_job *job;
+	const char *owner;
+	char *result;	 /* JSON set by the handler on success */
+	char *error;	 /* message set by the handler on failure */
+	bool permanent;	 /* failure should not be retried */
+};
+
+typedef int (*job_handler_t)(struct job_ctx *ctx);
+
+struct job_kind {
+	const char *name;
+	job_handler_t run;
+	const char *doc;
+};
+
+const struct job_kind *jobs_find(const char *name);
+const struct job_kind *jobs_all(void);
+
+/* Runs one leased job in the current (child) process and records its end
+ * in the store.  Returns the process exit code. */
+int jobs_run_child(const char *config_path, int64_t job_id, const char *owner);
+
+/* Records a step as done; a resumed job skips steps already done. */
+int job_step_done(struct job_ctx *ctx, const char *step);
+bool job_step_passed(const struct job_ctx *ctx, const char *step);
+/* Sets ctx->error (formatted) and returns r. */
+int job_fail(struct job_ctx *ctx, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

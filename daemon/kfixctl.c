@@ -1,0 +1,129 @@
+/* kfixctl: the kfix administration tool. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "ctl.h"
+#include "store.h"
+
+static const struct ctl_cmd commands[] = {
+	{ "status", ctl_status, "", "bugs, jobs and outbox at a glance" },
+	{ "bugs", ctl_bugs, "[--state S] [--limit N]", "list bugs" },
+	{ "bug", ctl_bug, "ID", "show one bug and its history" },
+	{ "jobs", ctl_jobs, "[--state S] [--limit N]", "list jobs" },
+	{ "job", ctl_job, "ID", "show one job" },
+	{ "retry", ctl_retry, "JOB", "queue a failed, cancelled or done job again" },
+	{ "cancel", ctl_cancel, "JOB", "cancel a queued or running job" },
+	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
+	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: kfixctl [OPTIONS] COMMAND [ARGS]\n"
+		"\n"
+		"Administers kfix: inspects and changes bugs, jobs and the outbox.\n"
+		"\n"
+		"Options:\n"
+		"  -c, --config FILE  configuration file (default %s)\n"
+		"  -j, --json         print JSON instead of tables\n"
+		"  -h, --help         show this help\n"
+		"  -V, --version      show the version\n"
+		"\n"
+		"Commands:\n",
+		KFIX_CONFIG_DEFAULT);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		char head[64];
+
+		snprintf(head, sizeof(head), "%s %s", commands[i].name, commands[i].args);
+		fprintf(f, "  %-38s %s\n", head, commands[i].summary);
+	}
+	fprintf(f, "\nSee kfixctl(1).\n");
+}
+
+static const struct ctl_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (streq(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+/* --json is accepted after the command name too; it is removed from argv
+ * so that the command's own parser does not see it. */
+static int take_global_flags(struct ctl *c, int argc, char **argv)
+{
+	int j = optind + 1;
+
+	for (int i = optind + 1; i < argc; i++) {
+		if (streq(argv[i], "--")) {
+			while (i < argc)
+				argv[j++] = argv[i++];
+			break;
+		}
+		if (streq(argv[i], "--json") || streq(argv[i], "-j"))
+			c->json = true;
+		else
+			argv[j++] = argv[i];
+	}
+	for (int i = j; i < argc; i++)
+		argv[i] = NULL;
+	return j;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl c = { .config_path = KFIX_CONFIG_DEFAULT };
+	const struct ctl_cmd *cmd;
+	int ch, r = 2;
+
+	log_setup("kfixctl", LOG_TARGET_STDERR);
+	log_set_level(LOG_WARNING);
+	/* "+": stop at the command name; its own options follow it */
+	while ((ch = getopt_long(argc, argv, "+c:jhV", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			c.config_path = optarg;
+			break;
+		case 'j':
+			c.json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("kfixctl %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	argc = take_global_flags(&c, argc, argv);
+	cmd = find_command(argv[optind]);
+	if (cmd)
+		r = cmd->run(&c, argc - optind, argv + optind);
+	else
+		ctl_err("unknown command '%s' (see kfixctl --help)", argv[optind]);
+	store_close(c.store);
+	config_free(c.cfg);
+	return r;
+}

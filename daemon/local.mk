@@ -1,0 +1,20 @@
+noinst_LIBRARIES += daemon/libdaemon.a
+daemon_libdaemon_a_SOURCES = \
+	daemon/store.c daemon/store.h \
+	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
+	daemon/outbox.c daemon/outbox.h \
+	daemon/sched.c daemon/sched.h \
+	daemon/worker.c daemon/worker.h \
+	daemon/daemon.c daemon/daemon.h
+daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+DAEMON_LIBS = daemon/libdaemon.a $(SQLITE_LIBS)
+
+sbin_PROGRAMS += kfixd
+kfixd_SOURCES = daemon/kfixd.c
+kfixd_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS)
+kfixd_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
+
+bin_PROGRAMS += kfixctl
+kfixctl_SOURCES = daemon/kfixctl.c daemon/ctl.h daemon/ctl-store.c daemon/ctl-util.c
+kfixctl_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JANSSON_CFLAGS)
+kfixctl_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)

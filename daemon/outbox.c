@@ -1,0 +1,217 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "outbox.h"
+#include "store.h"
+
+#define OUTBOX_BACKOFF_MIN (30ULL * 1000000)
+#define OUTBOX_BACKOFF_MAX (3600ULL * 1000000)
+
+struct outbox {
+	struct store *store;
+	const struct outbox_transport *mail;
+	void *mail_state;
+	int64_t max_tries;
+};
+
+/* ---- spool transport: one file per message, named by its key ---- */
+
+struct spool {
+	char *dir;
+};
+
+static int spool_open(const struct config *cfg, void **ret_state, char **ret_error)
+{
+	struct spool *sp = calloc(1, sizeof(*sp));
+	int r;
+
+	if (!sp)
+		return -ENOMEM;
+	r = config_get_path(cfg, "mail", NULL, "spool-dir", &sp->dir);
+	if (r < 0) {
+		free(sp);
+		if (ret_error)
+			*ret_error = strdup("mail.transport is spool but mail.spool-dir is not set");
+		return -EINVAL;
+	}
+	r = mkdir_p(sp->dir, 0750);
+	if (r < 0) {
+		if (ret_error && asprintf(ret_error, "cannot create %s: %s", sp->dir,
+					  strerror(-r)) < 0)
+			*ret_error = NULL;
+		free(sp->dir);
+		free(sp);
+		return r;
+	}
+	*ret_state = sp;
+	return 0;
+}
+
+/* A key is untrusted-ish (it carries a Message-ID): keep a safe name. */
+static void key_to_name(const char *key, char *out, size_t n)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; key[i] && j + 1 < n; i++) {
+		char c = key[i];
+
+		out[j++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+				   (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+				   c == '@' || c == '_'
+			? c
+			: '_';
+	}
+	out[j] = '\0';
+}
+
+static int spool_deliver(void *state, const struct store_outbox *o, char **ret_error)
+{
+	struct spool *sp = state;
+	_cleanup_free_ char *path = NULL;
+	char name[256];
+	int r;
+
+	key_to_name(o->idem_key, name, sizeof(name));
+	if (asprintf(&path, "%s/%s.eml", sp->dir, name) < 0)
+		return -ENOMEM;
+	r = write_file_atomic(path, o->payload, strlen(o->payload), 0640);
+	if (r < 0) {
+		if (ret_error && asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)
+			*ret_error = NULL;
+		/* a full or read-only disk may recover: not permanent */
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+static void spool_close(void *state)
+{
+	struct spool *sp = state;
+
+	if (sp)
+		free(sp->dir);
+	free(sp);
+}
+
+static const struct outbox_transport spool_transport = {
+	.name = "spool",
+	.open = spool_open,
+	.deliver = spool_deliver,
+	.close = spool_close,
+};
+
+static const struct outbox_transport *const transports[] = {
+	&spool_transport,
+	NULL,
+};
+
+static const struct outbox_transport *transport_find(const char *name)
+{
+	for (size_t i = 0; transports[i]; i++)
+		if (streq(transports[i]->name, name))
+			return transports[i];
+	return NULL;
+}
+
+int outbox_new(const struct config *cfg, struct store *store,
+	       struct outbox **ret, char **ret_error)
+{
+	_cleanup_free_ struct outbox *o = calloc(1, sizeof(*o));
+	const char *tname = "smtp";
+	int r;
+
+	if (!o)
+		return -ENOMEM;
+	o->store = store;
+	o->max_tries = 20;
+	config_get_int(cfg, "mail", NULL, "max-tries", &o->max_tries);
+	config_get_string(cfg, "mail", NULL, "transport", &tname);
+	o->mail = transport_find(tname);
+	if (o->mail) {
+		r = o->mail->open(cfg, &o->mail_state, ret_error);
+		if (r < 0)
+			return r;
+	}
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+void outbox_free(struct outbox *o)
+{
+	if (!o)
+		return;
+	if (o->mail)
+		o->mail->close(o->mail_state);
+	free(o);
+}
+
+static uint64_t backoff(int tries)
+{
+	uint64_t d = OUTBOX_BACKOFF_MIN;
+
+	for (int i = 0; i < tries && d < OUTBOX_BACKOFF_MAX; i++)
+		d *= 2;
+	return MIN(d, OUTBOX_BACKOFF_MAX);
+}
+
+static int deliver_one(struct outbox *o, struct store_outbox *e)
+{
+	_cleanup_free_ char *err = NULL;
+	char idbuf[32];
+	int r;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)e->bug_id);
+	if (!streq(e->kind, "mail") || !o->mail) {
+		/* no transport for this kind is configured yet: wait for one */
+		return store_outbox_mark_retry(o->store, e->id,
+					       "no transport configured for this kind",
+					       OUTBOX_BACKOFF_MAX);
+	}
+	r = o->mail->deliver(o->mail_state, e, &err);
+	if (r >= 0) {
+		log_job(LOG_INFO, e->bug_id ? idbuf : NULL, NULL,
+			"outbox: delivered %s via %s", e->idem_key, o->mail->name);
+		return store_outbox_mark_sent(o->store, e->id);
+	}
+	if (r == -EAGAIN && e->tries + 1 < o->max_tries) {
+		log_job(LOG_WARNING, e->bug_id ? idbuf : NULL, NULL,
+			"outbox: %s: %s (will retry)", e->idem_key, err ? err : "failed");
+		return store_outbox_mark_retry(o->store, e->id, err, backoff(e->tries));
+	}
+	log_job(LOG_ERR, e->bug_id ? idbuf : NULL, NULL, "outbox: %s parked: %s",
+		e->idem_key, err ? err : strerror(-r));
+	return store_outbox_park(o->store, e->id, err ? err : strerror(-r));
+}
+
+int outbox_run(struct outbox *o, int max, int *ret_sent)
+{
+	int sent = 0;
+
+	for (int i = 0; i < max; i++) {
+		_cleanup_(store_outbox_freep) struct store_outbox *e = NULL;
+		int r = store_outbox_next(o->store, &e);
+
+		if (r == -ENOENT)
+			break;
+		if (r < 0)
+			return r;
+		r = deliver_one(o, e);
+		if (r < 0)
+			return r;
+		if (streq(e->kind, "mail") && o->mail)
+			sent++;
+	}
+	if (ret_sent)
+		*ret_sent = sent;
+	return 0;
+}

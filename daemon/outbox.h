@@ -1,0 +1,32 @@
+/* The publisher: delivers outbox entries through a transport chosen by
+ * config.  Entries are recorded before the attempt and marked sent after,
+ * and every entry carries a fixed idempotency key, so a crash between the
+ * two re-delivers the same message (which receivers deduplicate), never a
+ * different one and never nothing. */
+#ifndef KFIX_OUTBOX_H
+#define KFIX_OUTBOX_H
+
+#include <stdint.h>
+
+struct config;
+struct store;
+struct store_outbox;
+
+/* A transport's answer: 0 delivered, -EAGAIN try again later, any other
+ * negative errno a permanent failure (the entry is parked). */
+struct outbox_transport {
+	const char *name;
+	int (*open)(const struct config *cfg, void **ret_state, char **ret_error);
+	int (*deliver)(void *state, const struct store_outbox *o, char **ret_error);
+	void (*close)(void *state);
+};
+
+struct outbox;
+
+int outbox_new(const struct config *cfg, struct store *store,
+	       struct outbox **ret, char **ret_error);
+void outbox_free(struct outbox *o);
+/* Delivers what is due, at most max entries; *ret_sent counts deliveries. */
+int outbox_run(struct outbox *o, int max, int *ret_sent);
+
+#endif

@@ -1,0 +1,1167 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/strutil.h"
+#include "store.h"
+
+#define STORE_BUSY_TIMEOUT_MS 10000
+
+struct store {
+	sqlite3 *db;
+	int tx_depth;
+	char err[512];
+};
+
+const char *const store_bug_states[] = {
+	"new",	     "reproducing", "repairing",	"validated",
+	"awaiting-approval", "sent", "not-reproducible", "already-fixed",
+	"gave-up",   "rejected",    NULL,
+};
+
+/* from -> allowed targets; any state may go to itself (no-op). */
+static const struct {
+	const char *from;
+	const char *to;
+} transitions[] = {
+	{ "new", "reproducing" },
+	{ "new", "already-fixed" },
+	{ "new", "gave-up" },
+	{ "reproducing", "repairing" },
+	{ "reproducing", "not-reproducible" },
+	{ "reproducing", "already-fixed" },
+	{ "reproducing", "gave-up" },
+	{ "repairing", "validated" },
+	{ "repairing", "gave-up" },
+	{ "repairing", "already-fixed" },
+	{ "validated", "awaiting-approval" },
+	{ "validated", "repairing" },
+	{ "awaiting-approval", "sent" },
+	{ "awaiting-approval", "rejected" },
+	{ "awaiting-approval", "repairing" },
+	{ "awaiting-approval", "already-fixed" },
+	{ "sent", "repairing" },
+	{ "sent", "already-fixed" },
+	/* a retest or a new crash reopens finished bugs */
+	{ "not-reproducible", "reproducing" },
+	{ "gave-up", "reproducing" },
+	{ "rejected", "repairing" },
+};
+
+bool store_bug_state_valid(const char *state)
+{
+	for (size_t i = 0; store_bug_states[i]; i++)
+		if (streq(store_bug_states[i], state))
+			return true;
+	return false;
+}
+
+bool store_bug_transition_ok(const char *from, const char *to)
+{
+	if (streq(from, to))
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(transitions); i++)
+		if (streq(transitions[i].from, from) && streq(transitions[i].to, to))
+			return true;
+	return false;
+}
+
+/* Each entry moves the schema one version up, inside one transaction. */
+static const char *const migrations[] = {
+	/* 1 */
+	"CREATE TABLE bugs ("
+	" id INTEGER PRIMARY KEY,"
+	" source TEXT NOT NULL, source_id TEXT NOT NULL,"
+	" title TEXT NOT NULL, state TEXT NOT NULL,"
+	" tree TEXT, base_commit TEXT, report TEXT, repro_c TEXT,"
+	" repro_syz TEXT, kernel_config TEXT,"
+	" created INTEGER NOT NULL, updated INTEGER NOT NULL,"
+	" UNIQUE (source, source_id));"
+	"CREATE INDEX bugs_state ON bugs(state);"
+	"CREATE TABLE jobs ("
+	" id INTEGER PRIMARY KEY,"
+	" bug_id INTEGER REFERENCES bugs(id),"
+	" kind TEXT NOT NULL, state TEXT NOT NULL,"
+	" priority INTEGER NOT NULL DEFAULT 0,"
+	" attempts INTEGER NOT NULL DEFAULT 0, max_attempts INTEGER NOT NULL,"
+	" lease_owner TEXT, lease_expires INTEGER NOT NULL DEFAULT 0,"
+	" not_before INTEGER NOT NULL DEFAULT 0,"
+	" args TEXT, result TEXT, error TEXT, checkpoint TEXT,"
+	" created INTEGER NOT NULL, started INTEGER NOT NULL DEFAULT 0,"
+	" finished INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX jobs_runnable ON jobs(state, priority, not_before);"
+	"CREATE TABLE attempts ("
+	" id INTEGER PRIMARY KEY, job_id INTEGER NOT NULL REFERENCES jobs(id),"
+	" n INTEGER NOT NULL, owner TEXT, started INTEGER NOT NULL,"
+	" finished INTEGER NOT NULL DEFAULT 0, outcome TEXT, detail TEXT);"
+	"CREATE TABLE outbox ("
+	" id INTEGER PRIMARY KEY, bug_id INTEGER,"
+	" kind TEXT NOT NULL, idem_key TEXT NOT NULL UNIQUE,"
+	" payload TEXT NOT NULL, state TEXT NOT NULL,"
+	" tries INTEGER NOT NULL DEFAULT 0, next_try INTEGER NOT NULL DEFAULT 0,"
+	" last_error TEXT, created INTEGER NOT NULL, sent INTEGER NOT NULL DEFAULT 0);"
+	"CREATE INDEX outbox_due ON outbox(state, next_try);"
+	"CREATE TABLE events ("
+	" id INTEGER PRIMARY KEY, ts INTEGER NOT NULL,"
+	" bug_id INTEGER, job_id INTEGER, kind TEXT NOT NULL, detail TEXT);"
+	"CREATE INDEX events_bug ON events(bug_id);"
+	"CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+};
+
+static int64_t now_sec(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static int64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int sqlite_to_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_DONE:
+	case SQLITE_ROW:
+		return 0;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_NOTADB:
+	case SQLITE_CORRUPT:
+		return -EBADMSG;
+	case SQLITE_CONSTRAINT:
+		return -EEXIST;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_CANTOPEN:
+		return -EACCES;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EPERM;
+	default:
+		return -EIO;
+	}
+}
+
+static int fail(struct store *s, int rc)
+{
+	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	return sqlite_to_errno(rc);
+}
+
+const char *store_errmsg(struct store *s)
+{
+	return s->err[0] ? s->err : "no error";
+}
+
+static void finalizep(sqlite3_stmt **st)
+{
+	sqlite3_finalize(*st);
+}
+#define _cleanup_stmt_ _cleanup_(finalizep)
+
+/* Binds arguments by a type string: 'i' int64, 't' text (NULL allowed). */
+static int vprepare(struct store *s, sqlite3_stmt **ret, const char *sql,
+		    const char *types, va_list ap)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+
+	if (rc != SQLITE_OK)
+		return fail(s, rc);
+	for (int i = 0; types && types[i]; i++) {
+		if (types[i] == 'i') {
+			rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
+		} else {
+			const char *t = va_arg(ap, const char *);
+
+			rc = t ? sqlite3_bind_text(st, i + 1, t, -1, SQLITE_TRANSIENT)
+			       : sqlite3_bind_null(st, i + 1);
+		}
+		if (rc != SQLITE_OK) {
+			sqlite3_finalize(st);
+			return fail(s, rc);
+		}
+	}
+	*ret = st;
+	return 0;
+}
+
+static int prepare(struct store *s, sqlite3_stmt **ret, const char *sql,
+		   const char *types, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, types);
+	r = vprepare(s, ret, sql, types, ap);
+	va_end(ap);
+	return r;
+}
+
+/* Runs a statement that returns no rows; *changes gets the row count. */
+static int exec(struct store *s, int *ret_changes, const char *sql,
+		const char *types, ...)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	va_list ap;
+	int r, rc;
+
+	va_start(ap, types);
+	r = vprepare(s, &st, sql, types, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return fail(s, rc);
+	if (ret_changes)
+		*ret_changes = sqlite3_changes(s->db);
+	return 0;
+}
+
+static int exec_script(struct store *s, const char *sql)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+
+	return rc == SQLITE_OK ? 0 : fail(s, rc);
+}
+
+int store_begin(struct store *s)
+{
+	int r = exec_script(s, s->tx_depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT sp");
+
+	if (r == 0)
+		s->tx_depth++;
+	return r;
+}
+
+int store_commit(struct store *s)
+{
+	int r = exec_script(s, s->tx_depth == 1 ? "COMMIT" : "RELEASE sp");
+
+	if (r == 0)
+		s->tx_depth--;
+	else
+		store_rollback(s);
+	return r;
+}
+
+void store_rollback(struct store *s)
+{
+	if (s->tx_depth <= 0)
+		return;
+	if (s->tx_depth == 1)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	else
+		sqlite3_exec(s->db, "ROLLBACK TO sp; RELEASE sp", NULL, NULL, NULL);
+	s->tx_depth--;
+}
+
+/* Ends a transaction opened by store_begin: commit when r >= 0. */
+static int tx_end(struct store *s, int r)
+{
+	if (r < 0) {
+		store_rollback(s);
+		return r;
+	}
+	return store_commit(s);
+}
+
+int store_schema_version(struct store *s)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st, "PRAGMA user_version", NULL);
+
+	if (r < 0)
+		return r;
+	r = sqlite3_step(st);
+	if (r != SQLITE_ROW)
+		return fail(s, r);
+	return sqlite3_column_int(st, 0);
+}
+
+static int migrate(struct store *s)
+{
+	int v = store_schema_version(s);
+
+	if (v < 0)
+		return v;
+	if ((size_t)v > ARRAY_SIZE(migrations)) {
+		snprintf(s->err, sizeof(s->err),
+			 "store schema version %d is newer than this kfix (%zu)",
+			 v, ARRAY_SIZE(migrations));
+		return -EPROTO;
+	}
+	for (size_t i = (size_t)v; i < ARRAY_SIZE(migrations); i++) {
+		char pragma[64];
+		int r = store_begin(s);
+
+		if (r < 0)
+			return r;
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %zu", i + 1);
+		r = exec_script(s, migrations[i]);
+		if (r >= 0)
+			r = exec_script(s, pragma);
+		r = tx_end(s, r);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int store_open(const char *path, struct store **ret)
+{
+	_cleanup_(store_closep) struct store *s = calloc(1, sizeof(*s));
+	int rc, r;
+
+	if (!s)
+		return -ENOMEM;
+	rc = sqlite3_open_v2(path, &s->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				     SQLITE_OPEN_NOMUTEX,
+			     NULL);
+	if (rc != SQLITE_OK)
+		return s->db ? fail(s, rc) : -ENOMEM;
+	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+	sqlite3_extended_result_codes(s->db, 1);
+	r = exec_script(s, "PRAGMA journal_mode = WAL");
+	if (r >= 0)
+		r = exec_script(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+	if (r >= 0)
+		r = migrate(s);
+	if (r < 0) {
+		/* the caller reads the reason from the returned errno only */
+		return r;
+	}
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	sqlite3_close_v2(s->db);
+	free(s);
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+/* ---- bugs ---- */
+
+#define BUG_COLS                                                               \
+	"id, source, source_id, title, state, tree, base_commit, report,"     \
+	" repro_c, repro_syz, kernel_config, created, updated"
+
+static struct store_bug *bug_from_row(sqlite3_stmt *st)
+{
+	struct store_bug *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->id = sqlite3_column_int64(st, 0);
+	b->source = col_text(st, 1);
+	b->source_id = col_text(st, 2);
+	b->title = col_text(st, 3);
+	b->state = col_text(st, 4);
+	b->tree = col_text(st, 5);
+	b->base_commit = col_text(st, 6);
+	b->report = col_text(st, 7);
+	b->repro_c = col_text(st, 8);
+	b->repro_syz = col_text(st, 9);
+	b->kernel_config = col_text(st, 10);
+	b->created = sqlite3_column_int64(st, 11);
+	b->updated = sqlite3_column_int64(st, 12);
+	return b;
+}
+
+void store_bug_free(struct store_bug *b)
+{
+	if (!b)
+		return;
+	free(b->source);
+	free(b->source_id);
+	free(b->title);
+	free(b->state);
+	free(b->tree);
+	free(b->base_commit);
+	free(b->report);
+	free(b->repro_c);
+	free(b->repro_syz);
+	free(b->kernel_config);
+	free(b);
+}
+
+static int bug_find_id(struct store *s, const char *source,
+		       const char *source_id, int64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st, "SELECT id FROM bugs WHERE source = ? AND source_id = ?",
+			"tt", source, source_id);
+
+	if (r < 0)
+		return r;
+	r = sqlite3_step(st);
+	if (r == SQLITE_DONE)
+		return -ENOENT;
+	if (r != SQLITE_ROW)
+		return fail(s, r);
+	*ret = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int store_bug_add(struct store *s, const struct store_bug *b, int64_t *ret_id,
+		  bool *ret_created)
+{
+	int64_t id = 0, now = now_sec();
+	bool created = false;
+	int r;
+
+	if (!b->source || !b->source_id || !b->title)
+		return -EINVAL;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = bug_find_id(s, b->source, b->source_id, &id);
+	if (r == -ENOENT) {
+		r = exec(s, NULL,
+			 "INSERT INTO bugs (source, source_id, title, state, tree,"
+			 " base_commit, report, repro_c, repro_syz, kernel_config,"
+			 " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+			 "ttttttttttii", b->source, b->source_id, b->title,
+			 b->state ? b->state : "new", b->tree, b->base_commit,
+			 b->report, b->repro_c, b->repro_syz, b->kernel_config,
+			 now, now);
+		if (r >= 0) {
+			id = sqlite3_last_insert_rowid(s->db);
+			created = true;
+			r = store_event_add(s, id, 0, "bug.new", b->title);
+		}
+	}
+	r = tx_end(s, r);
+	if (r < 0)
+		return r;
+	if (ret_id)
+		*ret_id = id;
+	if (ret_created)
+		*ret_created = created;
+	return 0;
+}
+
+static int bug_query_one(struct store *s, sqlite3_stmt *st,
+			 struct store_bug **ret)
+{
+	struct store_bug *b;
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	b = bug_from_row(st);
+	if (!b)
+		return -ENOMEM;
+	*ret = b;
+	return 0;
+}
+
+int store_bug_get(struct store *s, int64_t id, struct store_bug **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st, "SELECT " BUG_COLS " FROM bugs WHERE id = ?", "i", id);
+
+	return r < 0 ? r : bug_query_one(s, st, ret);
+}
+
+int store_bug_find(struct store *s, const char *source, const char *source_id,
+		   struct store_bug **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " BUG_COLS " FROM bugs WHERE source = ? AND source_id = ?",
+			"tt", source, source_id);
+
+	return r < 0 ? r : bug_query_one(s, st, ret);
+}
+
+int store_bug_set_state(struct store *s, int64_t id, const char *state,
+			const char *why)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	char detail[512];
+	int r;
+
+	if (!store_bug_state_valid(state))
+		return -EINVAL;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = store_bug_get(s, id, &b);
+	if (r >= 0 && !store_bug_transition_ok(b->state, state))
+		r = -EPERM;
+	if (r >= 0 && !streq(b->state, state)) {
+		r = exec(s, NULL, "UPDATE bugs SET state = ?, updated = ? WHERE id = ?",
+			 "tii", state, now_sec(), id);
+		snprintf(detail, sizeof(detail), "%s -> %s%s%s", b->state, state,
+			 why ? ": " : "", why ? why : "");
+		if (r >= 0)
+			r = store_event_add(s, id, 0, "bug.state", detail);
+	}
+	return tx_end(s, r);
+}
+
+/* Runs a list query, building items with from_row. */
+static int list_query(struct store *s, sqlite3_stmt *st,
+		      void *(*from_row)(sqlite3_stmt *), void (*free_fn)(void *),
+		      void ***ret, size_t *ret_n)
+{
+	void **items = NULL;
+	size_t n = 0;
+	int rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		void **ni = realloc(items, (n + 1) * sizeof(void *));
+		void *it = ni ? from_row(st) : NULL;
+
+		if (ni)
+			items = ni;
+		if (!it) {
+			store_list_free(items, n, free_fn);
+			return -ENOMEM;
+		}
+		items[n++] = it;
+	}
+	if (rc != SQLITE_DONE) {
+		store_list_free(items, n, free_fn);
+		return fail(s, rc);
+	}
+	*ret = items;
+	*ret_n = n;
+	return 0;
+}
+
+void store_list_free(void **items, size_t n, void (*free_fn)(void *))
+{
+	for (size_t i = 0; i < n; i++)
+		free_fn(items[i]);
+	free(items);
+}
+
+int store_bug_list(struct store *s, const char *state, int64_t limit,
+		   struct store_bug ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " BUG_COLS " FROM bugs WHERE (?1 IS NULL OR state = ?1)"
+			" ORDER BY id LIMIT ?2",
+			"ti", state, limit > 0 ? limit : INT64_MAX);
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))bug_from_row,
+			  (void (*)(void *))store_bug_free, (void ***)ret, ret_n);
+}
+
+/* ---- jobs ---- */
+
+#define JOB_COLS                                                               \
+	"id, bug_id, kind, state, priority, attempts, max_attempts,"          \
+	" lease_owner, lease_expires, not_before, args, result, error,"       \
+	" checkpoint, created, started, finished"
+
+static struct store_job *job_from_row(sqlite3_stmt *st)
+{
+	struct store_job *j = calloc(1, sizeof(*j));
+
+	if (!j)
+		return NULL;
+	j->id = sqlite3_column_int64(st, 0);
+	j->bug_id = sqlite3_column_int64(st, 1);
+	j->kind = col_text(st, 2);
+	j->state = col_text(st, 3);
+	j->priority = sqlite3_column_int(st, 4);
+	j->attempts = sqlite3_column_int(st, 5);
+	j->max_attempts = sqlite3_column_int(st, 6);
+	j->lease_owner = col_text(st, 7);
+	j->lease_expires = sqlite3_column_int64(st, 8);
+	j->not_before = sqlite3_column_int64(st, 9);
+	j->args = col_text(st, 10);
+	j->result = col_text(st, 11);
+	j->error = col_text(st, 12);
+	j->checkpoint = col_text(st, 13);
+	j->created = sqlite3_column_int64(st, 14);
+	j->started = sqlite3_column_int64(st, 15);
+	j->finished = sqlite3_column_int64(st, 16);
+	return j;
+}
+
+void store_job_free(struct store_job *j)
+{
+	if (!j)
+		return;
+	free(j->kind);
+	free(j->state);
+	free(j->lease_owner);
+	free(j->args);
+	free(j->result);
+	free(j->error);
+	free(j->checkpoint);
+	free(j);
+}
+
+int store_job_add(struct store *s, int64_t bug_id, const char *kind,
+		  const char *args, int priority, int max_attempts,
+		  int64_t *ret_id)
+{
+	int r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = exec(s, NULL,
+		 "INSERT INTO jobs (bug_id, kind, state, priority, max_attempts,"
+		 " args, created) VALUES (NULLIF(?, 0), ?, 'queued', ?, ?, ?, ?)",
+		 "itiiti", bug_id, kind, (int64_t)priority,
+		 (int64_t)(max_attempts > 0 ? max_attempts : 1), args, now_sec());
+	if (r >= 0) {
+		int64_t id = sqlite3_last_insert_rowid(s->db);
+
+		r = store_event_add(s, bug_id, id, "job.queued", kind);
+		if (r >= 0 && ret_id)
+			*ret_id = id;
+	}
+	return tx_end(s, r);
+}
+
+int store_job_get(struct store *s, int64_t id, struct store_job **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct store_job *j;
+	int rc, r = prepare(s, &st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?", "i", id);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	j = job_from_row(st);
+	if (!j)
+		return -ENOMEM;
+	*ret = j;
+	return 0;
+}
+
+int store_job_lease(struct store *s, const char *owner, uint64_t lease_usec,
+		    struct store_job **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int64_t now = now_usec(), id;
+	int r = store_begin(s), rc;
+
+	if (r < 0)
+		return r;
+	r = prepare(s, &st,
+		    "SELECT id FROM jobs WHERE (state = 'queued' AND not_before <= ?1)"
+		    " OR (state = 'running' AND lease_expires <= ?1)"
+		    " ORDER BY priority DESC, id LIMIT 1",
+		    "i", now);
+	if (r < 0)
+		return tx_end(s, r);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return tx_end(s, -ENOENT);
+	if (rc != SQLITE_ROW)
+		return tx_end(s, fail(s, rc));
+	id = sqlite3_column_int64(st, 0);
+	r = exec(s, NULL,
+		 "UPDATE jobs SET state = 'running', lease_owner = ?,"
+		 " lease_expires = ?, attempts = attempts + 1,"
+		 " started = CASE WHEN started = 0 THEN ? ELSE started END"
+		 " WHERE id = ?",
+		 "tiii", owner, now + (int64_t)lease_usec, now / 1000000, id);
+	if (r >= 0)
+		r = exec(s, NULL,
+			 "INSERT INTO attempts (job_id, n, owner, started)"
+			 " SELECT id, attempts, ?, ? FROM jobs WHERE id = ?",
+			 "tii", owner, now / 1000000, id);
+	if (r >= 0)
+		r = store_event_add(s, 0, id, "job.leased", owner);
+	if (r >= 0)
+		r = store_job_get(s, id, ret);
+	return tx_end(s, r);
+}
+
+/* UPDATE guarded by the lease: -ESTALE if owner lost the job meanwhile. */
+static int job_owned_update(struct store *s, const char *sql, const char *types,
+			    ...)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	va_list ap;
+	int r, rc;
+
+	va_start(ap, types);
+	r = vprepare(s, &st, sql, types, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, rc);
+	return sqlite3_changes(s->db) == 1 ? 0 : -ESTALE;
+}
+
+int store_job_renew(struct store *s, int64_t id, const char *owner,
+		    uint64_t lease_usec)
+{
+	return job_owned_update(s,
+				"UPDATE jobs SET lease_expires = ? WHERE id = ?"
+				" AND state = 'running' AND lease_owner = ?",
+				"iit", now_usec() + (int64_t)lease_usec, id, owner);
+}
+
+int store_job_release_owner(struct store *s, const char *owner, int64_t *ret_n)
+{
+	int n = 0;
+	int r = exec(s, &n,
+		     "UPDATE jobs SET lease_expires = 0 WHERE state = 'running'"
+		     " AND lease_owner = ?",
+		     "t", owner);
+
+	if (r >= 0 && ret_n)
+		*ret_n = n;
+	return r;
+}
+
+int store_job_checkpoint(struct store *s, int64_t id, const char *owner,
+			 const char *step)
+{
+	int r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = job_owned_update(s,
+			     "UPDATE jobs SET checkpoint = ? WHERE id = ?"
+			     " AND state = 'running' AND lease_owner = ?",
+			     "tit", step, id, owner);
+	if (r >= 0)
+		r = store_event_add(s, 0, id, "job.step", step);
+	return tx_end(s, r);
+}
+
+static int attempt_close(struct store *s, int64_t id, const char *outcome,
+			 const char *detail)
+{
+	return exec(s, NULL,
+		    "UPDATE attempts SET finished = ?, outcome = ?, detail = ?"
+		    " WHERE job_id = ? AND finished = 0",
+		    "itti", now_sec(), outcome, detail, id);
+}
+
+int store_job_finish(struct store *s, int64_t id, const char *owner,
+		     const char *result)
+{
+	int r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = job_owned_update(s,
+			     "UPDATE jobs SET state = 'done', result = ?, finished = ?,"
+			     " lease_owner = NULL, error = NULL WHERE id = ?"
+			     " AND state = 'running' AND lease_owner = ?",
+			     "tiit", result, now_sec(), id, owner);
+	if (r >= 0)
+		r = attempt_close(s, id, "done", NULL);
+	if (r >= 0)
+		r = store_event_add(s, 0, id, "job.done", NULL);
+	return tx_end(s, r);
+}
+
+int store_job_fail(struct store *s, int64_t id, const char *owner,
+		   const char *error, uint64_t retry_delay_usec, bool permanent,
+		   bool *ret_final)
+{
+	_cleanup_(store_job_freep) struct store_job *j = NULL;
+	bool final = false;
+	int r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = store_job_get(s, id, &j);
+	if (r >= 0 && (!streq(j->state, "running") || !streq_ptr(j->lease_owner, owner)))
+		r = -ESTALE;
+	if (r >= 0) {
+		final = permanent || j->attempts >= j->max_attempts;
+		r = exec(s, NULL,
+			 "UPDATE jobs SET state = ?, error = ?, lease_owner = NULL,"
+			 " not_before = ?, finished = ? WHERE id = ?",
+			 "ttiii", final ? "failed" : "queued", error,
+			 now_usec() + (int64_t)retry_delay_usec,
+			 final ? now_sec() : 0, id);
+	}
+	if (r >= 0)
+		r = attempt_close(s, id, "failed", error);
+	if (r >= 0)
+		r = store_event_add(s, 0, id, final ? "job.failed" : "job.retry", error);
+	r = tx_end(s, r);
+	if (r >= 0 && ret_final)
+		*ret_final = final;
+	return r;
+}
+
+int store_job_retry(struct store *s, int64_t id)
+{
+	int n = 0, r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = exec(s, &n,
+		 "UPDATE jobs SET state = 'queued', not_before = 0, error = NULL,"
+		 " attempts = 0, finished = 0, lease_owner = NULL WHERE id = ?"
+		 " AND state IN ('failed', 'cancelled', 'done')",
+		 "i", id);
+	if (r >= 0 && n == 0)
+		r = store_job_get(s, id, &(struct store_job *){ NULL }) == -ENOENT
+			    ? -ENOENT
+			    : -EBUSY;
+	if (r >= 0)
+		r = store_event_add(s, 0, id, "job.retry", "requested");
+	return tx_end(s, r);
+}
+
+int store_job_cancel(struct store *s, int64_t id)
+{
+	int n = 0, r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = exec(s, &n,
+		 "UPDATE jobs SET state = 'cancelled', lease_owner = NULL,"
+		 " finished = ? WHERE id = ? AND state IN ('queued', 'running')",
+		 "ii", now_sec(), id);
+	if (r >= 0 && n == 0) {
+		struct store_job *j = NULL;
+
+		r = store_job_get(s, id, &j) == -ENOENT ? -ENOENT : -EALREADY;
+		store_job_free(j);
+	}
+	if (r >= 0)
+		r = store_event_add(s, 0, id, "job.cancelled", NULL);
+	return tx_end(s, r);
+}
+
+int store_job_list(struct store *s, const char *state, int64_t bug_id,
+		   int64_t limit, struct store_job ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " JOB_COLS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 = 0 OR bug_id = ?2) ORDER BY id LIMIT ?3",
+			"tii", state, bug_id, limit > 0 ? limit : INT64_MAX);
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))job_from_row,
+			  (void (*)(void *))store_job_free, (void ***)ret, ret_n);
+}
+
+/* ---- outbox ---- */
+
+#define OUTBOX_COLS                                                            \
+	"id, bug_id, kind, idem_key, payload, state, tries, next_try,"        \
+	" last_error, created, sent"
+
+static struct store_outbox *outbox_from_row(sqlite3_stmt *st)
+{
+	struct store_outbox *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->id = sqlite3_column_int64(st, 0);
+	o->bug_id = sqlite3_column_int64(st, 1);
+	o->kind = col_text(st, 2);
+	o->idem_key = col_text(st, 3);
+	o->payload = col_text(st, 4);
+	o->state = col_text(st, 5);
+	o->tries = sqlite3_column_int(st, 6);
+	o->next_try = sqlite3_column_int64(st, 7);
+	o->last_error = col_text(st, 8);
+	o->created = sqlite3_column_int64(st, 9);
+	o->sent = sqlite3_column_int64(st, 10);
+	return o;
+}
+
+void store_outbox_free(struct store_outbox *o)
+{
+	if (!o)
+		return;
+	free(o->kind);
+	free(o->idem_key);
+	free(o->payload);
+	free(o->state);
+	free(o->last_error);
+	free(o);
+}
+
+int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
+		     const char *idem_key, const char *payload, int64_t *ret_id,
+		     bool *ret_created)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int n = 0, rc, r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = exec(s, &n,
+		 "INSERT INTO outbox (bug_id, kind, idem_key, payload, state, created)"
+		 " VALUES (NULLIF(?, 0), ?, ?, ?, 'pending', ?)"
+		 " ON CONFLICT (idem_key) DO NOTHING",
+		 "ittti", bug_id, kind, idem_key, payload, now_sec());
+	if (r >= 0)
+		r = prepare(s, &st, "SELECT id FROM outbox WHERE idem_key = ?", "t",
+			    idem_key);
+	if (r >= 0) {
+		rc = sqlite3_step(st);
+		if (rc != SQLITE_ROW)
+			r = fail(s, rc);
+		else if (ret_id)
+			*ret_id = sqlite3_column_int64(st, 0);
+	}
+	if (r >= 0 && n > 0)
+		r = store_event_add(s, bug_id, 0, "outbox.added", idem_key);
+	r = tx_end(s, r);
+	if (r >= 0 && ret_created)
+		*ret_created = n > 0;
+	return r;
+}
+
+int store_outbox_next(struct store *s, struct store_outbox **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct store_outbox *o;
+	int rc, r = prepare(s, &st,
+			    "SELECT " OUTBOX_COLS " FROM outbox WHERE state = 'pending'"
+			    " AND next_try <= ? ORDER BY next_try, id LIMIT 1",
+			    "i", now_usec());
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	o = outbox_from_row(st);
+	if (!o)
+		return -ENOMEM;
+	*ret = o;
+	return 0;
+}
+
+/* Runs one outbox UPDATE (bound "ti": text, then the id) plus its event. */
+static int outbox_update(struct store *s, int64_t id, const char *sql,
+			 const char *text, const char *ev)
+{
+	char d[32];
+	int n = 0, r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = exec(s, &n, sql, "ti", text, id);
+	if (r >= 0 && n == 0)
+		r = -ENOENT;
+	snprintf(d, sizeof(d), "%lld", (long long)id);
+	if (r >= 0)
+		r = store_event_add(s, 0, 0, ev, d);
+	return tx_end(s, r);
+}
+
+int store_outbox_mark_sent(struct store *s, int64_t id)
+{
+	char now[32];
+
+	snprintf(now, sizeof(now), "%lld", (long long)now_sec());
+	return outbox_update(s, id,
+			     "UPDATE outbox SET state = 'sent', sent = CAST(? AS INTEGER),"
+			     " tries = tries + 1, last_error = NULL WHERE id = ?",
+			     now, "outbox.sent");
+}
+
+int store_outbox_mark_retry(struct store *s, int64_t id, const char *error,
+			    uint64_t delay_usec)
+{
+	int r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = exec(s, NULL, "UPDATE outbox SET next_try = ? WHERE id = ?", "ii",
+		 now_usec() + (int64_t)delay_usec, id);
+	if (r >= 0)
+		r = outbox_update(s, id,
+				  "UPDATE outbox SET tries = tries + 1, last_error = ?"
+				  " WHERE id = ? AND state = 'pending'",
+				  error, "outbox.retry");
+	return tx_end(s, r);
+}
+
+int store_outbox_park(struct store *s, int64_t id, const char *error)
+{
+	return outbox_update(s, id,
+			     "UPDATE outbox SET state = 'parked', tries = tries + 1,"
+			     " last_error = ? WHERE id = ? AND state = 'pending'",
+			     error, "outbox.parked");
+}
+
+int store_outbox_list(struct store *s, const char *state, int64_t limit,
+		      struct store_outbox ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " OUTBOX_COLS " FROM outbox WHERE (?1 IS NULL OR state = ?1)"
+			" ORDER BY id LIMIT ?2",
+			"ti", state, limit > 0 ? limit : INT64_MAX);
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))outbox_from_row,
+			  (void (*)(void *))store_outbox_free, (void ***)ret, ret_n);
+}
+
+/* ---- events, kv, stats ---- */
+
+int store_event_add(struct store *s, int64_t bug_id, int64_t job_id,
+		    const char *kind, const char *detail)
+{
+	return exec(s, NULL,
+		    "INSERT INTO events (ts, bug_id, job_id, kind, detail)"
+		    " VALUES (?, NULLIF(?, 0), NULLIF(?, 0), ?, ?)",
+		    "iiitt", now_usec(), bug_id, job_id, kind, detail);
+}
+
+static struct store_event *event_from_row(sqlite3_stmt *st)
+{
+	struct store_event *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return NULL;
+	e->id = sqlite3_column_int64(st, 0);
+	e->ts = sqlite3_column_int64(st, 1);
+	e->bug_id = sqlite3_column_int64(st, 2);
+	e->job_id = sqlite3_column_int64(st, 3);
+	e->kind = col_text(st, 4);
+	e->detail = col_text(st, 5);
+	return e;
+}
+
+void store_event_free(struct store_event *e)
+{
+	if (!e)
+		return;
+	free(e->kind);
+	free(e->detail);
+	free(e);
+}
+
+int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
+		     int64_t limit, struct store_event ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT id, ts, bug_id, job_id, kind, detail FROM events"
+			" WHERE (?1 = 0 OR bug_id = ?1) AND (?2 = 0 OR job_id = ?2)"
+			" ORDER BY id LIMIT ?3",
+			"iii", bug_id, job_id, limit > 0 ? limit : INT64_MAX);
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))event_from_row,
+			  (void (*)(void *))store_event_free, (void ***)ret, ret_n);
+}
+
+int store_kv_get(struct store *s, const char *key, char **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st, "SELECT value FROM kv WHERE key = ?", "t", key);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	*ret = col_text(st, 0);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int store_kv_set(struct store *s, const char *key, const char *value)
+{
+	return exec(s, NULL,
+		    "INSERT INTO kv (key, value) VALUES (?, ?)"
+		    " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+		    "tt", key, value);
+}
+
+static int count_by(struct store *s, const char *sql, const char *what,
+		    int64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st, sql, "t", what);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	*ret = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+int store_stats(struct store *s, struct store_stats *ret)
+{
+	struct store_stats st = { 0 };
+	static const char *const jstates[] = { "queued", "running", "done",
+					       "failed", "cancelled" };
+	int64_t *jdst[] = { &st.jobs_queued, &st.jobs_running, &st.jobs_done,
+			    &st.jobs_failed, &st.jobs_cancelled };
+	static const char *const ostates[] = { "pending", "sent", "parked" };
+	int64_t *odst[] = { &st.outbox_pending, &st.outbox_sent, &st.outbox_parked };
+	int r = 0;
+
+	for (size_t i = 0; store_bug_states[i] && r >= 0; i++)
+		r = count_by(s, "SELECT count(*) FROM bugs WHERE state = ?",
+			     store_bug_states[i], &st.bugs_by_state[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(jstates) && r >= 0; i++)
+		r = count_by(s, "SELECT count(*) FROM jobs WHERE state = ?",
+			     jstates[i], jdst[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(ostates) && r >= 0; i++)
+		r = count_by(s, "SELECT count(*) FROM outbox WHERE state = ?",
+			     ostates[i], odst[i]);
+	if (r >= 0)
+		r = count_by(s, "SELECT coalesce(min(created), 0) FROM jobs WHERE state = ?",
+			     "queued", &st.oldest_queued);
+	if (r < 0)
+		return r;
+	*ret = st;
+	return 0;
+}

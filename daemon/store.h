@@ -1,0 +1,157 @@
+/* The durable state of kfix: bugs, jobs with leases, attempts, the outbox
+ * and an event log, in SQLite (WAL mode).  Every state change is one
+ * transaction, so a crash at any point leaves the previous or the next
+ * state, never a mix. */
+#ifndef KFIX_STORE_H
+#define KFIX_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/macro.h"
+
+struct store;
+
+struct store_bug {
+	int64_t id;
+	char *source;	 /* "syzbot", "mail", "manual" */
+	char *source_id; /* e.g. syzbot extid */
+	char *title;
+	char *state;
+	char *tree;
+	char *base_commit;
+	char *report;	  /* path or URL of the crash report */
+	char *repro_c;	  /* path or URL */
+	char *repro_syz;
+	char *kernel_config;
+	int64_t created, updated; /* unix seconds */
+};
+
+struct store_job {
+	int64_t id;
+	int64_t bug_id; /* 0 when not about a bug */
+	char *kind;
+	char *state; /* queued, running, done, failed, cancelled */
+	int priority;
+	int attempts, max_attempts;
+	char *lease_owner;
+	int64_t lease_expires, not_before;
+	char *args, *result, *error; /* JSON, JSON, text */
+	char *checkpoint;	     /* last finished step, for resuming */
+	int64_t created, started, finished;
+};
+
+struct store_outbox {
+	int64_t id;
+	int64_t bug_id;
+	char *kind; /* "mail", "push" */
+	char *idem_key;
+	char *payload;
+	char *state; /* pending, sent, parked */
+	int tries;
+	int64_t next_try;
+	char *last_error;
+	int64_t created, sent;
+};
+
+struct store_event {
+	int64_t id, ts, bug_id, job_id;
+	char *kind, *detail;
+};
+
+struct store_stats {
+	int64_t bugs_by_state[16];
+	int64_t jobs_queued, jobs_running, jobs_done, jobs_failed, jobs_cancelled;
+	int64_t outbox_pending, outbox_sent, outbox_parked;
+	int64_t oldest_queued; /* unix seconds, 0 if none */
+};
+
+/* Bug states, in the order of the design's life cycle. */
+extern const char *const store_bug_states[];
+bool store_bug_state_valid(const char *state);
+bool store_bug_transition_ok(const char *from, const char *to);
+
+int store_open(const char *path, struct store **ret);
+void store_close(struct store *s);
+DEFINE_CLEANUP(struct store, store_close)
+int store_schema_version(struct store *s);
+/* A message for the last SQLite failure (for the caller to log). */
+const char *store_errmsg(struct store *s);
+
+int store_begin(struct store *s);
+int store_commit(struct store *s);
+void store_rollback(struct store *s);
+
+/* Adds a bug unless (source, source_id) is known; *ret_created says which. */
+int store_bug_add(struct store *s, const struct store_bug *b, int64_t *ret_id,
+		  bool *ret_created);
+int store_bug_get(struct store *s, int64_t id, struct store_bug **ret);
+int store_bug_find(struct store *s, const char *source, const char *source_id,
+		   struct store_bug **ret);
+/* Moves a bug to state (checked against the life cycle) and logs it. */
+int store_bug_set_state(struct store *s, int64_t id, const char *state,
+			const char *why);
+int store_bug_list(struct store *s, const char *state, int64_t limit,
+		   struct store_bug ***ret, size_t *ret_n);
+void store_bug_free(struct store_bug *b);
+DEFINE_CLEANUP(struct store_bug, store_bug_free)
+
+int store_job_add(struct store *s, int64_t bug_id, const char *kind,
+		  const char *args, int priority, int max_attempts,
+		  int64_t *ret_id);
+/* Leases the most urgent runnable job (queued, or running with an expired
+ * lease) to owner; -ENOENT when there is none. */
+int store_job_lease(struct store *s, const char *owner, uint64_t lease_usec,
+		    struct store_job **ret);
+int store_job_renew(struct store *s, int64_t id, const char *owner,
+		    uint64_t lease_usec);
+/* Gives up every lease held by owner (a restart of the same daemon). */
+int store_job_release_owner(struct store *s, const char *owner,
+			    int64_t *ret_n);
+int store_job_checkpoint(struct store *s, int64_t id, const char *owner,
+			 const char *step);
+int store_job_finish(struct store *s, int64_t id, const char *owner,
+		     const char *result);
+/* Requeues after retry_delay_usec while attempts remain (and the failure
+ * is not permanent), else fails the job for good. */
+int store_job_fail(struct store *s, int64_t id, const char *owner,
+		   const char *error, uint64_t retry_delay_usec, bool permanent,
+		   bool *ret_final);
+int store_job_retry(struct store *s, int64_t id);
+int store_job_cancel(struct store *s, int64_t id);
+int store_job_get(struct store *s, int64_t id, struct store_job **ret);
+int store_job_list(struct store *s, const char *state, int64_t bug_id,
+		   int64_t limit, struct store_job ***ret, size_t *ret_n);
+void store_job_free(struct store_job *j);
+DEFINE_CLEANUP(struct store_job, store_job_free)
+
+/* Records a message or push before it is attempted; a known idem_key is
+ * not added twice (*ret_created false). */
+int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
+		     const char *idem_key, const char *payload, int64_t *ret_id,
+		     bool *ret_created);
+int store_outbox_next(struct store *s, struct store_outbox **ret);
+int store_outbox_mark_sent(struct store *s, int64_t id);
+int store_outbox_mark_retry(struct store *s, int64_t id, const char *error,
+			    uint64_t delay_usec);
+int store_outbox_park(struct store *s, int64_t id, const char *error);
+int store_outbox_list(struct store *s, const char *state, int64_t limit,
+		      struct store_outbox ***ret, size_t *ret_n);
+void store_outbox_free(struct store_outbox *o);
+DEFINE_CLEANUP(struct store_outbox, store_outbox_free)
+
+int store_event_add(struct store *s, int64_t bug_id, int64_t job_id,
+		    const char *kind, const char *detail);
+int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
+		     int64_t limit, struct store_event ***ret, size_t *ret_n);
+void store_event_free(struct store_event *e);
+
+int store_kv_get(struct store *s, const char *key, char **ret);
+int store_kv_set(struct store *s, const char *key, const char *value);
+
+int store_stats(struct store *s, struct store_stats *ret);
+
+/* Frees a NULL-terminated-by-count array from the *_list calls. */
+void store_list_free(void **items, size_t n, void (*free_fn)(void *));
+
+#endif

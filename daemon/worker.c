@@ -1,0 +1,322 @@
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "store.h"
+#include "worker.h"
+
+#define WORKERS_MAX 64
+
+struct running {
+	struct workers *w;
+	int64_t job_id, bug_id;
+	pid_t pid;
+	bool timed_out;
+	sd_event_source *child, *timeout;
+};
+
+struct workers {
+	sd_event *event;
+	struct config *cfg;
+	struct store *store;
+	char *config_path, *self_exe, *owner;
+	sd_event_source *renew;
+	struct running *slot[WORKERS_MAX];
+};
+
+static void ids(const struct running *rj, char *bug, char *job)
+{
+	snprintf(bug, 32, "%lld", (long long)rj->bug_id);
+	snprintf(job, 32, "%lld", (long long)rj->job_id);
+}
+
+static int config_int(const struct workers *w, const char *key, int64_t dflt)
+{
+	int64_t v = dflt;
+
+	config_get_int(w->cfg, "kfix", NULL, key, &v);
+	return (int)v;
+}
+
+static uint64_t config_usec(const struct workers *w, const char *key,
+			    uint64_t dflt)
+{
+	uint64_t v = dflt;
+
+	config_get_duration(w->cfg, "kfix", NULL, key, &v);
+	return v;
+}
+
+static void running_free(struct running *rj)
+{
+	if (!rj)
+		return;
+	sd_event_source_disable_unref(rj->child);
+	sd_event_source_disable_unref(rj->timeout);
+	free(rj);
+}
+
+static void slot_clear(struct workers *w, struct running *rj)
+{
+	for (int i = 0; i < WORKERS_MAX; i++)
+		if (w->slot[i] == rj)
+			w->slot[i] = NULL;
+	running_free(rj);
+}
+
+static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
+{
+	struct running *rj = userdata;
+	struct workers *w = rj->w;
+	char bug[32], job[32], why[128];
+	bool final = false;
+	int r;
+
+	ids(rj, bug, job);
+	if (si->si_code == CLD_EXITED && si->si_status == 0) {
+		log_job(LOG_DEBUG, bug, job, "job process %d ended", (int)rj->pid);
+		slot_clear(w, rj);
+		return 0;
+	}
+	if (rj->timed_out)
+		snprintf(why, sizeof(why), "killed after the job time limit");
+	else if (si->si_code == CLD_EXITED)
+		snprintf(why, sizeof(why), "job process exited with status %d",
+			 si->si_status);
+	else
+		snprintf(why, sizeof(why), "job process killed by signal %s",
+			 strsignal(si->si_status));
+	r = store_job_fail(w->store, rj->job_id, w->owner, why,
+			   config_usec(w, "retry-delay", 60000000), false, &final);
+	if (r == -ESTALE)
+		log_job(LOG_DEBUG, bug, job, "%s (already recorded)", why);
+	else if (r < 0)
+		log_job(LOG_ERR, bug, job, "cannot record job failure: %s", strerror(-r));
+	else
+		log_job(LOG_WARNING, bug, job, "%s%s", why,
+			final ? "; no attempts left" : "; will retry");
+	slot_clear(w, rj);
+	return 0;
+}
+
+static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct running *rj = userdata;
+	char bug[32], job[32];
+
+	ids(rj, bug, job);
+	log_job(LOG_WARNING, bug, job, "job exceeded its time limit, killing it");
+	rj->timed_out = true;
+	kill(-rj->pid, SIGKILL);
+	return 0;
+}
+
+static _noreturn_ void child_exec(struct workers *w, int64_t job_id)
+{
+	char id[32];
+	sigset_t all;
+
+	setpgid(0, 0);
+	sigemptyset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	snprintf(id, sizeof(id), "%lld", (long long)job_id);
+	execl(w->self_exe, w->self_exe, "--config", w->config_path, "--run-job",
+	      id, "--owner", w->owner, (char *)NULL);
+	_exit(127);
+}
+
+static int spawn(struct workers *w, int slot, struct store_job *j)
+{
+	struct running *rj = calloc(1, sizeof(*rj));
+	char bug[32], job[32];
+	int r;
+
+	if (!rj)
+		return -ENOMEM;
+	rj->w = w;
+	rj->job_id = j->id;
+	rj->bug_id = j->bug_id;
+	rj->pid = fork();
+	if (rj->pid < 0) {
+		r = negerrno();
+		free(rj);
+		return r;
+	}
+	if (rj->pid == 0)
+		child_exec(w, j->id);
+	setpgid(rj->pid, rj->pid);
+	w->slot[slot] = rj;
+	r = sd_event_add_child(w->event, &rj->child, rj->pid, WEXITED, on_child, rj);
+	if (r >= 0)
+		r = sd_event_add_time_relative(w->event, &rj->timeout, CLOCK_MONOTONIC,
+					       config_usec(w, "job-timeout", 0),
+					       1000000, on_timeout, rj);
+	ids(rj, bug, job);
+	if (r < 0) {
+		kill(-rj->pid, SIGKILL);
+		log_job(LOG_ERR, bug, job, "cannot watch job process: %s", strerror(-r));
+		return r;
+	}
+	log_job(LOG_INFO, bug, job, "started %s job (attempt %d of %d), pid %d",
+		j->kind, j->attempts, j->max_attempts, (int)rj->pid);
+	return 0;
+}
+
+int workers_fill(struct workers *w)
+{
+	int max = MIN(config_int(w, "workers", 2), WORKERS_MAX);
+
+	for (int i = 0; i < max; i++) {
+		_cleanup_(store_job_freep) struct store_job *j = NULL;
+		int r;
+
+		if (w->slot[i])
+			continue;
+		r = store_job_lease(w->store, w->owner,
+				    config_usec(w, "lease", 600000000), &j);
+		if (r == -ENOENT)
+			return 0;
+		if (r < 0)
+			return r;
+		r = spawn(w, i, j);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int workers_running(const struct workers *w)
+{
+	int n = 0;
+
+	for (int i = 0; i < WORKERS_MAX; i++)
+		n += w->slot[i] != NULL;
+	return n;
+}
+
+static int on_renew(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct workers *w = userdata;
+	uint64_t lease = config_usec(w, "lease", 600000000);
+
+	for (int i = 0; i < WORKERS_MAX; i++) {
+		struct running *rj = w->slot[i];
+		int r;
+
+		if (!rj)
+			continue;
+		r = store_job_renew(w->store, rj->job_id, w->owner, lease);
+		if (r == -ESTALE) {
+			char bug[32], job[32];
+
+			ids(rj, bug, job);
+			log_job(LOG_WARNING, bug, job, "lease lost (cancelled?), stopping job");
+			kill(-rj->pid, SIGKILL);
+		}
+	}
+	return sd_event_source_set_time(s, usec + MAX(lease / 3, 1000000ULL));
+}
+
+/* Leases of a daemon on this host that is gone can be taken back now
+ * instead of waiting for them to expire. */
+static int reclaim_dead_owners(struct workers *w)
+{
+	struct store_job **jobs = NULL;
+	char host[128];
+	size_t n = 0;
+	const char *colon = strrchr(w->owner, ':');
+	int r;
+
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - w->owner), w->owner);
+	r = store_job_list(w->store, "running", 0, 0, &jobs, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		const char *o = jobs[i]->lease_owner, *p;
+		int pid;
+
+		if (!o || !(p = startswith(o, host)) || *p != ':')
+			continue;
+		if (parse_int(p + 1, &pid) < 0 || pid <= 0)
+			continue;
+		if (kill(pid, 0) < 0 && errno == ESRCH) {
+			int64_t k = 0;
+
+			r = store_job_release_owner(w->store, o, &k);
+			if (r >= 0 && k > 0)
+				log_info("took back %lld job(s) from %s, which is gone",
+					 (long long)k, o);
+		}
+	}
+	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	return r;
+}
+
+int workers_new(sd_event *event, struct config *cfg, struct store *store,
+		const char *config_path, const char *self_exe,
+		const char *owner, struct workers **ret)
+{
+	struct workers *w = calloc(1, sizeof(*w));
+	int r;
+
+	if (!w)
+		return -ENOMEM;
+	w->event = event;
+	w->cfg = cfg;
+	w->store = store;
+	w->config_path = strdup(config_path);
+	w->self_exe = strdup(self_exe);
+	w->owner = strdup(owner);
+	if (!w->config_path || !w->self_exe || !w->owner) {
+		workers_free(w);
+		return -ENOMEM;
+	}
+	r = reclaim_dead_owners(w);
+	if (r >= 0)
+		r = sd_event_add_time_relative(event, &w->renew, CLOCK_MONOTONIC,
+					       1000000, 1000000, on_renew, w);
+	if (r < 0) {
+		workers_free(w);
+		return r;
+	}
+	*ret = w;
+	return 0;
+}
+
+void workers_set_config(struct workers *w, struct config *cfg)
+{
+	w->cfg = cfg;
+}
+
+void workers_free(struct workers *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < WORKERS_MAX; i++) {
+		struct running *rj = w->slot[i];
+
+		if (!rj)
+			continue;
+		kill(-rj->pid, SIGKILL);
+		while (waitpid(rj->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		running_free(rj);
+		w->slot[i] = NULL;
+	}
+	if (w->store)
+		store_job_release_owner(w->store, w->owner, NULL);
+	sd_event_source_disable_unref(w->renew);
+	free(w->config_path);
+	free(w->self_exe);
+	free(w->owner);
+	free(w);
+}

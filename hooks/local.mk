@@ -1,0 +1,2 @@
+# hooks module
+HOOKS_LIBS =

@@ -1,0 +1,2 @@
+# mail module
+MAIL_LIBS =

@@ -1,0 +1,2 @@
+# repro module
+REPRO_LIBS =

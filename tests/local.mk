@@ -1,0 +1,25 @@
+# Unit tests (cmocka), one program per module.
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
+
+check_PROGRAMS += tests/unit/test-common tests/unit/test-store
+TESTS += tests/unit/test-common tests/unit/test-store
+
+tests_unit_test_common_SOURCES = tests/unit/test-common.c
+tests_unit_test_common_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_common_LDADD = $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+tests_unit_test_store_SOURCES = tests/unit/test-store.c
+tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_store_LDADD = $(DAEMON_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+# Integration tests: the real kfixd on loopback.
+INTEGRATION_TESTS = \
+	tests/integration/check-config.sh \
+	tests/integration/daemon-lifecycle.sh \
+	tests/integration/kfixctl.sh \
+	tests/integration/store-faults.sh \
+	tests/integration/kill9.sh
+TESTS += $(INTEGRATION_TESTS)
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh
+
+BENCH_SHELL =

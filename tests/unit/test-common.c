@@ -1,0 +1,242 @@
+/* Unit tests of common/: buffers, string helpers, config, subprocesses. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "common/strutil.h"
+
+static void test_buf_bounds(void **state)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(8);
+
+	assert_int_equal(buf_puts(&b, "1234"), 0);
+	assert_int_equal(buf_puts(&b, "5678"), 0);
+	assert_int_equal(buf_puts(&b, "9"), -E2BIG);
+	assert_int_equal(b.len, 8);
+	assert_string_equal(b.data, "12345678");
+	buf_reset(&b);
+	assert_int_equal(buf_append_trunc(&b, "abcdefghij", 10), 0);
+	assert_true(b.truncated);
+	assert_string_equal(b.data, "abcdefgh");
+	assert_int_equal(buf_printf(&b, "%d", 1), -E2BIG);
+}
+
+static void test_escape(void **state)
+{
+	_cleanup_free_ char *a = str_escape("a\nb\x01\xff", 5, 100);
+	_cleanup_free_ char *b = str_escape("abcdef", 6, 3);
+
+	assert_string_equal(a, "a\\nb\\x01\\xff");
+	assert_string_equal(b, "abc...");
+}
+
+static void test_parse(void **state)
+{
+	uint64_t v;
+	bool bl;
+
+	assert_int_equal(parse_duration("90", &v), 0);
+	assert_int_equal(v, 90000000);
+	assert_int_equal(parse_duration("5min", &v), 0);
+	assert_int_equal(v, 300000000);
+	assert_int_equal(parse_duration("250ms", &v), 0);
+	assert_int_equal(v, 250000);
+	assert_int_equal(parse_duration("5 parsecs", &v), -EINVAL);
+	assert_int_equal(parse_duration("-1s", &v), -EINVAL);
+	assert_int_equal(parse_size("10M", &v), 0);
+	assert_int_equal(v, 10 * 1024 * 1024);
+	assert_int_equal(parse_size("99999999999999999999", &v), -ERANGE);
+	assert_int_equal(parse_bool("Yes", &bl), 0);
+	assert_true(bl);
+	assert_int_equal(parse_bool("maybe", &bl), -EINVAL);
+}
+
+static char *write_tmp(const char *text)
+{
+	char *path = strdup("/tmp/kfix-test-conf-XXXXXX");
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static int load_text(const char *text, struct config **ret, char **ret_err)
+{
+	_cleanup_free_ char *path = write_tmp(text);
+	int r = config_load(path, ret, ret_err);
+
+	unlink(path);
+	return r;
+}
+
+static void test_config_good(void **state)
+{
+	struct config *c = NULL;
+	char *err = NULL, **names = NULL, **allow = NULL;
+	const char *s;
+	int64_t i;
+	uint64_t d;
+
+	assert_int_equal(load_text("[kfix]\n\tworkers = 4\n\tlease = 2min\n"
+				   "[tree \"linux\"]\n\turl = https://x/y.git\n"
+				   "\tallow-commands = a@x\n\tallow-commands = b@x\n"
+				   "[tree \"next\"]\n\turl = https://x/n.git\n",
+				   &c, &err), 0);
+	assert_null(err);
+	assert_int_equal(config_get_int(c, "kfix", NULL, "workers", &i), 0);
+	assert_int_equal(i, 4);
+	assert_int_equal(config_get_duration(c, "kfix", NULL, "lease", &d), 0);
+	assert_int_equal(d, 120000000);
+	/* unset key: the schema default */
+	assert_int_equal(config_get_int(c, "kfix", NULL, "job-attempts", &i), 0);
+	assert_int_equal(i, 3);
+	assert_int_equal(config_get_string(c, "tree", "linux", "branch", &s), 0);
+	assert_string_equal(s, "master");
+	assert_int_equal(config_get_string(c, "tree", "next", "url", &s), 0);
+	assert_string_equal(s, "https://x/n.git");
+	assert_int_equal(config_subsections(c, "tree", &names), 0);
+	assert_int_equal(strv_len(names), 2);
+	assert_string_equal(names[0], "linux");
+	assert_int_equal(config_get_list(c, "tree", "linux", "allow-commands", &allow), 0);
+	assert_int_equal(strv_len(allow), 2);
+	assert_string_equal(allow[1], "b@x");
+	strv_free(names);
+	strv_free(allow);
+	config_free(c);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+	struct config *c = NULL;
+	char *err = NULL;
+
+	assert_true(load_text(text, &c, &err) < 0);
+	assert_null(c);
+	assert_non_null(err);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' lacks '%s'", err, needle);
+	free(err);
+}
+
+static void test_config_errors(void **state)
+{
+	expect_error("[kfix]\n\tworkerz = 4\n", ":2: unknown key 'kfix.workerz'");
+	expect_error("[kfix]\n\tworkers = 0\n", ":2: key 'kfix.workers': value '0' out of range");
+	expect_error("[kfix]\n\tworkers = many\n", "not a whole number");
+	expect_error("[bogus]\n\tx = 1\n", ":1: unknown section [bogus]");
+	expect_error("[tree]\n\turl = x\n", "needs a name");
+	expect_error("[kfix]\n\tlog-level = loud\n", "must be one of");
+	expect_error("[kfix\n", "missing ']' in section header");
+	expect_error("\n\n[tree \"a\"]\n\tbranch = x\n\tpriority = 1e9\n", ":5:");
+	{
+		struct config *c = NULL;
+		char *err = NULL;
+
+		assert_int_equal(config_load("/nonexistent/kfix.conf", &c, &err), -ENOENT);
+		assert_non_null(strstr(err, "/nonexistent/kfix.conf"));
+		free(err);
+	}
+}
+
+static void test_config_secret(void **state)
+{
+	_cleanup_free_ char *dir = strdup("/tmp/kfix-cred-XXXXXX"), *p = NULL;
+	struct config *c = NULL;
+	char *err = NULL, *v = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&p, "%s/llm-key", dir) > 0);
+	assert_int_equal(write_file_atomic(p, "sk-123\n", 7, 0600), 0);
+	setenv("CREDENTIALS_DIRECTORY", dir, 1);
+	assert_int_equal(load_text("[llm \"x\"]\n\tapi-key = secret:llm-key\n"
+				   "[llm \"y\"]\n\tapi-key = secret:missing\n",
+				   &c, &err), 0);
+	assert_int_equal(config_get_secret(c, "llm", "x", "api-key", &v), 0);
+	assert_string_equal(v, "sk-123");
+	free(v);
+	assert_int_equal(config_get_secret(c, "llm", "y", "api-key", &v), -ENOENT);
+	unsetenv("CREDENTIALS_DIRECTORY");
+	assert_int_equal(config_get_secret(c, "llm", "x", "api-key", &v), -ENOKEY);
+	config_free(c);
+	expect_error("[llm \"x\"]\n\tapi-key = secret:../etc/shadow\n", "contains '/'");
+	rm_rf(dir);
+}
+
+static void test_proc(void **state)
+{
+	char *const echo[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+	char *const slow[] = { "sh", "-c", "sleep 30 & sleep 30", NULL };
+	char *const loud[] = { "sh", "-c", "yes | head -c 100000", NULL };
+	char *const cat[] = { "cat", NULL };
+	struct proc_opts o = PROC_OPTS_DEFAULT;
+	struct proc_result r;
+
+	assert_int_equal(proc_run(echo, &o, &r), 0);
+	assert_int_equal(r.exit_code, 3);
+	assert_string_equal(r.output, "out\nerr\n");
+	proc_result_free(&r);
+
+	o.timeout_usec = 200000;
+	assert_int_equal(proc_run(slow, &o, &r), 0);
+	assert_true(r.timed_out);
+	assert_int_equal(r.signal, 9);
+	proc_result_free(&r);
+
+	o = PROC_OPTS_DEFAULT;
+	o.output_max = 1000;
+	assert_int_equal(proc_run(loud, &o, &r), 0);
+	assert_int_equal(r.output_len, 1000);
+	assert_true(r.output_truncated);
+	proc_result_free(&r);
+
+	o = PROC_OPTS_DEFAULT;
+	o.stdin_data = "hello";
+	o.stdin_len = 5;
+	assert_int_equal(proc_run(cat, &o, &r), 0);
+	assert_string_equal(r.output, "hello");
+	proc_result_free(&r);
+}
+
+static void test_read_bounded(void **state)
+{
+	_cleanup_free_ char *path = write_tmp("0123456789");
+	char *data = NULL;
+	size_t len;
+
+	assert_int_equal(read_file_bounded(path, 5, &data, &len), -EFBIG);
+	assert_int_equal(read_file_bounded(path, 10, &data, &len), 0);
+	assert_int_equal(len, 10);
+	free(data);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_buf_bounds),
+		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_config_good),
+		cmocka_unit_test(test_config_errors),
+		cmocka_unit_test(test_config_secret),
+		cmocka_unit_test(test_proc),
+		cmocka_unit_test(test_read_bounded),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,246 @@
+/* Unit tests of the store: life cycle, leases, outbox idempotency,
+ * migrations and damaged files. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/fileio.h"
+#include "daemon/store.h"
+
+struct fixture {
+	char dir[64];
+	char path[96];
+	struct store *s;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	strcpy(f->dir, "/tmp/kfix-store-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/kfix.db", f->dir);
+	if (store_open(f->path, &f->s) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	store_close(f->s);
+	rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+static int64_t add_bug(struct store *s, const char *extid)
+{
+	struct store_bug b = { .source = "syzbot", .source_id = (char *)extid,
+			       .title = "KASAN: use-after-free Read in foo" };
+	int64_t id = 0;
+	bool created = false;
+
+	assert_int_equal(store_bug_add(s, &b, &id, &created), 0);
+	return id;
+}
+
+static void test_bug_dedup_and_states(void **state)
+{
+	struct fixture *f = *state;
+	struct store_bug b = { .source = "syzbot", .source_id = "abc",
+			       .title = "t" };
+	struct store_bug *got = NULL;
+	bool created;
+	int64_t id1, id2;
+
+	assert_int_equal(store_bug_add(f->s, &b, &id1, &created), 0);
+	assert_true(created);
+	assert_int_equal(store_bug_add(f->s, &b, &id2, &created), 0);
+	assert_false(created);
+	assert_int_equal(id1, id2);
+	assert_int_equal(store_bug_set_state(f->s, id1, "reproducing", NULL), 0);
+	/* not on the life cycle */
+	assert_int_equal(store_bug_set_state(f->s, id1, "sent", NULL), -EPERM);
+	assert_int_equal(store_bug_set_state(f->s, id1, "nonsense", NULL), -EINVAL);
+	assert_int_equal(store_bug_get(f->s, id1, &got), 0);
+	assert_string_equal(got->state, "reproducing");
+	store_bug_free(got);
+	assert_int_equal(store_bug_get(f->s, 999, &got), -ENOENT);
+}
+
+static void test_job_lease_cycle(void **state)
+{
+	struct fixture *f = *state;
+	int64_t bug = add_bug(f->s, "x1"), j1, j2;
+	struct store_job *j = NULL;
+	bool final;
+
+	assert_int_equal(store_job_add(f->s, bug, "self-test", NULL, 0, 2, &j1), 0);
+	assert_int_equal(store_job_add(f->s, bug, "self-test", NULL, 5, 2, &j2), 0);
+	/* higher priority first */
+	assert_int_equal(store_job_lease(f->s, "a:1", 60000000, &j), 0);
+	assert_int_equal(j->id, j2);
+	assert_int_equal(j->attempts, 1);
+	store_job_free(j);
+	assert_int_equal(store_job_lease(f->s, "a:1", 60000000, &j), 0);
+	assert_int_equal(j->id, j1);
+	store_job_free(j);
+	assert_int_equal(store_job_lease(f->s, "b:2", 60000000, &j), -ENOENT);
+	/* someone else cannot finish a job it does not hold */
+	assert_int_equal(store_job_finish(f->s, j1, "b:2", NULL), -ESTALE);
+	assert_int_equal(store_job_finish(f->s, j1, "a:1", "{}"), 0);
+	/* fail once: requeued (no delay), then fail again: final */
+	assert_int_equal(store_job_fail(f->s, j2, "a:1", "boom", 0, false, &final), 0);
+	assert_false(final);
+	assert_int_equal(store_job_lease(f->s, "a:1", 60000000, &j), 0);
+	assert_int_equal(j->id, j2);
+	assert_int_equal(j->attempts, 2);
+	store_job_free(j);
+	assert_int_equal(store_job_fail(f->s, j2, "a:1", "boom", 0, false, &final), 0);
+	assert_true(final);
+	assert_int_equal(store_job_get(f->s, j2, &j), 0);
+	assert_string_equal(j->state, "failed");
+	assert_string_equal(j->error, "boom");
+	store_job_free(j);
+	assert_int_equal(store_job_retry(f->s, j2), 0);
+	assert_int_equal(store_job_retry(f->s, j2), -EBUSY);
+	assert_int_equal(store_job_cancel(f->s, j2), 0);
+	assert_int_equal(store_job_cancel(f->s, j2), -EALREADY);
+	assert_int_equal(store_job_cancel(f->s, 12345), -ENOENT);
+}
+
+static void test_expired_lease_is_taken_over(void **state)
+{
+	struct fixture *f = *state;
+	int64_t bug = add_bug(f->s, "x2"), id;
+	struct store_job *j = NULL;
+
+	assert_int_equal(store_job_add(f->s, bug, "self-test", NULL, 0, 3, &id), 0);
+	assert_int_equal(store_job_lease(f->s, "dead:1", 0, &j), 0);
+	store_job_free(j);
+	/* lease of 0: expired at once, another owner gets it */
+	assert_int_equal(store_job_lease(f->s, "alive:2", 60000000, &j), 0);
+	assert_int_equal(j->id, id);
+	assert_string_equal(j->lease_owner, "alive:2");
+	store_job_free(j);
+	assert_int_equal(store_job_checkpoint(f->s, id, "dead:1", "x"), -ESTALE);
+	assert_int_equal(store_job_checkpoint(f->s, id, "alive:2", "x"), 0);
+	assert_int_equal(store_job_release_owner(f->s, "alive:2", &(int64_t){ 0 }), 0);
+	assert_int_equal(store_job_lease(f->s, "third:3", 60000000, &j), 0);
+	assert_string_equal(j->checkpoint, "x");
+	store_job_free(j);
+}
+
+static void test_outbox_idempotent(void **state)
+{
+	struct fixture *f = *state;
+	struct store_outbox *o = NULL;
+	int64_t a, b;
+	bool created;
+
+	assert_int_equal(store_outbox_add(f->s, 0, "mail", "mail:<1@x>", "m1", &a, &created), 0);
+	assert_true(created);
+	assert_int_equal(store_outbox_add(f->s, 0, "mail", "mail:<1@x>", "m1", &b, &created), 0);
+	assert_false(created);
+	assert_int_equal(a, b);
+	assert_int_equal(store_outbox_next(f->s, &o), 0);
+	assert_int_equal(o->id, a);
+	store_outbox_free(o);
+	assert_int_equal(store_outbox_mark_retry(f->s, a, "421 try later", 3600000000ULL), 0);
+	assert_int_equal(store_outbox_next(f->s, &o), -ENOENT);
+	assert_int_equal(store_outbox_add(f->s, 0, "mail", "mail:<2@x>", "m2", &b, NULL), 0);
+	assert_int_equal(store_outbox_park(f->s, b, "550 no such user"), 0);
+	assert_int_equal(store_outbox_park(f->s, b, "again"), -ENOENT);
+	assert_int_equal(store_outbox_add(f->s, 0, "mail", "mail:<3@x>", "m3", &b, NULL), 0);
+	assert_int_equal(store_outbox_mark_sent(f->s, b), 0);
+	{
+		struct store_stats st;
+
+		assert_int_equal(store_stats(f->s, &st), 0);
+		assert_int_equal(st.outbox_pending, 1);
+		assert_int_equal(st.outbox_parked, 1);
+		assert_int_equal(st.outbox_sent, 1);
+	}
+}
+
+static void test_transaction_rollback(void **state)
+{
+	struct fixture *f = *state;
+	struct store_bug *got = NULL;
+	int64_t bug = add_bug(f->s, "x3");
+
+	assert_int_equal(store_begin(f->s), 0);
+	assert_int_equal(store_bug_set_state(f->s, bug, "reproducing", NULL), 0);
+	assert_int_equal(store_outbox_add(f->s, bug, "mail", "k", "p", NULL, NULL), 0);
+	store_rollback(f->s);
+	assert_int_equal(store_bug_get(f->s, bug, &got), 0);
+	assert_string_equal(got->state, "new");
+	store_bug_free(got);
+	assert_int_equal(store_outbox_next(f->s, &(struct store_outbox *){ NULL }), -ENOENT);
+}
+
+static void test_reopen_and_version(void **state)
+{
+	struct fixture *f = *state;
+	struct store *s2 = NULL;
+
+	assert_int_equal(store_schema_version(f->s), 1);
+	assert_int_equal(store_open(f->path, &s2), 0);
+	assert_int_equal(store_schema_version(s2), 1);
+	store_close(s2);
+}
+
+static void test_corrupt_and_future(void **state)
+{
+	char dir[] = "/tmp/kfix-corrupt-XXXXXX", path[64];
+	struct store *s = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/kfix.db", dir);
+	assert_int_equal(write_file_atomic(path, "this is not a database, just text, padded out to"
+					   " more than one hundred bytes so that SQLite reads a"
+					   " header and finds it wrong.", 150, 0600), 0);
+	assert_int_equal(store_open(path, &s), -EBADMSG);
+	assert_null(s);
+	unlink(path);
+	/* a store written by a newer kfix is refused, not downgraded */
+	assert_int_equal(store_open(path, &s), 0);
+	store_close(s);
+	{
+		char cmd[160];
+
+		snprintf(cmd, sizeof(cmd), "sqlite3 %s 'PRAGMA user_version = 99'", path);
+		if (system(cmd) != 0)
+			skip();
+	}
+	assert_int_equal(store_open(path, &s), -EPROTO);
+	rm_rf(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_bug_dedup_and_states, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_lease_cycle, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expired_lease_is_taken_over, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_outbox_idempotent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_and_version, setup, teardown),
+		cmocka_unit_test(test_corrupt_and_future),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
