@@ -60,7 +60,11 @@ static int store_start(struct daemon *d)
 	if (asprintf(&db, "%s/kfix.db", state) < 0)
 		return -ENOMEM;
 	r = store_open(db, &d->store);
-	if (r < 0)
+	if (r == -EBADMSG)
+		log_error("cannot open store %s: the file is corrupt or not a SQLite database", db);
+	else if (r == -EBUSY)
+		log_error("cannot open store %s: it is locked by another process", db);
+	else if (r < 0)
 		log_error("cannot open store %s: %s", db, strerror(-r));
 	return r;
 }

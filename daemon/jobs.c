@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "common/conf.h"
 #include "common/log.h"
@@ -110,6 +111,16 @@ static int child_setup(const char *config_path, struct config **ret_cfg,
 	return 0;
 }
 
+static pid_t owner_pid(const char *owner)
+{
+	const char *colon = strrchr(owner, ':');
+	int pid;
+
+	if (!colon || parse_int(colon + 1, &pid) < 0)
+		return 0;
+	return pid;
+}
+
 static void job_ctx_clear(struct job_ctx *ctx)
 {
 	store_job_free(ctx->job);
@@ -127,8 +138,11 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
 	uint64_t delay = 60000000;
 	int r;
 
-	/* a job never outlives the daemon that leased it */
+	/* a job never outlives the daemon that leased it; the owner names
+	 * the daemon's pid, which catches a daemon that died before prctl */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (owner_pid(owner) > 0 && getppid() != owner_pid(owner))
+		return 1;
 	if (child_setup(config_path, &ctx.cfg, &store) < 0)
 		return 1;
 	ctx.store = store;

@@ -159,7 +159,12 @@ static int sqlite_to_errno(int rc)
 
 static int fail(struct store *s, int rc)
 {
+	int se = sqlite3_system_errno(s->db);
+
 	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	/* an I/O error says more through the OS error behind it (ENOSPC) */
+	if ((rc & 0xff) == SQLITE_IOERR && se > 0)
+		return -se;
 	return sqlite_to_errno(rc);
 }
 

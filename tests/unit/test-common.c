@@ -226,6 +226,38 @@ static void test_read_bounded(void **state)
 	unlink(path);
 }
 
+/* Every key the schema knows is documented in kfix.conf(5) and in the
+ * shipped example, so the two cannot drift from the code. */
+static void test_schema_documented(void **state)
+{
+	const char *top = getenv("top_srcdir");
+	_cleanup_free_ char *man = NULL, *example = NULL, *p1 = NULL, *p2 = NULL;
+	size_t len;
+
+	if (!top)
+		skip();
+	assert_true(asprintf(&p1, "%s/doc/kfix.conf.5", top) > 0);
+	assert_true(asprintf(&p2, "%s/systemd/kfix.conf.example", top) > 0);
+	assert_int_equal(read_file_bounded(p1, 1 << 20, &man, &len), 0);
+	assert_int_equal(read_file_bounded(p2, 1 << 20, &example, &len), 0);
+	for (const struct config_key *k = config_schema; k->section; k++) {
+		char roff[128], ex[128];
+		size_t j = 0;
+
+		for (const char *c = k->key; *c && j < sizeof(roff) - 3; c++) {
+			if (*c == '-')
+				roff[j++] = '\\';
+			roff[j++] = *c;
+		}
+		roff[j] = '\0';
+		snprintf(ex, sizeof(ex), "\t%s = ", k->key);
+		if (!strstr(man, roff))
+			fail_msg("%s.%s missing from kfix.conf.5", k->section, k->key);
+		if (!strstr(example, ex))
+			fail_msg("%s.%s missing from kfix.conf.example", k->section, k->key);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_config_secret),
 		cmocka_unit_test(test_proc),
 		cmocka_unit_test(test_read_bounded),
+		cmocka_unit_test(test_schema_documented),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
