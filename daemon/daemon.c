@@ -240,10 +240,9 @@ int daemon_new(const char *config_path, const char *self_exe,
 	return 0;
 }
 
-static int setup_loop(struct daemon *d)
+void daemon_block_signals(void)
 {
 	sigset_t mask;
-	int r;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -252,6 +251,13 @@ static int setup_loop(struct daemon *d)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+static int setup_loop(struct daemon *d)
+{
+	int r;
+
+	daemon_block_signals();
 	r = sd_event_default(&d->event);
 	if (r >= 0)
 		r = sd_event_add_signal(d->event, NULL, SIGTERM, on_term, d);
