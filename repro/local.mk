@@ -11,6 +11,8 @@ repro_librepro_a_SOURCES = \
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS)
 REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) -lpthread
 
+CTL_EXTRA_SOURCES += daemon/ctl-report.c
+
 # Crash report tests.
 check_PROGRAMS += tests/unit/test-report-corpus
 # TESTS += tests/unit/test-report-corpus (enabled once above the floors)

@@ -544,6 +544,10 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 	text = buf_steal(&g.text, NULL);
 	if (!text)
 		return -ENOMEM;
+	/* The text is a C string: NULs from the log must not cut it. */
+	for (size_t i = 0; i < text_len; i++)
+		if (text[i] == 0)
+			text[i] = '?';
 	rep->text = text;
 	rep->start = start;
 	rep->end = g.end_pos;
