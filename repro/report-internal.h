@@ -90,7 +90,7 @@ const char *title_type(const char *title);
 
 /* Stack helpers (report-stack.c). */
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
-			char **ret_frame, char ***ret_frames);
+			char **ret_frame, char ***ret_frames, bool *ret_traced);
 char *guilty_file(const char *text, size_t len, const char *title);
 
 #endif

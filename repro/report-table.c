@@ -56,7 +56,7 @@ static const struct stack_fmt rip_only = {
 
 static const struct stack_fmt stall_stack = {
 	.parts = { "apic_timer_interrupt", RIP_FRAME, STACK_TRACE },
-	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq)", STACK_TRACE },
+	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq|" CALL_TRACE ")", STACK_TRACE },
 	.skip = { "apic_timer_interrupt", "rcu", "hrtimer_interrupt", "sched_show_task",
 		  "__sysvec_", "irq_exit", "tick_sched", "update_process_times",
 		  "__hrtimer_run_queues", "hrtimer_", "show_stack", "dump_cpu_task",
@@ -78,7 +78,7 @@ static const struct oops_format bug_formats[] = {
 	  .stack = &(const struct stack_fmt){
 		  .parts = { "BUG: KASAN: (?:double-free or invalid-free|double-free|invalid-free) in {{FUNC}}",
 			     CALL_TRACE, STACK_TRACE },
-		  .skip = { "slab_", "kfree", "vunmap", "vfree", "kmem_cache_free", "free_" } } },
+		  .skip = { "kmem_", "slab_", "kfree", "vunmap", "vfree" } } },
 	{ .title = "BUG: KASAN: ([a-z\\-]+) on address(?:.*\\n)+?.*(Read|Write) of size ([0-9]+)",
 	  .fmt = "KASAN: {1} {2}" },
 	{ .title = "BUG: KASAN: (.*)", .fmt = "KASAN: {1}", .corrupted = true },
@@ -227,15 +227,16 @@ static const struct oops_format warning_formats[] = {
 	{ .title = "WARNING: possible irq lock inversion dependency detected",
 	  .report = "WARNING: possible irq lock inversion dependency detected(?:.*\\n)+?.*just changed the state of lock(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
 	  .fmt = "possible deadlock in {1}" },
-	{ .title = "WARNING: .*-safe -> .*-unsafe lock order detected",
-	  .report = "WARNING: .*-safe -> .*-unsafe lock order detected(?:.*\\n)+?.*is trying to acquire(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
-	  .fmt = "possible deadlock in {1}" },
+	/* Blame where the irq-safe lock is taken from interrupt context. */
+	{ .title = "WARNING: .*-safe -> .*-unsafe lock order detected", .fmt = "possible deadlock in {frame}",
+	  .stack = &(const struct stack_fmt){
+		  .parts = { "which became (?:HARDIRQ|SOFTIRQ)-irq-safe at:", STACK_TRACE },
+		  .parts2 = { "is trying to acquire", LOCK_SITE } } },
 	{ .title = "WARNING: possible recursive locking detected",
 	  .report = "WARNING: possible recursive locking detected(?:.*\\n)+?.*is trying to acquire lock(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
 	  .fmt = "possible deadlock in {1}" },
-	{ .title = "WARNING: inconsistent lock state",
-	  .report = "WARNING: inconsistent lock state(?:.*\\n)+?.*takes(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
-	  .fmt = "inconsistent lock state in {1}" },
+	{ .title = "WARNING: inconsistent lock state", .fmt = "inconsistent lock state in {frame}",
+	  .stack = LOCK_STACK("takes:") },
 	{ .title = "WARNING: suspicious RCU usage", .report = "WARNING: suspicious RCU usage(?:.*\\n)+?.*?{{SRC}}",
 	  .fmt = "WARNING: suspicious RCU usage in {frame}",
 	  .stack = TRACE_SKIP("rcu", "kmem", "slab", "kmalloc", "vmalloc", "kcalloc", "kzalloc") },
@@ -291,6 +292,8 @@ static const struct oops_format info_formats[] = {
 	  .fmt = "inconsistent lock state in {1}" },
 	{ .title = "INFO: rcu_(?:preempt|sched|bh) (?:self-)?detected(?: expedited)? stall",
 	  .fmt = "INFO: rcu detected stall in {frame}", .alt = "stall in {frame}", .stack = &stall_stack },
+	{ .title = "INFO: rcu_tasks detected stalls? on tasks",
+	  .fmt = "INFO: rcu detected stall in {frame}", .alt = "stall in {frame}", .stack = &stall_stack },
 	{ .title = "INFO: rcu_(?:preempt|sched|bh) detected stall on CPU",
 	  .fmt = "INFO: rcu detected stall in {frame}", .alt = "stall in {frame}", .stack = &stall_stack },
 	{ .title = "INFO: trying to register non-static key",
@@ -299,7 +302,7 @@ static const struct oops_format info_formats[] = {
 	{ .title = "INFO: suspicious RCU usage", .report = "INFO: suspicious RCU usage(?:.*\\n)+?.*?{{SRC}}",
 	  .fmt = "INFO: suspicious RCU usage in {frame}",
 	  .stack = TRACE_SKIP("rcu", "kmem", "slab", "kmalloc", "vmalloc", "kcalloc", "kzalloc") },
-	{ .title = "INFO: task .* blocked (?:in I/O wait )?for more than [0-9]+ seconds", .fmt = "INFO: task hung in {frame}",
+	{ .title = "INFO: task [^\\n]*(?:\\n[^\\n]*)?blocked (?:in I/O wait )?for more than [0-9]+ seconds", .fmt = "INFO: task hung in {frame}",
 	  .alt = "hang in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE }, .picker = PICK_HUNG_TASK } },
 	{ .title = "INFO: task .* can't die for more than .* seconds", .fmt = "INFO: task can't die in {frame}",
@@ -568,7 +571,14 @@ const char *const report_skip_frames[] = {
 	"kfree_skb", "readb$", "readw$", "readl$", "readq$", "__ioread", "__iowrite",
 	"crc16", "crc32", "crc_itu_t", "__crc32c_le", "^xas_", "lock_timer_base", "^klist_",
 	"^skb_(?:put|push|pull)$", "^skb_over_panic$", "^skb_under_panic$", "__phys_addr",
-	"__might_resched", "_atomic_dec_and_lock", "^assertfail$",
+	"__might_resched", "_atomic_dec_and_lock", "^assertfail$", "^(?:fast_)?dput$", "_nlink$",
+	"^iput$", "print_tainted", "check_panic_on_warn", "get_taint", "fortify", "trace_hardirqs",
+	/* arm64 exception entry */
+	"do_kernel_fault", "do_tag_check_fault", "do_mem_abort", "do_bad_area", "do_translation_fault",
+	"^el1h?_64_sync", "^el1_abort$", "^el1_sync",
+	"insert_work", "__queue_work", "find_lock_entries", "truncate_inode_pages", "^__?mod_timer$",
+	"timer_delete", "^put_device$", "mark_buffer_dirty", "folios_put",
+	"^__?folio_put", "^put_page$", "free_unref", "rhashtable_lookup",
 	"^handle_bug$", "^exc_invalid_op$", "^asm_exc_invalid_op$",
 	"^__report_bug$", "^__ubsan", "^ubsan_", "^rcu_is_watching$", "^__sanitizer_cov_trace_pc$",
 	NULL
@@ -589,7 +599,7 @@ const char *const report_stall_anchors[] = {
 	"^setsockopt$", "kernel_setsockopt", "sock_common_setsockopt", "^listen$",
 	"kernel_listen", "sk_common_release", "^sock_mmap", "^accept$", "kernel_accept",
 	"^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
-	"^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)",
+	"^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)", "ret_fast_syscall",
 	"__do_fault", "handle_mm_fault", "do_page_fault", "^page_fault$", "__fput",
 	"task_work_run", "exit_to_usermode", "smp_call_function",
 	NULL
@@ -607,7 +617,11 @@ const char *const report_guilty_ignores[] = {
 	"^net/core/dev\\.c", "^net/core/sock\\.c", "^net/core/skbuff\\.c", "^fs/proc/generic\\.c",
 	"^trusty/", "^drivers/usb/core/urb\\.c", "^drivers/usb/core/message\\.c",
 	"^kernel/entry/", "^kernel/irq/", "^kernel/task_work\\.c", "^kernel/exit\\.c",
-	"^kernel/stacktrace\\.c", "^kernel/time/hrtimer\\.c", "^arch/x86/entry/",
+	"^kernel/stacktrace\\.c", "^kernel/time/hrtimer\\.c", "^kernel/time/tick-", "^arch/x86/entry/",
+	"^arch/.*/kernel/process\\.c", "^arch/.*/kernel/apic/", "^arch/.*/lib/", "^arch/.*/kernel/stacktrace\\.c",
+	"^arch/.*/kernel/entry", "^mm/filemap\\.c", "^mm/truncate\\.c", "^mm/folio-compat\\.c",
+	"^mm/slab_common\\.c", "^mm/swap\\.c", "^kernel/fork\\.c", "^kernel/irq_work\\.c",
+	"^kernel/smp\\.c", "^kernel/kcov\\.c", "^kernel/fail_function\\.c",
 	NULL
 };
 
