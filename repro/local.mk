@@ -1,3 +1,21 @@
 # repro module: crash reports, trees, builds, VMs, runs.
 # Modules define NAME_LIBS for linking; tests register themselves here.
-REPRO_LIBS =
+noinst_LIBRARIES += repro/librepro.a
+repro_librepro_a_SOURCES = \
+	repro/tree.h \
+	repro/tree-internal.h \
+	repro/tree.c \
+	repro/tree-query.c \
+	repro/tree-worktree.c \
+	repro/tree-snapshot.c \
+	repro/tree-publish.c \
+	repro/cfunc.c \
+	repro/edit.c
+repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS)
+REPRO_LIBS = repro/librepro.a $(LIBGIT2_LIBS) $(LIBSSH2_LIBS)
+
+check_PROGRAMS += tests/unit/test-tree
+TESTS += tests/unit/test-tree
+tests_unit_test_tree_SOURCES = tests/unit/test-tree.c
+tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
+tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
