@@ -23,6 +23,15 @@
 #include "common/strutil.h"
 #include "repro/tree.h"
 
+/* libgit2 1.5 leaks a PCRE2 match block per remote created (its config
+ * regex path; fixed upstream by libgit2 PR 6382, in 1.6): not ours to fix,
+ * so LeakSanitizer is told about exactly that stack. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libpcre2-8.so\n";
+}
+
 static const char SLAB_C1[] =
 	"// SPDX-License-Identifier: GPL-2.0\n"
 	"#include <linux/slab.h>\n"
@@ -141,6 +150,19 @@ static void up_commit(const char *msg, int64_t when, char ret[TREE_OID_HEX],
 	git_repository_free(repo);
 }
 
+static bool git_installed(void)
+{
+	char *argv[] = { "git", "--version", NULL };
+	struct proc_opts o = PROC_OPTS_DEFAULT;
+	struct proc_result r = { 0 };
+	bool ok;
+
+	o.timeout_usec = 10 * 1000000ull;
+	ok = proc_run(argv, &o, &r) == 0 && r.exit_code == 0;
+	proc_result_free(&r);
+	return ok;
+}
+
 static int setup(void **state)
 {
 	git_repository *repo;
@@ -164,7 +186,7 @@ static int setup(void **state)
 		  1700000100, F.c2, "mm/slab.c", SLAB_C2, NULL);
 	up_commit("fs: add c\n", 1700000200, F.c3, "fs/a.c",
 		  "int a;\nint b;\nint c;\n", NULL);
-	F.have_git = access("/usr/bin/git", X_OK) == 0;
+	F.have_git = git_installed();
 	return 0;
 }
 
@@ -222,6 +244,40 @@ static void test_mirror_fetch(void **state)
 	assert_int_equal(tree_fetch(F.mirror, NULL, 0, NULL, NULL), 0);
 	assert_int_equal(tree_resolve(F.mirror, F.c2, oid), 0);
 	assert_string_equal(oid, F.c2);
+}
+
+/* A remote whose default branch is "main": the mirror's HEAD follows. */
+static void test_fetch_main(void **state)
+{
+	_cleanup_tree_ struct tree *t = NULL;
+	_cleanup_free_ char *up = NULL, *url = NULL;
+	git_repository *repo;
+	git_treebuilder *tb;
+	git_signature *sig;
+	git_oid tree_oid, oid;
+	git_tree *tr;
+	char head[TREE_OID_HEX], want[TREE_OID_HEX];
+
+	(void)state;
+	assert_true(asprintf(&up, "%s/up-main", F.dir) > 0);
+	assert_true(asprintf(&url, "file://%s", up) > 0);
+	assert_int_equal(git_repository_init(&repo, up, 1), 0);
+	assert_int_equal(git_repository_set_head(repo, "refs/heads/main"), 0);
+	assert_int_equal(git_treebuilder_new(&tb, repo, NULL), 0);
+	assert_int_equal(git_treebuilder_write(&tree_oid, tb), 0);
+	assert_int_equal(git_tree_lookup(&tr, repo, &tree_oid), 0);
+	assert_int_equal(git_signature_new(&sig, "Dev", "dev@example.org", 1700000000, 0), 0);
+	assert_int_equal(git_commit_create(&oid, repo, "HEAD", sig, sig, NULL, "empty\n",
+					   tr, 0, NULL), 0);
+	git_oid_tostr(want, sizeof(want), &oid);
+	git_signature_free(sig);
+	git_tree_free(tr);
+	git_treebuilder_free(tb);
+	git_repository_free(repo);
+	assert_int_equal(tree_open_mirror(F.cache, "up-main", url, &t), 0);
+	assert_int_equal(tree_fetch(t, NULL, 0, NULL, NULL), 0);
+	assert_int_equal(tree_resolve(t, "HEAD", head), 0);
+	assert_string_equal(head, want);
 }
 
 static void test_fetch_errors(void **state)
@@ -754,6 +810,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mirror_fetch),
+		cmocka_unit_test(test_fetch_main),
 		cmocka_unit_test(test_fetch_errors),
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_cfunc),
