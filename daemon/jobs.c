@@ -11,6 +11,7 @@
 
 #include "common/conf.h"
 #include "common/log.h"
+#include "common/slot.h"
 #include "common/strutil.h"
 #include "jobs.h"
 #include "store.h"
@@ -71,6 +72,26 @@ int job_step_done(struct job_ctx *ctx, const char *step)
 	free(ctx->job->checkpoint);
 	ctx->job->checkpoint = cp;
 	return 0;
+}
+
+int job_slot_acquire(struct job_ctx *ctx, const char *resource,
+		     struct slot **ret)
+{
+	_cleanup_free_ char *state = NULL, *dir = NULL;
+	char key[64];
+	int64_t max = 1;
+	uint64_t wait = 0;
+	int r;
+
+	snprintf(key, sizeof(key), "%s-slots", resource);
+	r = config_get_int(ctx->cfg, "kfix", NULL, key, &max);
+	if (r < 0)
+		return -EINVAL;
+	config_get_duration(ctx->cfg, "kfix", NULL, "job-timeout", &wait);
+	r = config_get_path(ctx->cfg, "kfix", NULL, "state-dir", &state);
+	if (r < 0 || asprintf(&dir, "%s/slots", state) < 0)
+		return -ENOMEM;
+	return slot_acquire(dir, resource, (int)max, wait, ret);
 }
 
 int job_fail(struct job_ctx *ctx, int r, const char *fmt, ...)
