@@ -18,3 +18,12 @@ check_PROGRAMS += tests/unit/test-report-corpus
 # TESTS += tests/unit/test-report-corpus (enabled once above the floors)
 tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
 tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+
+TESTS += tests/integration/report-cli.sh
+EXTRA_DIST += tests/integration/report-cli.sh
+
+check_PROGRAMS += tests/unit/test-report
+TESTS += tests/unit/test-report
+tests_unit_test_report_SOURCES = tests/unit/test-report.c
+tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)

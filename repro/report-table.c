@@ -506,6 +506,13 @@ const struct oops report_oopses[] = {
 };
 const size_t report_n_oopses = ARRAY_SIZE(report_oopses);
 
+/* report_frames(): the first call trace of the report (or, for reports
+ * that print frames right under the header, those). */
+const struct stack_fmt report_trace_fmt = {
+	.parts = { "(?:" CALL_TRACE "|[^k] backtrace(?: \\(crc [[:xdigit:]]+\\))?:)", STACK_TRACE },
+	.parts2 = { STACK_TRACE },
+};
+
 /* Lines that start a call trace (and end the previous one). */
 const char *const report_stack_starts[] = {
 	"Call Trace", "Backtrace:", "Allocated:", "Allocated by task [0-9]+:", "Freed:", "Freed by task [0-9]+:",

@@ -538,7 +538,7 @@ static void init(void)
 static int fill(struct report *rep, const char *log, size_t len, size_t start, const struct oops *o,
 		const char *ctx)
 {
-	_cleanup_(buf_freep) struct buf unused = {};
+	_cleanup_free_ char *frame = NULL;
 	struct gather g = {};
 	struct description d = {};
 	char *text;
@@ -589,8 +589,11 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 		}
 		free(alt);
 	}
-	rep->frames = TAKE_PTR(d.frames);
 	description_done(&d);
+	r = stack_extract_frame(&report_trace_fmt, text + g.prefix_len, text_len - g.prefix_len, &frame,
+				&rep->frames, NULL);
+	if (r < 0)
+		return r;
 	if (!rep->title)
 		return -ENOMEM;
 	return 0;
