@@ -24,6 +24,7 @@
 #define PREFIX_MAX_TASK 50     /* ... with CONFIG_PRINTK_CALLER: same task */
 #define CONTEXT_MAX 32
 #define HEADER_WINDOW 2048     /* bytes around a header seen by suppression regexes */
+#define STRICT_WINDOW 4096     /* bytes after a strict header its title may span */
 
 struct report {
 	char *title;
@@ -167,15 +168,33 @@ static bool suppressed_on_line(const struct oops *o, const char *s, size_t n, si
 	return re_match_any(o->suppressions, s + from, to - from);
 }
 
+/* A strict family's title must match the line and what follows it (the
+ * log goes on after the line: s + n is not its end). */
+static bool strict_match(const struct oops *o, const char *s, size_t n, size_t avail)
+{
+	size_t win = MIN(n + STRICT_WINDOW, avail);
+
+	for (const struct oops_format *f = o->formats; f->title; f++) {
+		size_t ov[2 * RE_MAX_GROUPS];
+
+		if (re_search(f->title, s, win, 0, ov) > 0)
+			return true;
+	}
+	return false;
+}
+
 /* The first oops family whose header is on the line, or NULL. */
-static const struct oops *line_oops(const char *s, size_t n)
+static const struct oops *line_oops(const char *s, size_t n, size_t avail)
 {
 	for (size_t i = 0; i < report_n_oopses; i++) {
 		const struct oops *o = &report_oopses[i];
 		const char *h = memmem(s, n, o->header, strlen(o->header));
 
-		if (h && !suppressed_on_line(o, s, n, (size_t)(h - s)))
-			return o;
+		if (!h || suppressed_on_line(o, s, n, (size_t)(h - s)))
+			continue;
+		if (o->strict && !strict_match(o, s, n, avail))
+			continue;
+		return o;
 	}
 	return NULL;
 }
@@ -250,7 +269,7 @@ static int gather(const char *log, size_t len, size_t start, const char *ctx, st
 			}
 		if (oops_line)
 			g->prefix_len = g->text.len;
-		if (line_oops(l.raw, l.raw_len)) {
+		if (line_oops(l.raw, l.raw_len, len - (size_t)(l.raw - log))) {
 			g->end_pos = next;
 			if (!oops_line && second == 0 && !re_match_any(report_start_ignores, l.raw, MIN(l.raw_len, (size_t)REPORT_LINE_MAX)))
 				second = pos;
@@ -622,7 +641,7 @@ int report_parse(const char *log, size_t len, struct report **ret_report)
 		const char *nl = memchr(log + pos, '\n', len - pos);
 		size_t next = nl ? (size_t)(nl - log) : len;
 
-		o = line_oops(log + pos, next - pos);
+		o = line_oops(log + pos, next - pos, len - pos);
 		if (o) {
 			start = pos;
 			parse_line(log + pos, next - pos, &l);
