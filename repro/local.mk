@@ -45,3 +45,11 @@ tests_fuzz_fuzz_report_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_report_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
 endif
+
+# `make bench`: parser throughput and linearity.
+EXTRA_PROGRAMS += tests/bench/bench-report
+BENCH_BINS += tests/bench/bench-report
+tests_bench_bench_report_SOURCES = tests/bench/bench-report.c
+tests_bench_bench_report_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
+tests_bench_bench_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+CLEANFILES += tests/bench/bench-report

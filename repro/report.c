@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,14 +184,55 @@ static bool strict_match(const struct oops *o, const char *s, size_t n, size_t a
 	return false;
 }
 
-/* The first oops family whose header is on the line, or NULL. */
+/* Header prefilter: every line of the log is checked against every oops
+ * header, so instead of one memmem per header the line is scanned once
+ * and each byte pair is looked up in a table of the headers' first two
+ * bytes; only hits are compared in full. */
+static uint32_t header_bigrams[1 << 16];
+static size_t header_len[32];
+
+static int headers_init(void)
+{
+	if (report_n_oopses > 32)
+		return -EINVAL;
+	for (size_t i = 0; i < report_n_oopses; i++) {
+		const unsigned char *h = (const unsigned char *)report_oopses[i].header;
+
+		header_len[i] = strlen(report_oopses[i].header);
+		if (header_len[i] < 2)
+			return -EINVAL;
+		header_bigrams[h[0] << 8 | h[1]] |= UINT32_C(1) << i;
+	}
+	return 0;
+}
+
+/* The first oops family (in table order) whose header is on the line and
+ * not vetoed, or NULL. */
 static const struct oops *line_oops(const char *s, size_t n, size_t avail)
 {
-	for (size_t i = 0; i < report_n_oopses; i++) {
-		const struct oops *o = &report_oopses[i];
-		const char *h = memmem(s, n, o->header, strlen(o->header));
+	const unsigned char *u = (const unsigned char *)s;
+	size_t at[32];
+	uint32_t found = 0;
 
-		if (!h || suppressed_on_line(o, s, n, (size_t)(h - s)))
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint32_t cand = header_bigrams[u[i] << 8 | u[i + 1]] & ~found;
+
+		while (cand) {
+			int j = __builtin_ctz(cand);
+
+			cand &= cand - 1;
+			if (n - i >= header_len[j] && memcmp(s + i, report_oopses[j].header, header_len[j]) == 0) {
+				found |= UINT32_C(1) << j;
+				at[j] = i;
+			}
+		}
+	}
+	while (found) {
+		int j = __builtin_ctz(found);
+		const struct oops *o = &report_oopses[j];
+
+		found &= found - 1;
+		if (suppressed_on_line(o, s, n, at[j]))
 			continue;
 		if (o->strict && !strict_match(o, s, n, avail))
 			continue;
@@ -551,7 +593,9 @@ static int init_result;
 
 static void init(void)
 {
-	init_result = re_init();
+	init_result = headers_init();
+	if (init_result >= 0)
+		init_result = re_init();
 }
 
 static int fill(struct report *rep, const char *log, size_t len, size_t start, const struct oops *o,
