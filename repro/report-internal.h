@@ -23,6 +23,7 @@ enum frame_picker {
 struct stack_fmt {
 	const char *parts[5];
 	const char *parts2[5];
+	const char *parts3[5];
 	const char *skip[24];
 	enum frame_picker picker;
 };
@@ -47,6 +48,8 @@ struct oops {
 	const char *header;
 	const struct oops_format *formats;
 	const char *const *suppressions;
+	/* the header alone is too common: a format's title must match too */
+	bool strict;
 };
 
 /* A string to find, and optionally a regex that must then match the line. */
@@ -67,6 +70,7 @@ extern const struct line_pattern report_log_suppressions[];
 extern const char *const report_start_ignores[];
 extern const char *const report_info_with_stack[];
 extern const char *const report_rip_frame;
+extern const struct stack_fmt report_trace_fmt;
 
 /* Regex matching (PCRE2, compiled once with {{FUNC}}-style macros
  * expanded, bounded by a match limit).  Returns the number of capture
