@@ -13,9 +13,13 @@ repro_librepro_a_SOURCES = \
 	repro/edit.c
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS)
 REPRO_LIBS = repro/librepro.a $(LIBGIT2_LIBS) $(LIBSSH2_LIBS)
+CTL_EXTRA_SOURCES += daemon/ctl-tree.c
 
 check_PROGRAMS += tests/unit/test-tree
 TESTS += tests/unit/test-tree
 tests_unit_test_tree_SOURCES = tests/unit/test-tree.c
 tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
 tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+TESTS += tests/integration/kfixctl-tree.sh
+EXTRA_DIST += tests/integration/kfixctl-tree.sh
