@@ -23,3 +23,8 @@ tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
+
+EXTRA_PROGRAMS += tests/bench/bench-tree
+BENCH_BINS += tests/bench/bench-tree
+tests_bench_bench_tree_SOURCES = tests/bench/bench-tree.c
+tests_bench_bench_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
