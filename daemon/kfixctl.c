@@ -30,6 +30,7 @@ static const struct ctl_cmd commands[] = {
 	{ "resume", ctl_resume, "", "take jobs again" },
 	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd" },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
+	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
 };
 
 static void usage(FILE *f)

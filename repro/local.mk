@@ -25,6 +25,7 @@ check_PROGRAMS += tests/unit/test-report-corpus
 TESTS += tests/unit/test-report-corpus
 tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
 tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+CTL_EXTRA_SOURCES += daemon/ctl-tree.c
 
 check_PROGRAMS += tests/unit/test-tree
 TESTS += tests/unit/test-tree
@@ -66,3 +67,10 @@ tests_bench_bench_report_SOURCES = tests/bench/bench-report.c
 tests_bench_bench_report_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
 tests_bench_bench_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
 CLEANFILES += tests/bench/bench-report
+TESTS += tests/integration/kfixctl-tree.sh
+EXTRA_DIST += tests/integration/kfixctl-tree.sh
+
+EXTRA_PROGRAMS += tests/bench/bench-tree
+BENCH_BINS += tests/bench/bench-tree
+tests_bench_bench_tree_SOURCES = tests/bench/bench-tree.c
+tests_bench_bench_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)

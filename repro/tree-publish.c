@@ -435,3 +435,31 @@ int tree_push(struct tree *t, const char *url, const char *const *refspecs,
 		return tree_fail(t, -EREMOTEIO, "push: %s", s.rejected);
 	return 0;
 }
+
+int tree_format_patch(struct tree *t, const char *rev, const char *prefix,
+		      unsigned reroll, char **ret_mail)
+{
+	_cleanup_(git_commit_freep) git_commit *c = NULL;
+	_cleanup_git_buf_ git_buf buf = GIT_BUF_INIT;
+	git_email_create_options opts = GIT_EMAIL_CREATE_OPTIONS_INIT;
+	char *s;
+	int r;
+
+	r = tree_lookup_commit_t(t, rev, &c);
+	if (r < 0)
+		return r;
+	if (git_commit_parentcount(c) != 1)
+		return tree_fail(t, -EINVAL, "only a commit with one parent makes a patch");
+	opts.subject_prefix = prefix ? prefix : "PATCH";
+	opts.reroll_number = reroll > 1 ? reroll : 0;
+	r = git_email_create_from_commit(&buf, c, &opts);
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot format the patch");
+	if (buf.size > TREE_PATCH_MAX)
+		return tree_fail(t, -E2BIG, "patch is too large");
+	s = strndup(buf.ptr, buf.size);
+	if (!s)
+		return -ENOMEM;
+	*ret_mail = s;
+	return 0;
+}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/strutil.h"
 #include "repro/tree-internal.h"
 
@@ -426,4 +427,75 @@ int tree_is_ancestor(struct tree *t, const char *ancestor, const char *commit)
 	if (r < 0)
 		return tree_fail_git(t, r, "ancestry check failed");
 	return r;
+}
+
+struct diff_cap {
+	struct buf *b;
+	size_t file_start; /* offset where the current file's text began */
+	bool truncated;
+};
+
+static int diff_cap_line(const git_diff_delta *delta, const git_diff_hunk *hunk,
+			 const git_diff_line *line, void *payload)
+{
+	struct diff_cap *d = payload;
+	char origin[2] = { line->origin, 0 };
+	bool with_origin = line->origin == GIT_DIFF_LINE_CONTEXT ||
+			   line->origin == GIT_DIFF_LINE_ADDITION ||
+			   line->origin == GIT_DIFF_LINE_DELETION;
+
+	(void)hunk;
+	if (line->origin == GIT_DIFF_LINE_FILE_HDR)
+		d->file_start = d->b->len;
+	if ((with_origin && buf_puts(d->b, origin) < 0) ||
+	    buf_append(d->b, line->content, line->content_len) < 0) {
+		/* Drop the partial file, unless it is the only one. */
+		if (d->file_start > 0) {
+			d->b->len = d->file_start;
+			d->b->data[d->b->len] = 0;
+		}
+		d->truncated = true;
+		(void)delta;
+		return 1;
+	}
+	return 0;
+}
+
+int tree_diff_commits(struct tree *t, const char *old, const char *new_rev,
+		      size_t max, char **ret_diff, bool *ret_truncated)
+{
+	_cleanup_(git_commit_freep) git_commit *nc = NULL, *oc = NULL;
+	_cleanup_(git_tree_freep) git_tree *nt = NULL, *ot = NULL;
+	_cleanup_(git_diff_freep) git_diff *d = NULL;
+	_cleanup_buf_ struct buf b = BUF_INIT(max ? max : TREE_PATCH_MAX);
+	struct diff_cap cap = { .b = &b };
+	int r;
+
+	r = tree_lookup_commit_t(t, new_rev, &nc);
+	if (r < 0)
+		return r;
+	if (old)
+		r = tree_lookup_commit_t(t, old, &oc);
+	else if (git_commit_parentcount(nc) > 0)
+		r = git_commit_parent(&oc, nc, 0) < 0 ? -EIO : 0;
+	if (r < 0)
+		return r;
+	r = git_commit_tree(&nt, nc);
+	if (r == 0 && oc)
+		r = git_commit_tree(&ot, oc);
+	if (r == 0)
+		r = git_diff_tree_to_tree(&d, t->repo, ot, nt, NULL);
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot diff commits");
+	r = git_diff_print(d, GIT_DIFF_FORMAT_PATCH, diff_cap_line, &cap);
+	if (r < 0 && !cap.truncated)
+		return tree_fail_git(t, r, "cannot print diff");
+	if (buf_puts(&b, "") < 0 && !b.data)
+		return -ENOMEM;
+	*ret_diff = buf_steal(&b, NULL);
+	if (!*ret_diff)
+		return -ENOMEM;
+	if (ret_truncated)
+		*ret_truncated = cap.truncated;
+	return 0;
 }

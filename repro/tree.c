@@ -101,10 +101,15 @@ char *tree_git_message(const char *fmt, ...)
 	return s;
 }
 
+/* Why the last tree_open_* in this thread failed: there is no struct tree
+ * to hold it then. */
+static __thread char open_error[1024];
+
 const char *tree_error(const struct tree *t)
 {
-	return t ? t->error : "";
+	return t ? t->error : open_error;
 }
+
 
 const char *tree_path(const struct tree *t)
 {
@@ -175,32 +180,80 @@ static int mirror_setup_origin(git_repository *repo, const char *url)
 	return 0;
 }
 
-int tree_open_mirror(const char *cache_dir, const char *name, const char *url,
-		     struct tree **ret)
+static int open_mirror(struct tree *t, const char *cache_dir, const char *name,
+		       const char *url)
 {
-	_cleanup_tree_ struct tree *t = NULL;
 	_cleanup_free_ char *dir = NULL;
 	int r;
 
 	if (!cache_dir || !url || !*url || !name_is_valid(name))
-		return -EINVAL;
-	r = tree_new(&t);
-	if (r < 0)
-		return r;
+		return tree_fail(t, -EINVAL, "invalid tree name or url");
 	if (asprintf(&dir, "%s/trees", cache_dir) < 0 ||
 	    asprintf(&t->path, "%s/trees/%s.git", cache_dir, name) < 0)
 		return -ENOMEM;
 	r = mkdir_p(dir, 0755);
 	if (r < 0)
-		return r;
+		return tree_fail(t, r, "cannot create %s: %s", dir, strerror(-r));
 	r = git_repository_open_bare(&t->repo, t->path);
 	if (r == GIT_ENOTFOUND)
 		r = git_repository_init(&t->repo, t->path, 1);
 	if (r < 0)
-		return tree_errno(r);
+		return tree_fail_git(t, r, "cannot open mirror %s", t->path);
 	r = mirror_setup_origin(t->repo, url);
 	if (r < 0)
-		return tree_errno(r);
+		return tree_fail_git(t, r, "cannot set the remote of %s", t->path);
+	return 0;
+}
+
+static int open_path(struct tree *t, const char *path, const char *scratch_dir)
+{
+	struct stat st;
+	int r;
+
+	if (!path)
+		return -EINVAL;
+	r = git_repository_open_ext(&t->repo, path,
+				    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (r == 0) {
+		t->path = strdup(git_repository_path(t->repo));
+		return t->path ? 0 : -ENOMEM;
+	}
+	if (r != GIT_ENOTFOUND)
+		return tree_fail_git(t, r, "cannot open %s", path);
+	if (stat(path, &st) < 0)
+		return tree_fail(t, negerrno(), "cannot open %s: %m", path);
+	if (!S_ISDIR(st.st_mode))
+		return tree_fail(t, -ENOTDIR, "%s is not a folder", path);
+	if (!scratch_dir)
+		return tree_fail(t, -ENOTSUP,
+				 "%s is not a repository and no scratch folder was given",
+				 path);
+	return tree_snapshot_import(t, path, scratch_dir);
+}
+
+/* The message of a failed open outlives the struct that held it. */
+static int open_failed(struct tree *t, int r)
+{
+	if (t && t->error[0])
+		snprintf(open_error, sizeof(open_error), "%s", t->error);
+	else
+		snprintf(open_error, sizeof(open_error), "%s", strerror(-r));
+	return r;
+}
+
+int tree_open_mirror(const char *cache_dir, const char *name, const char *url,
+		     struct tree **ret)
+{
+	_cleanup_tree_ struct tree *t = NULL;
+	int r;
+
+	open_error[0] = 0;
+	r = tree_new(&t);
+	if (r < 0)
+		return open_failed(NULL, r);
+	r = open_mirror(t, cache_dir, name, url);
+	if (r < 0)
+		return open_failed(t, r);
 	*ret = TAKE_PTR(t);
 	return 0;
 }
@@ -208,34 +261,15 @@ int tree_open_mirror(const char *cache_dir, const char *name, const char *url,
 int tree_open_path(const char *path, const char *scratch_dir, struct tree **ret)
 {
 	_cleanup_tree_ struct tree *t = NULL;
-	struct stat st;
 	int r;
 
-	if (!path)
-		return -EINVAL;
+	open_error[0] = 0;
 	r = tree_new(&t);
 	if (r < 0)
-		return r;
-	r = git_repository_open_ext(&t->repo, path,
-				    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
-	if (r == 0) {
-		t->path = strdup(git_repository_path(t->repo));
-		if (!t->path)
-			return -ENOMEM;
-		*ret = TAKE_PTR(t);
-		return 0;
-	}
-	if (r != GIT_ENOTFOUND)
-		return tree_errno(r);
-	if (stat(path, &st) < 0)
-		return negerrno();
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	if (!scratch_dir)
-		return -ENOTSUP;
-	r = tree_snapshot_import(t, path, scratch_dir);
+		return open_failed(NULL, r);
+	r = open_path(t, path, scratch_dir);
 	if (r < 0)
-		return r;
+		return open_failed(t, r);
 	*ret = TAKE_PTR(t);
 	return 0;
 }

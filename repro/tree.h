@@ -56,7 +56,8 @@ static inline void tree_freep(struct tree **t)
 }
 #define _cleanup_tree_ _cleanup_(tree_freep)
 
-/* Message for the last failure of a function taking t ("" if none). */
+/* Message for the last failure of a function taking t ("" if none); with
+ * t NULL, why the calling thread's last tree_open_* failed. */
 const char *tree_error(const struct tree *t);
 /* Path of the repository (the .git folder for a bare mirror). */
 const char *tree_path(const struct tree *t);
@@ -99,6 +100,13 @@ int tree_read_function(struct tree *t, const char *rev, const char *path,
 /* The same scan on text in memory (used by tree_read_function). */
 int c_find_function(const char *text, size_t len, const char *func,
 		    size_t *ret_start, size_t *ret_end, unsigned *ret_first_line);
+
+/* Unified diff between two commits of t ("git diff OLD NEW"); old NULL
+ * means new's first parent (what "git show NEW" shows).  max 0:
+ * TREE_PATCH_MAX; a longer diff is cut at a file boundary where possible
+ * and *ret_truncated set (may be NULL). */
+int tree_diff_commits(struct tree *t, const char *old, const char *new_rev,
+		      size_t max, char **ret_diff, bool *ret_truncated);
 
 /* Queries. */
 enum {
@@ -218,6 +226,12 @@ int tree_branch_create(struct tree *t, const char *name, const char *oid,
  * replacing an older note; the same text again is a no-op. */
 int tree_note_add(struct tree *t, const char *notes_ref, const char *oid,
 		  const char *text, const struct tree_signature *sig);
+
+/* The commit as a `git format-patch` mail ("From <sha> Mon Sep 17 ...",
+ * From:, Date:, Subject: [PREFIX vN] ..., body, "---", diffstat, diff).
+ * prefix NULL means "PATCH"; reroll 0 or 1 adds no version. */
+int tree_format_patch(struct tree *t, const char *rev, const char *prefix,
+		      unsigned reroll, char **ret_mail);
 
 struct tree_push_auth {
 	const char *username;	 /* ssh user / https user; NULL: from URL or "git" */

@@ -750,6 +750,34 @@ static void test_patch_commit_push(void **state)
 	assert_int_equal(tree_is_ancestor(F.mirror, F.c3, commit), 1);
 	assert_int_equal(tree_log_grep(F.mirror, commit, "Because.", 1, oid), 1);
 
+	/* What the commit changed, and the same as a mail that applies. */
+	{
+		_cleanup_free_ char *show = NULL, *range = NULL, *small = NULL, *mail = NULL;
+		bool trunc = true;
+
+		assert_int_equal(tree_diff_commits(F.mirror, NULL, commit, 0, &show, &trunc), 0);
+		assert_false(trunc);
+		assert_non_null(strstr(show, "--- a/fs/a.c\n+++ b/fs/a.c\n"));
+		assert_non_null(strstr(show, "-int c;\n+int d;\n"));
+		assert_int_equal(tree_diff_commits(F.mirror, F.c1, F.c3, 0, &range, &trunc), 0);
+		assert_non_null(strstr(range, "diff --git a/fs/a.c b/fs/a.c"));
+		assert_non_null(strstr(range, "diff --git a/mm/slab.c b/mm/slab.c"));
+		assert_int_equal(tree_diff_commits(F.mirror, F.c1, F.c3, 200, &small, &trunc), 0);
+		assert_true(trunc);
+		assert_true(strlen(small) <= 200);
+		assert_non_null(strstr(small, "diff --git a/fs/a.c b/fs/a.c"));
+		assert_null(strstr(small, "mm/slab.c"));
+
+		assert_int_equal(tree_format_patch(F.mirror, commit, NULL, 2, &mail), 0);
+		assert_non_null(strstr(mail, "From: kfix <kfix@example.org>\n"));
+		assert_non_null(strstr(mail, "Subject: [PATCH v2] fs: d\n"));
+		assert_non_null(strstr(mail, "\nBecause.\n---\n"));
+		assert_int_equal(tree_worktree_checkout(F.mirror, slot, F.c3, oid), 0);
+		assert_int_equal(tree_apply_patch(slot, mail, strlen(mail), &err), 0);
+		assert_int_equal(tree_format_patch(F.mirror, F.c1, NULL, 0, &err), -EINVAL);
+		err = NULL;
+	}
+
 	assert_int_equal(tree_branch_create(F.mirror, "kfix/1/v1", commit, false), 0);
 	assert_int_equal(tree_branch_create(F.mirror, "kfix/1/v1", commit, false), 0);
 	assert_int_equal(tree_branch_create(F.mirror, "kfix/1/v1", F.c3, false), -EEXIST);
@@ -974,7 +1002,10 @@ static void test_snapshot(void **state)
 	assert_true(asprintf(&slot, "%s/slot4", F.dir) > 0);
 	write_text(src, "kernel/fork.c", "int fork;\n");
 	write_text(src, "Makefile", "all:\n");
+	/* As in Debian's linux-source tarball: still imported. */
+	write_text(src, ".gitignore", "/*\n!/debian/\n");
 	assert_int_equal(tree_open_path(src, NULL, &t), -ENOTSUP);
+	assert_non_null(strstr(tree_error(NULL), "no scratch folder"));
 	assert_int_equal(tree_open_path(src, scratch, &t), 0);
 	assert_true(tree_is_snapshot(t));
 	assert_false(exists(src, ".git"));
@@ -995,9 +1026,21 @@ static void test_snapshot(void **state)
 	assert_string_equal(oid, oid2);
 	tree_free(TAKE_PTR(t));
 	write_text(src, "kernel/fork.c", "int fork2;\n");
+	{
+		_cleanup_free_ char *mk = NULL;
+		assert_true(asprintf(&mk, "%s/Makefile", src) > 0);
+		assert_int_equal(unlink(mk), 0);
+	}
 	assert_int_equal(tree_open_path(src, scratch, &t), 0);
 	assert_int_equal(tree_resolve(t, "HEAD", oid2), 0);
 	assert_string_not_equal(oid, oid2);
+	free(data);
+	assert_int_equal(tree_read_file(t, oid2, "kernel/fork.c", 0, &data, NULL), 0);
+	assert_string_equal(data, "int fork2;\n");
+	assert_int_equal(tree_read_file(t, oid2, "Makefile", 0, &data, NULL), -ENOENT);
+	data = NULL;
+	assert_int_equal(tree_open_path("/nonexistent/src", scratch, &t), -ENOENT);
+	assert_non_null(strstr(tree_error(NULL), "/nonexistent/src"));
 }
 
 int main(void)
