@@ -4,9 +4,27 @@ noinst_LIBRARIES += mail/libmail.a
 mail_libmail_a_SOURCES = \
 	mail/parse.h mail/mail-internal.h \
 	mail/parse.c mail/text.c mail/syzbot.c mail/commands.c mail/patch.c \
-	mail/json.c
+	mail/json.c \
+	mail/compose.h mail/compose.c mail/header-internal.h mail/header.c \
+	mail/diffstat-internal.h mail/diffstat.c mail/maintainers.c \
+	mail/smtp.h mail/smtp.c mail/inbox.h mail/inbox.c
 mail_libmail_a_CFLAGS = $(AM_CFLAGS) $(GMIME_CFLAGS) $(LIBCURL_CFLAGS) \
 	$(LIBGIT2_CFLAGS) $(JANSSON_CFLAGS)
 MAIL_LIBS = mail/libmail.a $(GMIME_LIBS) $(LIBCURL_LIBS) $(LIBGIT2_LIBS) $(JANSSON_LIBS)
 
 CTL_EXTRA_SOURCES += daemon/ctl-mail.c
+
+if FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-mail-parse
+FUZZ_BINS += tests/fuzz/fuzz-mail-parse
+tests_fuzz_fuzz_mail_parse_SOURCES = tests/fuzz/fuzz-mail-parse.c
+tests_fuzz_fuzz_mail_parse_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS) $(JANSSON_CFLAGS)
+tests_fuzz_fuzz_mail_parse_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_mail_parse_LDADD = $(MAIL_LIBS) $(COMMON_LIBS)
+endif
+
+# Test driver for the shell integration tests.
+check_PROGRAMS += tests/helpers/mailtool
+tests_helpers_mailtool_SOURCES = tests/helpers/mailtool.c
+tests_helpers_mailtool_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_helpers_mailtool_LDADD = $(MAIL_LIBS) $(COMMON_LIBS)

@@ -171,7 +171,8 @@ static int part_bytes(GMimePart *p, char **ret, size_t *ret_len)
 	arr = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(s));
 	if (arr->len > MAIL_TEXT_MAX)
 		return -EFBIG;
-	*ret = strndup((const char *)arr->data, arr->len);
+	/* an empty part has no array storage at all */
+	*ret = arr->len ? strndup((const char *)arr->data, arr->len) : strdup("");
 	if (!*ret)
 		return -ENOMEM;
 	*ret_len = strlen(*ret);
