@@ -28,3 +28,14 @@ check_PROGRAMS += tests/helpers/mailtool
 tests_helpers_mailtool_SOURCES = tests/helpers/mailtool.c
 tests_helpers_mailtool_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_helpers_mailtool_LDADD = $(MAIL_LIBS) $(COMMON_LIBS)
+
+check_PROGRAMS += tests/helpers/outboxtool
+tests_helpers_outboxtool_SOURCES = tests/helpers/outboxtool.c
+tests_helpers_outboxtool_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_helpers_outboxtool_LDADD = $(DAEMON_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
+
+MAIL_INTEGRATION_TESTS = \
+	tests/integration/mail-smtp.sh
+TESTS += $(MAIL_INTEGRATION_TESTS)
+EXTRA_DIST += $(MAIL_INTEGRATION_TESTS) tests/integration/mail-lib.sh \
+	tests/integration/smtp-server.py
