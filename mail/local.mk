@@ -35,7 +35,8 @@ tests_helpers_outboxtool_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_helpers_outboxtool_LDADD = $(DAEMON_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
 
 MAIL_INTEGRATION_TESTS = \
-	tests/integration/mail-smtp.sh
+	tests/integration/mail-smtp.sh \
+	tests/integration/mail-compose.sh
 TESTS += $(MAIL_INTEGRATION_TESTS)
 EXTRA_DIST += $(MAIL_INTEGRATION_TESTS) tests/integration/mail-lib.sh \
 	tests/integration/smtp-server.py
