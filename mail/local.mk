@@ -36,7 +36,9 @@ tests_helpers_outboxtool_LDADD = $(DAEMON_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
 
 MAIL_INTEGRATION_TESTS = \
 	tests/integration/mail-smtp.sh \
-	tests/integration/mail-compose.sh
+	tests/integration/mail-compose.sh \
+	tests/integration/mail-inbox.sh
 TESTS += $(MAIL_INTEGRATION_TESTS)
 EXTRA_DIST += $(MAIL_INTEGRATION_TESTS) tests/integration/mail-lib.sh \
+	$(wildcard $(srcdir)/tests/fixtures/mail/*.eml) \
 	tests/integration/smtp-server.py
