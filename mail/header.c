@@ -94,7 +94,7 @@ static int put_folded_ascii(struct buf *b, const char *text, size_t col)
 	return 0;
 }
 
-/* Encoded words of at most 45 bytes each, never splitting a UTF-8
+/* Encoded words of at most 39 bytes each (lines stay under 78), never splitting a UTF-8
  * character, one per folded line. */
 static int put_encoded(struct buf *b, const char *text)
 {
@@ -103,7 +103,7 @@ static int put_encoded(struct buf *b, const char *text)
 	bool first = true;
 
 	while (n > 0) {
-		size_t k = MIN(n, (size_t)45);
+		size_t k = MIN(n, (size_t)39);
 
 		while (k < n && k > 1 && (p[k] & 0xc0) == 0x80)
 			k--;

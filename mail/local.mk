@@ -34,11 +34,25 @@ tests_helpers_outboxtool_SOURCES = tests/helpers/outboxtool.c
 tests_helpers_outboxtool_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_helpers_outboxtool_LDADD = $(DAEMON_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
 
+MAIL_FIXTURES = \
+	tests/fixtures/mail/malformed.eml \
+	tests/fixtures/mail/reply-test-attached.eml \
+	tests/fixtures/mail/review-reply.eml \
+	tests/fixtures/mail/syzbot-repro.eml \
+	tests/fixtures/mail/syzbot-report.eml \
+	tests/fixtures/mail/syzbot-test-ok.eml
+
 MAIL_INTEGRATION_TESTS = \
 	tests/integration/mail-smtp.sh \
 	tests/integration/mail-compose.sh \
 	tests/integration/mail-inbox.sh
 TESTS += $(MAIL_INTEGRATION_TESTS)
 EXTRA_DIST += $(MAIL_INTEGRATION_TESTS) tests/integration/mail-lib.sh \
-	$(wildcard $(srcdir)/tests/fixtures/mail/*.eml) \
+	$(MAIL_FIXTURES) \
 	tests/integration/smtp-server.py
+
+check_PROGRAMS += tests/unit/test-mail
+TESTS += tests/unit/test-mail
+tests_unit_test_mail_SOURCES = tests/unit/test-mail.c
+tests_unit_test_mail_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_mail_LDADD = $(MAIL_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)

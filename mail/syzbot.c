@@ -191,7 +191,7 @@ static int read_report(struct mail *m, const char *start)
 		if (buf_append(&b, l, n) < 0 || buf_puts(&b, "\n") < 0)
 			return 0; /* too long: keep no report rather than half */
 	}
-	while (b.len > 0 && b.data[b.len - 1] == '\n' && (b.len < 2 || b.data[b.len - 2] == '\n'))
+	while (b.len > 0 && b.data[b.len - 1] == '\n')
 		b.data[--b.len] = '\0';
 	if (b.len == 0)
 		return 0;
