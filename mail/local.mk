@@ -45,7 +45,8 @@ MAIL_FIXTURES = \
 MAIL_INTEGRATION_TESTS = \
 	tests/integration/mail-smtp.sh \
 	tests/integration/mail-compose.sh \
-	tests/integration/mail-inbox.sh
+	tests/integration/mail-inbox.sh \
+	tests/integration/mail-kfixctl.sh
 TESTS += $(MAIL_INTEGRATION_TESTS)
 EXTRA_DIST += $(MAIL_INTEGRATION_TESTS) tests/integration/mail-lib.sh \
 	$(MAIL_FIXTURES) \
@@ -56,3 +57,25 @@ TESTS += tests/unit/test-mail
 tests_unit_test_mail_SOURCES = tests/unit/test-mail.c
 tests_unit_test_mail_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_mail_LDADD = $(MAIL_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+# Inputs the fuzzer found (and seeds), replayed by make check.
+MAIL_FUZZ_CORPUS = \
+	tests/fuzz/corpus-mail/crash-bd77839bebd48d13f0770d4d6c2ba159a4cbc191 \
+	tests/fuzz/corpus-mail/seed-malformed \
+	tests/fuzz/corpus-mail/seed-reply-test-attached \
+	tests/fuzz/corpus-mail/seed-review-reply \
+	tests/fuzz/corpus-mail/seed-syzbot-report \
+	tests/fuzz/corpus-mail/seed-syzbot-repro \
+	tests/fuzz/corpus-mail/seed-syzbot-test-ok
+EXTRA_DIST += $(MAIL_FUZZ_CORPUS)
+check_PROGRAMS += tests/unit/test-mail-fuzz-replay
+TESTS += tests/unit/test-mail-fuzz-replay
+tests_unit_test_mail_fuzz_replay_SOURCES = tests/fuzz/replay-main.c tests/fuzz/fuzz-mail-parse.c
+tests_unit_test_mail_fuzz_replay_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) \
+	-DREPLAY_CORPUS='"tests/fuzz/corpus-mail"'
+tests_unit_test_mail_fuzz_replay_LDADD = $(MAIL_LIBS) $(COMMON_LIBS)
+
+EXTRA_PROGRAMS += tests/bench/bench-mail
+BENCH_BINS += tests/bench/bench-mail
+tests_bench_bench_mail_SOURCES = tests/bench/bench-mail.c
+tests_bench_bench_mail_LDADD = $(MAIL_LIBS) $(COMMON_LIBS)
