@@ -361,3 +361,53 @@ int mail_compose_syz_test(const struct mail *report, const char *from,
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;
 }
+
+/* The addr-spec of "Name <addr>" or "addr", lower case. */
+static char *addr_spec(const char *a)
+{
+	const char *lt = strrchr(a, '<');
+	char *s = lt ? strndup(lt + 1, strcspn(lt + 1, ">")) : strdup(a);
+
+	for (char *p = s; p && *p; p++)
+		*p = (char)((*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+	return s;
+}
+
+static int add_unique(char ***list, char ***seen, const char *a)
+{
+	_cleanup_free_ char *spec = addr_spec(a);
+
+	if (!spec)
+		return -ENOMEM;
+	if (header_check_address(a) < 0 || strv_contains(*seen, spec))
+		return 0;
+	if (strv_push(seen, spec) < 0 || strv_push(list, a) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int mail_upstream_recipients(const struct mail *report, char *const *maintainers,
+			     char ***ret_to, char ***ret_cc)
+{
+	_cleanup_strv_ char **to = NULL, **cc = NULL, **seen = NULL;
+	const struct mail_syzbot *s = report ? mail_syzbot(report) : NULL;
+
+	for (size_t i = 0; maintainers && maintainers[i]; i++)
+		if (add_unique(&to, &seen, maintainers[i]) < 0)
+			return -ENOMEM;
+	if (s && s->extid) {
+		_cleanup_free_ char *syz = NULL;
+
+		if (asprintf(&syz, "syzbot+%s@syzkaller.appspotmail.com", s->extid) < 0 ||
+		    add_unique(&cc, &seen, syz) < 0)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; report && mail_recipients(report)[i]; i++)
+		if (add_unique(&cc, &seen, mail_recipients(report)[i]) < 0)
+			return -ENOMEM;
+	if ((!to && !(to = calloc(1, sizeof(char *)))) || (!cc && !(cc = calloc(1, sizeof(char *)))))
+		return -ENOMEM;
+	*ret_to = TAKE_PTR(to);
+	*ret_cc = TAKE_PTR(cc);
+	return 0;
+}

@@ -438,6 +438,24 @@ static void test_syz_test_request(void **state)
 			 -EINVAL);
 }
 
+static void test_upstream_recipients(void **state)
+{
+	_cleanup_(mail_freep) struct mail *rep = parse_fixture("syzbot-report.eml");
+	_cleanup_strv_ char **to = NULL, **cc = NULL;
+	char *maint[] = { "Eric Dumazet <EDumazet@google.com>", "netdev@vger.kernel.org",
+			  "bad\r\nBcc: x@example.org", NULL };
+
+	assert_int_equal(mail_upstream_recipients(rep, maint, &to, &cc), 0);
+	assert_int_equal(strv_len(to), 2);
+	assert_string_equal(to[0], "Eric Dumazet <EDumazet@google.com>");
+	assert_string_equal(cc[0], "syzbot+4f3a9c0de81b27a6e5d4@syzkaller.appspotmail.com");
+	/* the report's six recipients less the two already in To */
+	assert_int_equal(strv_len(cc), 1 + 6 - 2);
+	assert_false(strv_contains(cc, "edumazet@google.com"));
+	assert_false(strv_contains(cc, "netdev@vger.kernel.org"));
+	assert_true(strv_contains(cc, "syzkaller-bugs@googlegroups.com"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -456,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_compose_long_and_encoded),
 		cmocka_unit_test(test_trailer_order),
 		cmocka_unit_test(test_syz_test_request),
+		cmocka_unit_test(test_upstream_recipients),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
