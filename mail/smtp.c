@@ -146,6 +146,8 @@ int smtp_send(const struct smtp_opts *o, const char *msg, size_t len,
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(o->timeout_sec > 0 ? o->timeout_sec : 120));
 	curl_easy_setopt(c, CURLOPT_USE_SSL,
 			 url_is_loopback(o->url) ? (long)CURLUSESSL_TRY : (long)CURLUSESSL_ALL);
+	if (o->ca_file)
+		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
 	if (o->user) {
 		curl_easy_setopt(c, CURLOPT_USERNAME, o->user);
 		curl_easy_setopt(c, CURLOPT_PASSWORD, o->password ? o->password : "");

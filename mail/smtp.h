@@ -9,6 +9,7 @@ struct smtp_opts {
 	const char *user;     /* NULL: no AUTH */
 	const char *password;
 	int timeout_sec;      /* whole transaction; 0: 120 */
+	const char *ca_file;  /* NULL: the system's CA store */
 };
 
 /* Sends msg (LF or CRLF line ends; converted to CRLF) from the envelope

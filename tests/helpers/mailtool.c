@@ -118,6 +118,7 @@ static int cmd_send(int argc, char **argv)
 		return 2;
 	o.user = getenv("SMTP_USER");
 	o.password = getenv("SMTP_PASSWORD");
+	o.ca_file = getenv("SMTP_CA_FILE");
 	r = smtp_send(&o, msg, len, argv[1], argv + 2, &err);
 	printf("%s %s\n", r == 0 ? "sent" : r == -EAGAIN ? "retry" : "park", err ? err : "");
 	return r == 0 ? 0 : r == -EAGAIN ? 75 : 1;

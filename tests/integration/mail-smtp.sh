@@ -96,4 +96,25 @@ cat >"$T/auth.conf" <<EOC
 EOC
 "$OUTBOXTOOL" "$T/auth.conf" "$T/auth.db" add d@kfix "$T/one.eml"
 "$OUTBOXTOOL" "$T/auth.conf" "$T/auth.db" run | grep -qx 'sent 1' || fail "outbox AUTH"
+# 7. TLS: STARTTLS on smtp://, implicit TLS on smtps://, certificate checked
+if command -v openssl >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=localhost -days 2 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$T/key.pem" -out "$T/cert.pem" \
+		>/dev/null 2>&1 || fail "openssl"
+	SMTP_TLS="starttls:$T/cert.pem:$T/key.pem" start_smtp "$T/starttls"
+	out=$(SMTP_CA_FILE="$T/cert.pem" "$MAILTOOL" send "smtp://127.0.0.1:$SMTP_PORT" \
+		kfix@kfix.example.org maint@example.org <"$T/one.eml") || fail "STARTTLS: $out"
+	cmp "$T/one.crlf" "$T/starttls/msg-1.eml" || fail "STARTTLS bytes"
+	SMTP_TLS="implicit:$T/cert.pem:$T/key.pem" start_smtp "$T/smtps"
+	out=$(SMTP_CA_FILE="$T/cert.pem" "$MAILTOOL" send "smtps://127.0.0.1:$SMTP_PORT" \
+		kfix@kfix.example.org maint@example.org <"$T/one.eml") || fail "smtps: $out"
+	cmp "$T/one.crlf" "$T/smtps/msg-1.eml" || fail "smtps bytes"
+	# an untrusted certificate is refused and parked, not retried forever
+	rc=0; out=$("$MAILTOOL" send "smtps://127.0.0.1:$SMTP_PORT" kfix@kfix.example.org \
+		maint@example.org <"$T/one.eml") || rc=$?
+	[ "$rc" = 1 ] || fail "untrusted certificate gave exit $rc ($out)"
+	[ ! -e "$T/smtps/msg-2.eml" ] || fail "sent over an untrusted TLS session"
+else
+	echo "openssl missing: TLS part not run"
+fi
 echo "PASS"

@@ -7,11 +7,14 @@ transaction it reads DIR/mode: "ok" (accept), "tempfail" (451 to DATA),
 "permfail" (550 to RCPT), "drop" (close the connection after the data
 arrived, before answering).  Each accepted message is stored byte for
 byte as DIR/msg-N.eml with its envelope in DIR/msg-N.env.  With the
-environment variable SMTP_AUTH=user:password, AUTH is offered and required.
+environment variable SMTP_AUTH=user:password, AUTH is offered and required;
+with SMTP_TLS=starttls:CERT:KEY STARTTLS is offered and required, with
+SMTP_TLS=implicit:CERT:KEY the server speaks TLS from the start (smtps).
 """
 import os
 import signal
 import socket
+import ssl
 import sys
 import threading
 
@@ -76,6 +79,15 @@ def main():
     if os.environ.get("SMTP_AUTH"):
         kw = dict(authenticator=authenticator, auth_required=True,
                   auth_require_tls=False)
+    tls = os.environ.get("SMTP_TLS")
+    if tls:
+        how, cert, key = tls.split(":")
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(cert, key)
+        if how == "starttls":
+            kw.update(tls_context=ctx, require_starttls=True)
+        else:
+            kw.update(ssl_context=ctx)
     c = Controller(Handler(), hostname="127.0.0.1", port=port,
                    data_size_limit=64 * 1024 * 1024, **kw)
     c.start()
