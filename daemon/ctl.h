@@ -41,6 +41,7 @@ int ctl_resume(struct ctl *c, int argc, char **argv);
 int ctl_drain(struct ctl *c, int argc, char **argv);
 int ctl_report(struct ctl *c, int argc, char **argv);
 int ctl_tree(struct ctl *c, int argc, char **argv);
+int ctl_mail(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
 int ctl_store(struct ctl *c, struct store **ret);

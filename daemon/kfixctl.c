@@ -31,6 +31,7 @@ static const struct ctl_cmd commands[] = {
 	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd" },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
+	{ "mail", ctl_mail, "parse [--json] FILE|-", "show what kfix understands of a mail" },
 };
 
 static void usage(FILE *f)

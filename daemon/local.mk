@@ -6,7 +6,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/sched.c daemon/sched.h \
 	daemon/worker.c daemon/worker.h \
 	daemon/daemon.c daemon/daemon.h
-daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(LIBCURL_CFLAGS)
 DAEMON_LIBS = daemon/libdaemon.a $(SQLITE_LIBS)
 
 sbin_PROGRAMS += kfixd
