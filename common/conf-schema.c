@@ -51,6 +51,8 @@ const struct config_key config_schema[] = {
 	NS("tree", "moderation-address", NULL),
 	NS("tree", "push-remote", NULL),
 	T("tree", true, "push-token", CONFIG_SECRET, NULL),
+	T("tree", true, "push-ssh-key", CONFIG_PATH, NULL),
+	T("tree", true, "push-known-hosts", CONFIG_PATH, NULL),
 	T("tree", true, "allow-commands", CONFIG_LIST, NULL),
 	I("tree", true, "priority", "0", -1000, 1000),
 	T("tree", true, "fetch-interval", CONFIG_DURATION, "1h"),

@@ -34,6 +34,7 @@ int ctl_submit(struct ctl *c, int argc, char **argv);
 int ctl_outbox(struct ctl *c, int argc, char **argv);
 int ctl_patches(struct ctl *c, int argc, char **argv);
 int ctl_patch(struct ctl *c, int argc, char **argv);
+int ctl_publish(struct ctl *c, int argc, char **argv);
 int ctl_approve(struct ctl *c, int argc, char **argv);
 int ctl_reject(struct ctl *c, int argc, char **argv);
 int ctl_pause(struct ctl *c, int argc, char **argv);

@@ -228,6 +228,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 			  err ? err : strerror(-r));
 	} else {
 		workers_set_config(d->workers, nc);
+		outbox_set_config(d->outbox, nc);
 		config_free(d->cfg);
 		d->cfg = nc;
 		if (config_get_string(d->cfg, "kfix", NULL, "log-level", &lvl) >= 0 &&

@@ -17,11 +17,15 @@
 #include "store.h"
 
 int job_selftest_run(struct job_ctx *ctx);
+int job_publish_run(struct job_ctx *ctx);
 
 static const struct job_kind kinds[] = {
 	{ "self-test", job_selftest_run,
 	  "walks a bug through the life cycle with checkpoints and queues a "
 	  "mail (enabled by kfix.self-test-jobs; for testing the job machinery)" },
+	{ "publish", job_publish_run,
+	  "commits a validated patch as kfix/<bug>/v<N>, queues the push and "
+	  "the patch mail (moderation, or upstream after approval)" },
 	{ NULL, NULL, NULL },
 };
 

@@ -3,6 +3,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/store.c daemon/store.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
 	daemon/outbox.c daemon/outbox.h \
+	daemon/publish.c daemon/publish.h \
 	daemon/sched.c daemon/sched.h \
 	daemon/worker.c daemon/worker.h \
 	daemon/daemon.c daemon/daemon.h

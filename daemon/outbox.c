@@ -14,6 +14,7 @@
 #include "common/strutil.h"
 #include "mail/smtp.h"
 #include "outbox.h"
+#include "publish.h"
 #include "store.h"
 
 #define OUTBOX_BACKOFF_MIN (30ULL * 1000000)
@@ -21,6 +22,7 @@
 
 struct outbox {
 	struct store *store;
+	const struct config *cfg;
 	const struct outbox_transport *mail;
 	void *mail_state;
 	int64_t max_tries;
@@ -213,6 +215,7 @@ int outbox_new(const struct config *cfg, struct store *store,
 	if (!o)
 		return -ENOMEM;
 	o->store = store;
+	o->cfg = cfg;
 	o->max_tries = 20;
 	config_get_int(cfg, "mail", NULL, "max-tries", &o->max_tries);
 	config_get_string(cfg, "mail", NULL, "transport", &tname);
@@ -226,6 +229,11 @@ int outbox_new(const struct config *cfg, struct store *store,
 	}
 	*ret = TAKE_PTR(o);
 	return 0;
+}
+
+void outbox_set_config(struct outbox *o, const struct config *cfg)
+{
+	o->cfg = cfg;
 }
 
 void outbox_free(struct outbox *o)
@@ -254,16 +262,20 @@ static int deliver_one(struct outbox *o, struct store_outbox *e)
 	int r;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)e->bug_id);
-	if (!streq(e->kind, "mail") || !o->mail) {
+	if (streq(e->kind, "push")) {
+		r = publish_push_deliver(o->cfg, e, &err);
+	} else if (streq(e->kind, "mail") && o->mail) {
+		r = o->mail->deliver(o->mail_state, e, &err);
+	} else {
 		/* no transport for this kind is configured yet: wait for one */
 		return store_outbox_mark_retry(o->store, e->id,
 					       "no transport configured for this kind",
 					       OUTBOX_BACKOFF_MAX);
 	}
-	r = o->mail->deliver(o->mail_state, e, &err);
 	if (r >= 0) {
 		log_job(LOG_INFO, e->bug_id ? idbuf : NULL, NULL,
-			"outbox: delivered %s via %s", e->idem_key, o->mail->name);
+			"outbox: delivered %s via %s", e->idem_key,
+			streq(e->kind, "push") ? "git push" : o->mail->name);
 		r = store_outbox_mark_sent(o->store, e->id);
 		return r < 0 ? r : 1;
 	}

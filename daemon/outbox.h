@@ -25,6 +25,8 @@ struct outbox;
 
 int outbox_new(const struct config *cfg, struct store *store,
 	       struct outbox **ret, char **ret_error);
+/* After a reload: the outbox keeps no copy of the configuration. */
+void outbox_set_config(struct outbox *o, const struct config *cfg);
 void outbox_free(struct outbox *o);
 /* Delivers what is due, at most max entries; *ret_sent counts deliveries. */
 int outbox_run(struct outbox *o, int max, int *ret_sent);

@@ -10,7 +10,7 @@ tests_unit_test_common_LDADD = $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 tests_unit_test_store_SOURCES = tests/unit/test-store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_store_LDADD = $(DAEMON_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_store_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 # Integration tests: the real kfixd on loopback.
 INTEGRATION_TESTS = \
@@ -20,7 +20,8 @@ INTEGRATION_TESTS = \
 	tests/integration/store-faults.sh \
 	tests/integration/kill9.sh \
 	tests/integration/unit-security.sh \
-	tests/integration/scheduler.sh
+	tests/integration/scheduler.sh \
+	tests/integration/publish.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
 

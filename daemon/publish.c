@@ -1,0 +1,506 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "jobs.h"
+#include "mail/compose.h"
+#include "publish.h"
+#include "repro/tree.h"
+#include "store.h"
+
+#define PUBLISH_FETCH_TIMEOUT (30ULL * 60 * 1000000)
+#define PUBLISH_PUSH_TIMEOUT (10ULL * 60 * 1000000)
+#define NOTES_REF "refs/notes/kfix"
+
+struct pub {
+	struct job_ctx *ctx;
+	struct store_patch *patch;
+	struct store_bug *bug;
+	struct tree *tree;
+	char *wt;	   /* worktree folder */
+	char *from;	   /* bot identity "Name <addr>" */
+	char name[128], email[256];
+	char oid[TREE_OID_HEX];
+	char branch[96];
+	char *msg_copy;
+	struct publish_msg msg;
+};
+
+static void pub_clear(struct pub *p)
+{
+	store_patch_free(p->patch);
+	store_bug_free(p->bug);
+	tree_free(p->tree);
+	free(p->wt);
+	free(p->from);
+	free(p->msg_copy);
+}
+
+static bool is_trailer_line(const char *l)
+{
+	const char *colon = strchr(l, ':');
+
+	if (!colon || colon == l || colon[1] != ' ')
+		return false;
+	for (const char *c = l; c < colon; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			return false;
+	return true;
+}
+
+int publish_split_message(char *msg, struct publish_msg *ret)
+{
+	struct publish_msg m = { 0 };
+	char *nl, *last_para, *p;
+	size_t len;
+
+	len = strlen(msg);
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+		msg[--len] = '\0';
+	if (len == 0)
+		return -EINVAL;
+	m.subject = msg;
+	nl = strchr(msg, '\n');
+	if (!nl) {
+		m.body = msg + len;
+		*ret = m;
+		return 0;
+	}
+	*nl = '\0';
+	m.body = nl + 1;
+	while (*m.body == '\n')
+		m.body++;
+	last_para = strstr(m.body, "\n\n");
+	for (p = last_para; p; p = strstr(p + 2, "\n\n"))
+		last_para = p;
+	/* the trailer block: the last paragraph (or the whole body) */
+	p = last_para ? last_para + 2 : m.body;
+	for (char *l = p; l && *l;) {
+		char *e = strchr(l, '\n');
+
+		if (e)
+			*e = '\0';
+		if (!is_trailer_line(l)) {
+			if (e)
+				*e = '\n';
+			m.n_trailers = 0;
+			*ret = m;
+			return 0;
+		}
+		if (e)
+			*e = '\n';
+		l = e ? e + 1 : NULL;
+	}
+	for (char *l = p; l && *l && m.n_trailers < ARRAY_SIZE(m.trailer);) {
+		char *e = strchr(l, '\n'), *colon;
+
+		if (e)
+			*e = '\0';
+		colon = strchr(l, ':');
+		*colon = '\0';
+		m.trailer[m.n_trailers].key = l;
+		m.trailer[m.n_trailers].value = colon + 2;
+		m.n_trailers++;
+		l = e ? e + 1 : NULL;
+	}
+	if (p == m.body)
+		m.body = p + strlen(p);
+	else
+		*last_para = '\0';
+	*ret = m;
+	return 0;
+}
+
+static void split_identity(const char *from, char *name, size_t nn, char *email,
+			   size_t en)
+{
+	const char *lt = strchr(from, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+
+	if (!lt || !gt) {
+		snprintf(name, nn, "kfix");
+		snprintf(email, en, "%s", from);
+		return;
+	}
+	snprintf(name, nn, "%.*s", (int)(lt - from), from);
+	for (size_t l = strlen(name); l > 0 && name[l - 1] == ' ';)
+		name[--l] = '\0';
+	if (!name[0])
+		snprintf(name, nn, "kfix");
+	snprintf(email, en, "%.*s", (int)(gt - lt - 1), lt + 1);
+}
+
+static int pub_load(struct pub *p, int64_t patch_id)
+{
+	struct job_ctx *ctx = p->ctx;
+	_cleanup_free_ char *cache = NULL;
+	const char *url = NULL, *from = "kfix <kfix@localhost>";
+	int r;
+
+	r = store_patch_get(ctx->store, patch_id, &p->patch);
+	if (r < 0)
+		return job_fail(ctx, r, "patch %lld: %s", (long long)patch_id, strerror(-r));
+	r = store_bug_get(ctx->store, p->patch->bug_id, &p->bug);
+	if (r < 0)
+		return job_fail(ctx, r, "bug of patch %lld: %s", (long long)patch_id, strerror(-r));
+	if (!p->bug->tree || !p->patch->base_commit) {
+		ctx->permanent = true;
+		return job_fail(ctx, -EINVAL, "patch %lld has no tree or base commit",
+				(long long)patch_id);
+	}
+	if (config_get_string(ctx->cfg, "tree", p->bug->tree, "url", &url) < 0) {
+		ctx->permanent = true;
+		return job_fail(ctx, -ENOENT, "tree '%s' is not configured", p->bug->tree);
+	}
+	config_get_string(ctx->cfg, "mail", NULL, "from", &from);
+	p->from = strdup(from);
+	split_identity(from, p->name, sizeof(p->name), p->email, sizeof(p->email));
+	r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
+	if (r < 0 || !p->from || asprintf(&p->wt, "%s/publish/%s", cache, p->bug->tree) < 0)
+		return -ENOMEM;
+	r = tree_open_mirror(cache, p->bug->tree, url, &p->tree);
+	if (r < 0)
+		return job_fail(ctx, r, "tree %s: %s", p->bug->tree, tree_error(NULL));
+	snprintf(p->branch, sizeof(p->branch), "kfix/%lld/v%d",
+		 (long long)p->bug->id, p->patch->version);
+	p->msg_copy = strdup(p->patch->message ? p->patch->message : "");
+	if (!p->msg_copy)
+		return -ENOMEM;
+	if (publish_split_message(p->msg_copy, &p->msg) < 0) {
+		ctx->permanent = true;
+		return job_fail(ctx, -EINVAL, "patch %lld has no commit message",
+				(long long)patch_id);
+	}
+	return 0;
+}
+
+/* The commit, its branch and note.  Deterministic (signature time is the
+ * patch's creation time), so a retried job makes the very same commit. */
+static int pub_commit(struct pub *p)
+{
+	struct tree_signature sig = { .name = p->name, .email = p->email,
+				      .time = p->patch->created };
+	_cleanup_free_ char *err = NULL;
+	char base[TREE_OID_HEX];
+	int r;
+
+	if (tree_resolve(p->tree, p->patch->base_commit, base) < 0) {
+		r = tree_fetch(p->tree, NULL, PUBLISH_FETCH_TIMEOUT, NULL, NULL);
+		if (r < 0)
+			return job_fail(p->ctx, r, "fetch: %s", tree_error(p->tree));
+	}
+	r = tree_worktree_checkout(p->tree, p->wt, p->patch->base_commit, base);
+	if (r < 0)
+		return job_fail(p->ctx, r, "checkout %s: %s", p->patch->base_commit,
+				tree_error(p->tree));
+	r = tree_apply_patch(p->wt, p->patch->diff, strlen(p->patch->diff), &err);
+	if (r < 0) {
+		p->ctx->permanent = true;
+		return job_fail(p->ctx, r, "the patch does not apply: %s", err ? err : "");
+	}
+	r = tree_commit(p->tree, p->wt, base, p->patch->message, &sig, NULL, p->oid);
+	if (r >= 0)
+		r = tree_branch_create(p->tree, p->branch, p->oid, false);
+	if (r == -EEXIST) {
+		p->ctx->permanent = true;
+		return job_fail(p->ctx, r, "branch %s exists with another commit", p->branch);
+	}
+	if (r >= 0 && p->patch->explanation)
+		r = tree_note_add(p->tree, NOTES_REF, p->oid, p->patch->explanation, &sig);
+	if (r < 0)
+		return job_fail(p->ctx, r, "commit: %s", tree_error(p->tree));
+	return 0;
+}
+
+static int queue_push(struct pub *p)
+{
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_free_ char *payload = NULL, *key = NULL;
+	const char *remote = NULL;
+	char ref[256], note[160];
+
+	if (config_get_string(p->ctx->cfg, "tree", p->bug->tree, "push-remote", &remote) < 0)
+		return 0; /* nowhere to push: the branch stays in the mirror */
+	snprintf(ref, sizeof(ref), "refs/heads/%s:refs/heads/%s", p->branch, p->branch);
+	snprintf(note, sizeof(note), "+%s:%s", NOTES_REF, NOTES_REF);
+	j = json_pack("{s:s, s:s, s:s, s:[s, s]}", "tree", p->bug->tree, "url", remote,
+		      "oid", p->oid, "refspecs", ref, note);
+	if (!j || !(payload = json_dumps(j, JSON_COMPACT)) ||
+	    asprintf(&key, "push:%s:%s:%s", p->bug->tree, p->branch, p->oid) < 0)
+		return -ENOMEM;
+	return store_outbox_add(p->ctx->store, p->bug->id, "push", key, payload, NULL, NULL);
+}
+
+static int repro_rows(const struct store_patch *patch, struct mail_repro_row *rows,
+		      char bufs[][96], size_t max, size_t *ret_n)
+{
+	_cleanup_json_ json_t *ev = NULL;
+	json_t *table;
+	size_t i, n = 0;
+	json_t *row;
+
+	if (!patch->evidence || !(ev = json_loads(patch->evidence, 0, NULL))) {
+		*ret_n = 0;
+		return 0;
+	}
+	table = json_object_get(ev, "table");
+	json_array_foreach(table, i, row) {
+		const char *k = json_get_str(row, "kernel"), *res = json_get_str(row, "result");
+
+		if (n >= max || !k || !res)
+			break;
+		snprintf(bufs[2 * n], 96, "%s", k);
+		snprintf(bufs[2 * n + 1], 96, "%s", res);
+		rows[n].kernel = bufs[2 * n];
+		rows[n].result = bufs[2 * n + 1];
+		n++;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+static int compose(struct pub *p, bool upstream, const char *by, char *const *to,
+		   char *const *cc, const char *message_id, char **ret)
+{
+	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 1];
+	struct mail_repro_row rows[8];
+	char bufs[16][96];
+	_cleanup_free_ char *err = NULL, *signoff = NULL;
+	_cleanup_json_ json_t *ev = p->patch->evidence ? json_loads(p->patch->evidence, 0, NULL) : NULL;
+	struct patch_mail m = {
+		.from = p->from,
+		.message_id = message_id,
+		.to = to,
+		.cc = cc,
+		.date = (time_t)p->patch->created,
+		.version = p->patch->version,
+		.rfc = !upstream,
+		.summary = p->msg.subject,
+		.body = p->msg.body,
+		.explanation = p->patch->explanation,
+		.evidence = ev ? json_get_str(ev, "evidence") : NULL,
+		.not_tested = ev ? json_get_str(ev, "not_tested") : NULL,
+		.diff = p->patch->diff,
+		.base_commit = p->patch->base_commit,
+	};
+	size_t n = 0;
+	int r;
+
+	for (unsigned i = 0; i < p->msg.n_trailers; i++)
+		tr[n++] = (struct mail_trailer){ p->msg.trailer[i].key, p->msg.trailer[i].value };
+	if (upstream && by) {
+		/* kernel policy: the human who approves signs off and is the
+		 * sender of record; the assistant never does */
+		tr[n++] = (struct mail_trailer){ "Signed-off-by", by };
+		m.author = by;
+	}
+	mail_trailers_sort(tr, n);
+	m.trailers = tr;
+	m.n_trailers = n;
+	repro_rows(p->patch, rows, bufs, ARRAY_SIZE(rows), &m.n_repro);
+	m.repro = rows;
+	r = mail_compose_patch(&m, ret, &err);
+	if (r < 0)
+		return job_fail(p->ctx, r, "composing the mail: %s", err ? err : strerror(-r));
+	return 0;
+}
+
+static int domain_of(const char *email, char *buf, size_t n)
+{
+	const char *at = strchr(email, '@');
+
+	snprintf(buf, n, "%s", at && at[1] ? at + 1 : "kfix.invalid");
+	return 0;
+}
+
+static int stage_moderation(struct pub *p)
+{
+	_cleanup_free_ char *mail = NULL, *key = NULL;
+	const char *mod = NULL;
+	char mid[256], dom[200];
+	char *to[2] = { NULL, NULL };
+	int r;
+
+	if (config_get_string(p->ctx->cfg, "tree", p->bug->tree, "moderation-address", &mod) < 0) {
+		p->ctx->permanent = true;
+		return job_fail(p->ctx, -EINVAL, "tree %s has no moderation-address", p->bug->tree);
+	}
+	if (!job_step_passed(p->ctx, "commit")) {
+		r = pub_commit(p);
+		if (r < 0)
+			return r;
+		r = job_step_done(p->ctx, "commit");
+		if (r < 0)
+			return r;
+	} else if ((r = tree_resolve(p->tree, p->branch, p->oid)) < 0) {
+		return job_fail(p->ctx, r, "branch %s: %s", p->branch, tree_error(p->tree));
+	}
+	domain_of(p->email, dom, sizeof(dom));
+	snprintf(mid, sizeof(mid), "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id,
+		 p->patch->version, dom);
+	to[0] = (char *)mod;
+	r = compose(p, false, NULL, to, NULL, mid, &mail);
+	if (r < 0)
+		return r;
+	if (asprintf(&key, "mail:<%s>", mid) < 0)
+		return -ENOMEM;
+	/* everything that follows from the commit, in one transaction */
+	r = store_begin(p->ctx->store);
+	if (r < 0)
+		return r;
+	r = queue_push(p);
+	if (r >= 0)
+		r = store_outbox_add(p->ctx->store, p->bug->id, "mail", key, mail, NULL, NULL);
+	if (r >= 0)
+		r = store_patch_set_sent(p->ctx->store, p->patch->id, mid, mod, p->branch);
+	if (r >= 0 && streq(p->patch->state, "validated"))
+		r = store_patch_decide(p->ctx->store, p->patch->id, "awaiting-approval", NULL, NULL);
+	if (r >= 0 && streq(p->bug->state, "validated"))
+		r = store_bug_set_state(p->ctx->store, p->bug->id, "awaiting-approval",
+					"patch sent for moderation");
+	if (r >= 0)
+		r = job_step_done(p->ctx, "queued");
+	if (r < 0) {
+		store_rollback(p->ctx->store);
+		return job_fail(p->ctx, r, "queueing: %s", store_errmsg(p->ctx->store));
+	}
+	return store_commit(p->ctx->store);
+}
+
+static int stage_upstream(struct pub *p, const char *by)
+{
+	_cleanup_strv_ char **maint = NULL, **to = NULL, **cc = NULL;
+	_cleanup_free_ char *mail = NULL, *key = NULL, *err = NULL, *sent_to = NULL;
+	char mid[256], dom[200];
+	int r;
+
+	if (!by || !strchr(by, '@')) {
+		p->ctx->permanent = true;
+		return job_fail(p->ctx, -EINVAL, "an upstream mail needs the approver's \"Name <addr>\"");
+	}
+	r = tree_worktree_checkout(p->tree, p->wt, p->patch->base_commit, NULL);
+	if (r < 0)
+		return job_fail(p->ctx, r, "checkout: %s", tree_error(p->tree));
+	r = mail_maintainers(p->wt, p->patch->diff, &maint, &err);
+	if (r < 0)
+		return job_fail(p->ctx, r, "get_maintainer.pl: %s", err ? err : strerror(-r));
+	r = mail_upstream_recipients(NULL, maint, &to, &cc);
+	if (r < 0)
+		return job_fail(p->ctx, r, "recipients: %s", strerror(-r));
+	if (strv_len(to) == 0) {
+		p->ctx->permanent = true;
+		return job_fail(p->ctx, -ENOENT, "get_maintainer.pl named nobody");
+	}
+	domain_of(p->email, dom, sizeof(dom));
+	snprintf(mid, sizeof(mid), "kfix-%lld-v%d@%s", (long long)p->bug->id,
+		 p->patch->version, dom);
+	r = compose(p, true, by, to, cc, mid, &mail);
+	if (r < 0)
+		return r;
+	if (asprintf(&key, "mail:<%s>", mid) < 0 || asprintf(&sent_to, "%s", to[0]) < 0)
+		return -ENOMEM;
+	r = store_begin(p->ctx->store);
+	if (r < 0)
+		return r;
+	r = store_outbox_add(p->ctx->store, p->bug->id, "mail", key, mail, NULL, NULL);
+	if (r >= 0)
+		r = store_patch_set_sent(p->ctx->store, p->patch->id, mid, sent_to, NULL);
+	if (r >= 0 && streq(p->patch->state, "approved"))
+		r = store_patch_decide(p->ctx->store, p->patch->id, "sent", NULL, NULL);
+	if (r >= 0 && streq(p->bug->state, "awaiting-approval"))
+		r = store_bug_set_state(p->ctx->store, p->bug->id, "sent", "approved upstream");
+	if (r < 0) {
+		store_rollback(p->ctx->store);
+		return job_fail(p->ctx, r, "queueing: %s", store_errmsg(p->ctx->store));
+	}
+	return store_commit(p->ctx->store);
+}
+
+int job_publish_run(struct job_ctx *ctx)
+{
+	_cleanup_(pub_clear) struct pub p = { .ctx = ctx };
+	_cleanup_json_ json_t *args = NULL;
+	const char *stage;
+	json_error_t jerr;
+	int64_t id;
+	int r;
+
+	if (!ctx->job->args ||
+	    json_parse_bounded(ctx->job->args, strlen(ctx->job->args), 65536, &args, &jerr) < 0 ||
+	    (id = json_get_int(args, "patch", 0)) <= 0 ||
+	    !(stage = json_get_str(args, "stage"))) {
+		ctx->permanent = true;
+		return job_fail(ctx, -EINVAL, "publish job without {\"patch\", \"stage\"}");
+	}
+	r = pub_load(&p, id);
+	if (r < 0)
+		return r;
+	if (streq(stage, "moderation"))
+		r = job_step_passed(ctx, "queued") ? 0 : stage_moderation(&p);
+	else if (streq(stage, "upstream"))
+		r = stage_upstream(&p, json_get_str(args, "by"));
+	else {
+		ctx->permanent = true;
+		r = job_fail(ctx, -EINVAL, "unknown publish stage '%s'", stage);
+	}
+	if (r >= 0)
+		ctx->result = json_dumps(json_pack("{s:s, s:s}", "branch", p.branch, "stage", stage),
+					 JSON_COMPACT);
+	return r;
+}
+
+int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
+			 char **ret_error)
+{
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_free_ char *cache = NULL, *key = NULL, *kh = NULL, *token = NULL;
+	_cleanup_tree_ struct tree *t = NULL;
+	const char *tname, *url, *mirror_url = NULL, *refs[3] = { NULL, NULL, NULL };
+	struct tree_push_auth auth = { 0 };
+	json_error_t jerr;
+	json_t *a;
+	int r;
+
+	if (json_parse_bounded(o->payload, strlen(o->payload), 65536, &j, &jerr) < 0 ||
+	    !(tname = json_get_str(j, "tree")) || !(url = json_get_str(j, "url")) ||
+	    !json_is_array(a = json_object_get(j, "refspecs")) || json_array_size(a) > 2) {
+		*ret_error = strdup("malformed push entry");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < json_array_size(a); i++)
+		refs[i] = json_string_value(json_array_get(a, i));
+	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
+	if (r < 0)
+		return r;
+	if (config_get_string(cfg, "tree", tname, "url", &mirror_url) < 0) {
+		*ret_error = strdup("the tree is no longer configured");
+		return -ENOENT;
+	}
+	r = tree_open_mirror(cache, tname, mirror_url, &t);
+	if (r < 0) {
+		*ret_error = strdup(tree_error(NULL));
+		return -EAGAIN;
+	}
+	config_get_path(cfg, "tree", tname, "push-ssh-key", &key);
+	config_get_path(cfg, "tree", tname, "push-known-hosts", &kh);
+	config_get_secret(cfg, "tree", tname, "push-token", &token);
+	auth.ssh_key = key;
+	auth.known_hosts = kh;
+	auth.token = token;
+	r = tree_push(t, url, refs, &auth, PUBLISH_PUSH_TIMEOUT);
+	if (r < 0) {
+		*ret_error = strdup(tree_error(t));
+		/* a refused host key or credentials will not fix itself */
+		return r == -EPERM || r == -EACCES || r == -EREMOTEIO ? r : -EAGAIN;
+	}
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* Publishing a validated patch: a commit on the base as branch
+ * kfix/<bug>/v<N> with the explanation as a git note, pushed to the tree's
+ * remote, and patch mail -- first to the moderation address, then, once a
+ * moderator approves, to the maintainers with the moderator's
+ * Signed-off-by.  Pushes and mail go through the outbox. */
+#ifndef KFIX_PUBLISH_H
+#define KFIX_PUBLISH_H
+
+#include <stdint.h>
+
+struct job_ctx;
+struct store_outbox;
+struct config;
+
+/* Job kind "publish": args {"patch": ID, "stage": "moderation"|"upstream",
+ * "by": "Name <addr>" (upstream only)}. */
+int job_publish_run(struct job_ctx *ctx);
+
+/* Outbox transport for kind "push": payload {"tree", "url", "refspecs"}. */
+int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
+			 char **ret_error);
+
+/* Splits a commit message into subject, body and trailers (the last
+ * paragraph when every line of it is "Key: value").  Returned strings
+ * point into the caller's copy, which the function modifies. */
+struct publish_msg {
+	char *subject, *body;
+	struct { char *key, *value; } trailer[32];
+	unsigned n_trailers;
+};
+int publish_split_message(char *msg, struct publish_msg *ret);
+
+#endif

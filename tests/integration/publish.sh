@@ -1,0 +1,115 @@
+#!/bin/bash
+# Publishing a validated patch through a running kfixd: the commit on the
+# base as kfix/<bug>/v1 with its note pushed to a real git remote, the RFC
+# mail to the moderation address (git am applies it), and after approval
+# the upstream mail to get_maintainer.pl's recipients, signed off by the
+# approver.  Re-publishing pushes and sends nothing new.
+. "$(dirname "$0")/lib.sh"
+command -v git >/dev/null || skip "git needed"
+command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
+command -v perl >/dev/null || skip "perl needed"
+KSRC_TAR=/usr/src/linux-source-6.1.tar.xz
+[ -r "$KSRC_TAR" ] || skip "$KSRC_TAR missing (Debian package linux-source-6.1)"
+
+# the upstream tree: the kernel's MAINTAINERS and get_maintainer.pl (taken
+# from Debian's tarball at test time) plus one source file
+U=$T/upstream
+mkdir -p "$U"
+tar -xJf "$KSRC_TAR" -C "$U" --strip-components=1 linux-source-6.1/MAINTAINERS \
+	linux-source-6.1/scripts/get_maintainer.pl || skip "cannot extract kernel scripts"
+mkdir -p "$U/mm"
+printf 'void slab_free(struct kmem_cache *s, void *x)\n{\n\tdo_slab_free(s, x);\n}\n' > "$U/mm/slub.c"
+git -C "$U" init -q -b master
+git -C "$U" -c user.name=U -c user.email=u@example.org add -A
+git -C "$U" -c user.name=U -c user.email=u@example.org commit -qm "base"
+BASE=$(git -C "$U" rev-parse HEAD)
+sed -i 's/^\tdo_slab_free(s, x);/\tif (!x)\n\t\treturn;\n\tdo_slab_free(s, x);/' "$U/mm/slub.c"
+git -C "$U" diff > "$T/fix.diff"
+git -C "$U" checkout -q .
+git init -q --bare "$T/push.git"
+
+write_config
+cat >> "$T/kfix.conf" <<CONF
+	cache-dir = $T/cache
+[mail]
+	from = kfix bot <kfix@kfix.example.org>
+[tree "linux"]
+	url = file://$U
+	moderation-address = moderation@example.org
+	push-remote = file://$T/push.git
+CONF
+ctl submit --title "KASAN: null-ptr-deref in slab_free" --id pub1 --tree linux --commit "$BASE" >/dev/null
+now=$(date +%s)
+python3 - "$T/state/kfix.db" "$T/fix.diff" "$BASE" "$now" <<'PY'
+import json, sqlite3, sys
+db, diff, base, now = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3], int(sys.argv[4])
+msg = ("mm/slub: ignore NULL in slab_free()\n\n"
+       "slab_free() passes a NULL object on to do_slab_free(), which\n"
+       "dereferences it.\n\n"
+       "Reported-by: syzbot+pub1@syzkaller.appspotmail.com\n"
+       "Assisted-by: kfix:test-model\n")
+ev = {"table": [{"kernel": "base " + base[:12], "result": "crashed 3 of 3"},
+                {"kernel": "patched", "result": "survived 3 of 3"}],
+      "evidence": "probe: x == NULL at mm/slub.c:3", "not_tested": "other configs"}
+c = sqlite3.connect(db)
+c.execute("UPDATE bugs SET state = 'validated' WHERE id = 1")
+c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, explanation,"
+          " evidence, base_commit, created, updated) VALUES (1, 1, 'validated', ?, ?, ?, ?, ?, ?, ?, ?)",
+          ("mm/slub: ignore NULL in slab_free()", msg, diff, "Root cause: NULL object.",
+           json.dumps(ev), base, now, now))
+c.commit()
+PY
+ctl publish 1 | grep -q "publishing queued" || fail "publish"
+start_kfixd
+wait_for 60 sh -c "[ \"\$(sqlite3 '$T/state/kfix.db' \"SELECT count(*) FROM outbox WHERE state = 'sent'\")\" = 2 ]" ||
+	fail "push and mail not delivered: $(ctl outbox) $(tail -5 "$T/kfixd.log")"
+
+# the branch and its note on the remote
+oid=$(git -C "$T/push.git" rev-parse refs/heads/kfix/1/v1) || fail "no branch on the remote"
+[ "$(git -C "$T/push.git" rev-parse "$oid^")" = "$BASE" ] || fail "branch not on the base"
+git -C "$T/push.git" log -1 --format=%s "$oid" | grep -qx "mm/slub: ignore NULL in slab_free()" || fail "subject"
+git -C "$T/push.git" log -1 --format=%an "$oid" | grep -qx "kfix bot" || fail "author"
+git -C "$T/push.git" notes --ref=kfix show "$oid" | grep -q "Root cause: NULL object." || fail "note"
+ok "branch and note pushed"
+
+# the moderation mail
+mail=$(ls "$T"/spool/*.eml)
+[ "$(echo "$mail" | wc -l)" = 1 ] || fail "spool: $mail"
+grep -q "^Subject: \[PATCH RFC\] mm/slub: ignore NULL in slab_free()" "$mail" || fail "subject: $(grep ^Subject "$mail")"
+grep -q "^To: moderation@example.org" "$mail" || fail "to"
+grep -q "^Message-ID: <kfix-1-v1-rfc@kfix.example.org>" "$mail" || fail "message-id"
+grep -q "crashed 3 of 3" "$mail" || fail "no reproduction table"
+grep -q "^Signed-off-by" "$mail" && fail "the bot signed off"
+git clone -q "$U" "$T/am" && git -C "$T/am" checkout -q "$BASE"
+git -C "$T/am" -c user.name=R -c user.email=r@example.org am -q "$mail" || fail "git am"
+cmp -s "$T/am/mm/slub.c" <(git -C "$T/push.git" show "$oid:mm/slub.c") || fail "git am result differs"
+ctl patch 1 | grep -q "State: *awaiting-approval" || fail "patch state: $(ctl patch 1 | head -3)"
+ctl bug 1 | grep -q "State: *awaiting-approval" || fail "bug state"
+ok "moderation mail"
+
+# approval: the upstream mail, signed off by the approver
+set +e; ctl approve 1 2>/dev/null; rc=$?; set -e
+[ $rc = 2 ] || fail "approve without --by must be refused"
+ctl approve --by "Mod Erator <mod@example.org>" 1 | grep -q "approved" || fail "approve"
+wait_for 60 sh -c "[ \"\$(ls '$T/spool' | wc -l)\" = 2 ]" || fail "no upstream mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
+up=$(ls "$T"/spool/*.eml | grep -v rfc)
+grep -q "^Subject: \[PATCH\] mm/slub: ignore NULL in slab_free()" "$up" || fail "upstream subject"
+grep -q "^Signed-off-by: Mod Erator <mod@example.org>" "$up" || fail "no sign-off"
+grep -q "^From: Mod Erator <mod@example.org>" "$up" || fail "no in-body From"
+rcpts=$(python3 -c 'import email,sys; m=email.message_from_file(open(sys.argv[1])); print(" ".join(str(m.get(h, "")) for h in ("To", "Cc")))' "$up")
+for a in linux-mm@kvack.org cl@linux.com; do
+	echo "$rcpts" | grep -q "$a" || fail "get_maintainer recipient $a missing: $rcpts"
+done
+awk '/^Signed-off-by/ {s=NR} /^Reported-by/ {r=NR} END {exit !(r < s)}' "$up" || fail "trailer order"
+wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' patch 1 | grep -q 'State: *sent'" || fail "patch not sent"
+ctl bug 1 | grep -q "State: *sent" || fail "bug not sent"
+ok "upstream mail after approval"
+
+# publishing again: the same branch, no new push or mail
+ctl publish 1 >/dev/null
+sleep 3
+wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' jobs | grep -q '^3 .*done'" || fail "republish job: $(ctl jobs)"
+[ "$(ls "$T/spool" | wc -l)" = 2 ] || fail "republishing sent mail again"
+[ "$(sqlite3 "$T/state/kfix.db" 'SELECT count(*) FROM outbox')" = 3 ] || fail "outbox grew"
+stop_kfixd
+ok "idempotent"
