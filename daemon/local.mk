@@ -5,8 +5,10 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/outbox.c daemon/outbox.h \
 	daemon/sched.c daemon/sched.h \
 	daemon/worker.c daemon/worker.h \
-	daemon/daemon.c daemon/daemon.h
-daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+	daemon/daemon.c daemon/daemon.h \
+	daemon/front.c daemon/front.h daemon/front-internal.h \
+	daemon/intake.c daemon/api.c
+daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS)
 DAEMON_LIBS = daemon/libdaemon.a $(SQLITE_LIBS)
 
 sbin_PROGRAMS += kfixd

@@ -1,0 +1,369 @@
+/* Intake: webhook deliveries and feed bugs into the store.
+ *
+ * A delivery is answered only after it is committed.  Deliveries that
+ * arrive together (one MHD_run can read many) are committed in one
+ * transaction by a defer source that runs after the HTTP source: group
+ * commit, so that one fsync covers many answers. */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "front-internal.h"
+#include "store.h"
+
+#define INTAKE_MAX_PENDING 4096
+#define INTAKE_BATCH 512
+
+struct intake_item {
+	struct intake_item *next;
+	struct http_request *req;
+	struct store_inbox in;
+	/* syzbot */
+	struct store_bug bug;
+	/* forge */
+	char *command, *author, *repo, *branch;
+	int64_t target_bug;
+	bool allowed;
+};
+
+static void item_free(struct intake_item *it)
+{
+	if (!it)
+		return;
+	free(it->in.key);
+	free(it->in.type);
+	free(it->in.hook);
+	free(it->in.provider);
+	free(it->in.event);
+	free(it->in.payload);
+	free(it->in.state);
+	free(it->in.detail);
+	free(it->bug.source_id);
+	free(it->bug.title);
+	free(it->bug.tree);
+	free(it->bug.base_commit);
+	free(it->bug.report);
+	free(it->bug.repro_c);
+	free(it->bug.repro_syz);
+	free(it->bug.kernel_config);
+	free(it->command);
+	free(it->author);
+	free(it->repo);
+	free(it->branch);
+	free(it);
+}
+DEFINE_CLEANUP(struct intake_item, item_free)
+
+static bool dup_all(char **dst[], const char *const src[], size_t n)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		*dst[i] = src[i] ? strdup(src[i]) : NULL;
+		if (src[i] && !*dst[i])
+			ok = false;
+	}
+	return ok;
+}
+
+/* Commands from a forge are taken only from the hook's allow-users. */
+static bool author_allowed(struct front *f, const char *hook, const char *author)
+{
+	_cleanup_strv_ char **users = NULL;
+
+	if (!author || config_get_list(f->cfg, "hook", hook, "allow-users", &users) < 0)
+		return false;
+	return users && strv_contains(users, author);
+}
+
+static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
+			      struct intake_item **ret)
+{
+	_cleanup_(item_freep) struct intake_item *it = calloc(1, sizeof(*it));
+	const struct forge_event *ev = d->forge;
+	const char *state = streq(d->type, "mail") ? "pending" : "done";
+
+	if (!it)
+		return -ENOMEM;
+	it->in.payload = malloc(d->len + 1);
+	if (!it->in.payload)
+		return -ENOMEM;
+	memcpy(it->in.payload, d->body, d->len);
+	it->in.payload[d->len] = '\0';
+	it->in.payload_len = d->len;
+	if (!dup_all((char **[]){ &it->in.key, &it->in.type, &it->in.hook,
+				  &it->in.provider, &it->in.event, &it->in.state },
+		     (const char *const[]){ d->key, d->type, d->hook, d->provider,
+					    d->event, state },
+		     6))
+		return -ENOMEM;
+	if (d->bug) {
+		const struct syzbot_crash *c = syzbot_bug_pick_crash(d->bug, false);
+
+		it->bug.source = (char *)"syzbot";
+		if (!dup_all((char **[]){ &it->bug.source_id, &it->bug.title, &it->bug.tree,
+					  &it->bug.base_commit, &it->bug.report,
+					  &it->bug.repro_c, &it->bug.repro_syz,
+					  &it->bug.kernel_config },
+			     (const char *const[]){ d->extid, d->bug->title,
+						    c ? c->kernel_source_git : NULL,
+						    c ? c->kernel_source_commit : NULL,
+						    c ? c->report_link : NULL,
+						    c ? c->c_reproducer : NULL,
+						    c ? c->syz_reproducer : NULL,
+						    c ? c->kernel_config : NULL },
+			     8))
+			return -ENOMEM;
+	}
+	if (ev) {
+		if (!dup_all((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
+			     (const char *const[]){ ev->command, ev->author, ev->repo, ev->branch },
+			     4))
+			return -ENOMEM;
+		it->target_bug = ev->bug;
+		it->allowed = ev->command && author_allowed(f, d->hook, ev->author);
+	}
+	*ret = TAKE_PTR(it);
+	return 0;
+}
+
+static int apply_forge(struct front *f, struct intake_item *it)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	_cleanup_free_ char *detail = NULL;
+	json_t *j;
+	int r;
+
+	if (it->target_bug <= 0 || store_bug_get(f->store, it->target_bug, &b) < 0) {
+		it->in.bug_id = 0;
+		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
+					     "not about a kfix branch of a known bug");
+	}
+	j = json_pack("{s:s?, s:s?, s:s?, s:s?, s:s}", "by", it->author, "repo", it->repo,
+		      "branch", it->branch, "command", it->command, "via", "forge");
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail)
+		return -ENOMEM;
+	if (it->command && !it->allowed)
+		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
+					     "the author may not send commands");
+	if (it->command) {
+		char kind[48];
+
+		snprintf(kind, sizeof(kind), "request.%s", it->command);
+		r = store_event_add(f->store, b->id, 0, kind, detail);
+	} else {
+		r = store_event_add(f->store, b->id, 0, "forge.push", detail);
+	}
+	if (r >= 0)
+		r = store_inbox_set_state(f->store, it->in.id, "done", b->id, NULL);
+	return r;
+}
+
+/* Stores one delivery and what it causes, inside the batch transaction. */
+static int apply(struct front *f, struct intake_item *it, bool *ret_created)
+{
+	int64_t id;
+	bool created;
+	int r = store_inbox_add(f->store, &it->in, &id, &created);
+
+	if (r < 0)
+		return r;
+	it->in.id = id;
+	*ret_created = created;
+	if (!created)
+		return 0;
+	if (it->bug.source_id) {
+		int64_t bug_id;
+		bool bug_new;
+
+		r = store_bug_add(f->store, &it->bug, &bug_id, &bug_new);
+		if (r >= 0)
+			r = store_inbox_set_state(f->store, id, "done", bug_id,
+						  bug_new ? "new bug" : "known bug");
+		return r;
+	}
+	if (streq(it->in.type, "forge"))
+		return apply_forge(f, it);
+	return 0;
+}
+
+static void count_delivery(struct front *f, const struct intake_item *it,
+			   const char *result)
+{
+	char labels[96];
+
+	snprintf(labels, sizeof(labels), "type=\"%s\",result=\"%s\"", it->in.type, result);
+	metrics_counter_add(f->metrics, "kfix_webhook_deliveries_total",
+			    "Authenticated webhook deliveries by type and result.", labels, 1);
+}
+
+static void answer(struct front *f, struct intake_item *it, int r, bool created)
+{
+	if (r < 0) {
+		count_delivery(f, it, "failed");
+		http_reply_error(it->req, 503, "could not store the delivery, try again");
+		return;
+	}
+	count_delivery(f, it, created ? "stored" : "duplicate");
+	http_reply_json(it->req, 200,
+			json_pack("{s:I, s:b, s:s}", "id", (json_int_t)it->in.id,
+				  "duplicate", !created, "state",
+				  created ? it->in.state : "known"));
+}
+
+static int on_flush(sd_event_source *s, void *userdata)
+{
+	struct front *f = userdata;
+	struct intake_item *batch = f->pending, *it;
+	struct intake_item **tail = &batch;
+	bool created[INTAKE_BATCH];
+	int res[INTAKE_BATCH];
+	size_t n = 0;
+	int r;
+
+	/* take up to INTAKE_BATCH items off the queue */
+	while (*tail && n < INTAKE_BATCH) {
+		tail = &(*tail)->next;
+		n++;
+	}
+	f->pending = *tail;
+	*tail = NULL;
+	f->n_pending -= n;
+	if (!f->pending)
+		f->pending_tail = &f->pending;
+	r = store_begin(f->store);
+	n = 0;
+	for (it = batch; it && r >= 0; it = it->next, n++) {
+		/* one bad delivery must not sink the others */
+		res[n] = store_begin(f->store);
+		created[n] = false;
+		if (res[n] >= 0)
+			res[n] = apply(f, it, &created[n]);
+		if (res[n] >= 0)
+			res[n] = store_commit(f->store);
+		else
+			store_rollback(f->store);
+	}
+	if (r >= 0)
+		r = store_commit(f->store);
+	if (r < 0)
+		log_warning("intake: cannot commit %zu deliveries: %s", n, store_errmsg(f->store));
+	n = 0;
+	while ((it = batch)) {
+		batch = it->next;
+		answer(f, it, r < 0 ? r : res[n], r < 0 ? false : created[n]);
+		item_free(it);
+		n++;
+	}
+	if (f->pending)
+		return sd_event_source_set_enabled(f->flush, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int on_delivery(void *userdata, const struct webhook_delivery *d,
+		       struct http_request *req)
+{
+	struct front *f = userdata;
+	struct intake_item *it;
+	int r;
+
+	if (f->n_pending >= INTAKE_MAX_PENDING)
+		return http_reply_error(req, 503, "too many deliveries in flight");
+	r = item_from_delivery(f, d, &it);
+	if (r < 0)
+		return r;
+	it->req = req;
+	*f->pending_tail = it;
+	f->pending_tail = &it->next;
+	f->n_pending++;
+	http_request_suspend(req);
+	return sd_event_source_set_enabled(f->flush, SD_EVENT_ONESHOT);
+}
+
+/* ---- feeds ---- */
+
+static int feed_state_get(void *userdata, const char *key, char **ret)
+{
+	struct front *f = userdata;
+
+	return store_kv_get(f->store, key, ret);
+}
+
+static int feed_state_set(void *userdata, const char *key, const char *value)
+{
+	struct front *f = userdata;
+
+	return store_kv_set(f->store, key, value);
+}
+
+static int feed_bug(void *userdata, const struct feed_bug *fb)
+{
+	struct front *f = userdata;
+	struct store_bug b = {
+		.source = (char *)"syzbot",
+		.source_id = (char *)fb->extid,
+		.title = (char *)fb->title,
+		.tree = (char *)fb->tree,
+		.base_commit = (char *)fb->base_commit,
+		.report = (char *)fb->report,
+		.repro_c = (char *)fb->repro_c,
+		.repro_syz = (char *)fb->repro_syz,
+		.kernel_config = (char *)fb->kernel_config,
+	};
+	int64_t id;
+	bool created;
+	int r = store_bug_add(f->store, &b, &id, &created);
+
+	if (r < 0) {
+		log_warning("feed %s: cannot store bug %s: %s", fb->feed, fb->extid,
+			    store_errmsg(f->store));
+		return r;
+	}
+	if (created)
+		log_info("feed %s: new bug %lld from syzbot %s", fb->feed, (long long)id,
+			 fb->extid);
+	return created ? 1 : 0;
+}
+
+int intake_setup(struct front *f, char **ret_error)
+{
+	static const struct webhook_sink sink = { .deliver = on_delivery };
+	static const struct feed_ops ops = {
+		.state_get = feed_state_get,
+		.state_set = feed_state_set,
+		.bug = feed_bug,
+	};
+	int r;
+
+	f->pending_tail = &f->pending;
+	r = sd_event_add_defer(f->event, &f->flush, on_flush, f);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(f->flush, SD_EVENT_OFF);
+	if (r < 0)
+		return r;
+	r = webhooks_new(f->http, f->cfg, f->metrics, &sink, f, &f->hooks, ret_error);
+	if (r < 0)
+		return r;
+	return feeds_new(f->event, f->cfg, f->metrics, &ops, f, &f->feeds, ret_error);
+}
+
+void intake_free(struct front *f)
+{
+	/* answer what is still queued before the server goes */
+	while (f->pending)
+		on_flush(f->flush, f);
+	feeds_free(f->feeds);
+	f->feeds = NULL;
+	webhooks_free(f->hooks);
+	f->hooks = NULL;
+	sd_event_source_disable_unref(f->flush);
+	f->flush = NULL;
+}
