@@ -97,6 +97,7 @@ const struct config_key config_schema[] = {
 	T("http", false, "listen", CONFIG_LIST, NULL),
 	T("http", false, "max-body", CONFIG_SIZE, "10M"),
 	T("http", false, "max-header", CONFIG_SIZE, "32K"),
+	T("http", false, "commit-delay", CONFIG_DURATION, "2ms"),
 	I("http", false, "max-connections", "256", 1, 65536),
 	T("http", false, "timeout", CONFIG_DURATION, "30s"),
 	T("http", false, "tls-cert", CONFIG_PATH, NULL),

@@ -27,6 +27,7 @@ struct front {
 	sd_event_source *flush;
 	struct intake_item *pending, **pending_tail;
 	size_t n_pending;
+	uint64_t commit_delay; /* usec */
 };
 
 int intake_setup(struct front *f, char **ret_error);

@@ -2,8 +2,11 @@
  *
  * A delivery is answered only after it is committed.  Deliveries that
  * arrive together (one MHD_run can read many) are committed in one
- * transaction by a defer source that runs after the HTTP source: group
- * commit, so that one fsync covers many answers. */
+ * transaction: group commit, so that one fsync covers many answers.  The
+ * commit waits [http] commit-delay after the first queued delivery, so
+ * that clients answered by the last commit have their next delivery in
+ * the same batch (without it, batches alternate between a few deliveries
+ * and many). */
 #include "config.h"
 
 #include <errno.h>
@@ -219,7 +222,7 @@ static void answer(struct front *f, struct intake_item *it, int r, bool created)
 				  created ? it->in.state : "known"));
 }
 
-static int on_flush(sd_event_source *s, void *userdata)
+static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct front *f = userdata;
 	struct intake_item *batch = f->pending, *it;
@@ -268,6 +271,25 @@ static int on_flush(sd_event_source *s, void *userdata)
 	return 0;
 }
 
+static int flush_arm(struct front *f)
+{
+	uint64_t now;
+	int r, on = 0;
+
+	r = sd_event_source_get_enabled(f->flush, &on);
+	if (r < 0)
+		return r;
+	if (on && f->n_pending < INTAKE_BATCH)
+		return 0; /* already armed */
+	r = sd_event_now(f->event, CLOCK_MONOTONIC, &now);
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_time(f->flush, f->n_pending >= INTAKE_BATCH ? now : now + f->commit_delay);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(f->flush, SD_EVENT_ONESHOT);
+}
+
 static int on_delivery(void *userdata, const struct webhook_delivery *d,
 		       struct http_request *req)
 {
@@ -285,7 +307,7 @@ static int on_delivery(void *userdata, const struct webhook_delivery *d,
 	f->pending_tail = &it->next;
 	f->n_pending++;
 	http_request_suspend(req);
-	return sd_event_source_set_enabled(f->flush, SD_EVENT_ONESHOT);
+	return flush_arm(f);
 }
 
 /* ---- feeds ---- */
@@ -344,7 +366,9 @@ int intake_setup(struct front *f, char **ret_error)
 	int r;
 
 	f->pending_tail = &f->pending;
-	r = sd_event_add_defer(f->event, &f->flush, on_flush, f);
+	r = config_get_duration(f->cfg, "http", NULL, "commit-delay", &f->commit_delay);
+	if (r >= 0)
+		r = sd_event_add_time(f->event, &f->flush, CLOCK_MONOTONIC, 0, 1, on_flush, f);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(f->flush, SD_EVENT_OFF);
 	if (r < 0)
@@ -359,7 +383,7 @@ void intake_free(struct front *f)
 {
 	/* answer what is still queued before the server goes */
 	while (f->pending)
-		on_flush(f->flush, f);
+		on_flush(f->flush, 0, f);
 	feeds_free(f->feeds);
 	f->feeds = NULL;
 	webhooks_free(f->hooks);

@@ -1307,7 +1307,7 @@ int store_inbox_add(struct store *s, const struct store_inbox *in,
 		    " payload, state, bug_id, detail)"
 		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULLIF(?9, 0), ?10)"
 		    " ON CONFLICT (key) DO NOTHING",
-		    "tttttiiiit", in->key, in->type, in->hook, in->provider, in->event,
+		    "tttttiitit", in->key, in->type, in->hook, in->provider, in->event,
 		    now_sec(), (int64_t)0, in->state, in->bug_id, in->detail);
 	if (r < 0)
 		return r;

@@ -25,8 +25,9 @@ int auth_hmac_sha256_hex(const char *key, const char *prefix, const void *data,
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-	EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	/* fetching the algorithm is costly; it is immutable once fetched */
+	static EVP_MAC *mac;
+	EVP_MAC_CTX *ctx;
 	OSSL_PARAM params[] = {
 		OSSL_PARAM_utf8_string("digest", (char *)"SHA256", 0),
 		OSSL_PARAM_END,
@@ -34,6 +35,9 @@ int auth_hmac_sha256_hex(const char *key, const char *prefix, const void *data,
 	size_t outl = 0;
 	int ok;
 
+	if (!mac)
+		mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
 	ok = ctx && EVP_MAC_init(ctx, (const unsigned char *)key, strlen(key), params);
 	if (ok && prefix)
 		ok = EVP_MAC_update(ctx, (const unsigned char *)prefix, strlen(prefix));
@@ -42,7 +46,6 @@ int auth_hmac_sha256_hex(const char *key, const char *prefix, const void *data,
 	if (ok)
 		ok = EVP_MAC_final(ctx, md, &outl, sizeof(md));
 	EVP_MAC_CTX_free(ctx);
-	EVP_MAC_free(mac);
 	mdlen = (unsigned int)outl;
 	if (!ok || mdlen != 32)
 		return -EIO;

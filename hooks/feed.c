@@ -768,7 +768,7 @@ static int feed_load(struct feeds *fs, const struct config *cfg, const char *nam
 	f->interval = MAX(f->interval, 1000000ULL);
 	f->backoff = MAX(f->backoff, 1000000ULL);
 	f->timeout = MAX(f->timeout, 1000000ULL);
-	r = sd_event_add_time(fs->event, &f->timer, CLOCK_MONOTONIC, 0, 0, on_feed_timer, f);
+	r = sd_event_add_time(fs->event, &f->timer, CLOCK_MONOTONIC, 0, 1000, on_feed_timer, f);
 	if (r < 0)
 		return r;
 	schedule(f, 0);
@@ -820,7 +820,7 @@ int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics
 		curl_multi_setopt(fs->multi, CURLMOPT_SOCKETDATA, fs);
 		curl_multi_setopt(fs->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
 		curl_multi_setopt(fs->multi, CURLMOPT_TIMERDATA, fs);
-		r = sd_event_add_time(event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 0,
+		r = sd_event_add_time(event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 1000,
 				      on_curl_timer_fired, fs);
 		if (r >= 0)
 			r = sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF);

@@ -34,7 +34,7 @@ struct listener {
 	struct http_server *srv;
 	struct MHD_Daemon *mhd;
 	int fd;
-	sd_event_source *io, *timer;
+	sd_event_source *io, *timer, *kick;
 };
 
 struct http_server {
@@ -501,8 +501,8 @@ static int listener_run(struct listener *l)
 static void listener_kick(struct listener *l)
 {
 	/* run MHD on the next loop iteration to send resumed answers */
-	if (sd_event_source_set_time(l->timer, 1) >= 0)
-		sd_event_source_set_enabled(l->timer, SD_EVENT_ONESHOT);
+	if (sd_event_source_set_enabled(l->kick, SD_EVENT_ONESHOT) < 0)
+		log_warning("http: cannot schedule resumed answers");
 }
 
 static int on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata)
@@ -515,6 +515,11 @@ static int on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata)
 }
 
 static int on_timer(sd_event_source *es, uint64_t usec, void *userdata)
+{
+	return on_io(es, -1, 0, userdata);
+}
+
+static int on_kick(sd_event_source *es, void *userdata)
 {
 	return on_io(es, -1, 0, userdata);
 }
@@ -534,6 +539,7 @@ static void listener_free(struct listener *l)
 		return;
 	sd_event_source_disable_unref(l->io);
 	sd_event_source_disable_unref(l->timer);
+	sd_event_source_disable_unref(l->kick);
 	if (l->mhd)
 		MHD_stop_daemon(l->mhd); /* closes the listening socket too */
 	else if (l->fd >= 0)
@@ -550,12 +556,12 @@ static int listener_start(struct http_server *s, struct listener *l)
 	int r;
 
 	struct MHD_OptionItem opts[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s },
 		{ MHD_OPTION_LISTEN_SOCKET, l->fd, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->limits.max_connections, NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout_s, NULL },
 		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->limits.max_header, NULL },
 		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s },
-		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s },
 		{ MHD_OPTION_END, 0, NULL }, /* room for the TLS pair */
 		{ MHD_OPTION_END, 0, NULL },
 		{ MHD_OPTION_END, 0, NULL },
@@ -575,8 +581,12 @@ static int listener_start(struct http_server *s, struct listener *l)
 		return -EIO;
 	r = sd_event_add_io(s->event, &l->io, info->epoll_fd, EPOLLIN, on_io, l);
 	if (r >= 0)
-		r = sd_event_add_time(s->event, &l->timer, CLOCK_MONOTONIC, 0, 0,
+		r = sd_event_add_time(s->event, &l->timer, CLOCK_MONOTONIC, 0, 1,
 				      on_timer, l);
+	if (r >= 0)
+		r = sd_event_add_defer(s->event, &l->kick, on_kick, l);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(l->kick, SD_EVENT_OFF);
 	if (r >= 0)
 		r = listener_run(l);
 	return r;
