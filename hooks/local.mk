@@ -19,6 +19,8 @@ tests_unit_test_hooks_SOURCES = tests/unit/test-hooks.c
 tests_unit_test_hooks_CFLAGS = $(UNIT_CFLAGS) $(HOOKS_CFLAGS)
 tests_unit_test_hooks_LDADD = $(HOOKS_LIBS) $(MAIL_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
+CTL_EXTRA_SOURCES += daemon/ctl-api.c
+
 HOOKS_INTEGRATION_TESTS = \
 	tests/integration/http-webhooks.sh \
 	tests/integration/http-api.sh \
