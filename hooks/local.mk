@@ -29,7 +29,7 @@ HOOKS_INTEGRATION_TESTS = \
 TESTS += $(HOOKS_INTEGRATION_TESTS)
 EXTRA_DIST += $(HOOKS_INTEGRATION_TESTS) tests/integration/hooks-lib.sh \
 	tests/fake-syzbot.py tests/fixtures/syzbot \
-	tests/bench/webhooks.sh tests/bench/webhook.lua
+	tests/bench/webhooks.sh tests/bench/webhook.lua tests/fuzz/corpus-events
 BENCH_SHELL += tests/bench/webhooks.sh
 
 if FUZZING
