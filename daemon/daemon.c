@@ -61,7 +61,11 @@ static int store_start(struct daemon *d)
 	if (asprintf(&db, "%s/kfix.db", state) < 0)
 		return -ENOMEM;
 	r = store_open(db, &d->store);
-	if (r < 0)
+	if (r == -EBADMSG)
+		log_error("cannot open store %s: the file is corrupt or not a SQLite database", db);
+	else if (r == -EBUSY)
+		log_error("cannot open store %s: it is locked by another process", db);
+	else if (r < 0)
 		log_error("cannot open store %s: %s", db, strerror(-r));
 	return r;
 }
@@ -239,10 +243,9 @@ int daemon_new(const char *config_path, const char *self_exe,
 	return 0;
 }
 
-static int setup_loop(struct daemon *d)
+void daemon_block_signals(void)
 {
 	sigset_t mask;
-	int r;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -251,6 +254,13 @@ static int setup_loop(struct daemon *d)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+static int setup_loop(struct daemon *d)
+{
+	int r;
+
+	daemon_block_signals();
 	r = sd_event_default(&d->event);
 	if (r >= 0)
 		r = sd_event_add_signal(d->event, NULL, SIGTERM, on_term, d);

@@ -22,6 +22,7 @@ static const struct ctl_cmd commands[] = {
 	{ "cancel", ctl_cancel, "JOB", "cancel a queued or running job" },
 	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
 	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
+	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 };
 
 static void usage(FILE *f)

@@ -166,7 +166,12 @@ static int sqlite_to_errno(int rc)
 
 static int fail(struct store *s, int rc)
 {
+	int se = sqlite3_system_errno(s->db);
+
 	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	/* an I/O error says more through the OS error behind it (ENOSPC) */
+	if ((rc & 0xff) == SQLITE_IOERR && se > 0)
+		return -se;
 	return sqlite_to_errno(rc);
 }
 
@@ -847,10 +852,12 @@ int store_job_retry(struct store *s, int64_t id)
 		 " attempts = 0, finished = 0, lease_owner = NULL WHERE id = ?"
 		 " AND state IN ('failed', 'cancelled', 'done')",
 		 "i", id);
-	if (r >= 0 && n == 0)
-		r = store_job_get(s, id, &(struct store_job *){ NULL }) == -ENOENT
-			    ? -ENOENT
-			    : -EBUSY;
+	if (r >= 0 && n == 0) {
+		struct store_job *j = NULL;
+
+		r = store_job_get(s, id, &j) == -ENOENT ? -ENOENT : -EBUSY;
+		store_job_free(j);
+	}
 	if (r >= 0)
 		r = store_event_add(s, 0, id, "job.retry", "requested");
 	return tx_end(s, r);

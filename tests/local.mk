@@ -18,7 +18,8 @@ INTEGRATION_TESTS = \
 	tests/integration/daemon-lifecycle.sh \
 	tests/integration/kfixctl.sh \
 	tests/integration/store-faults.sh \
-	tests/integration/kill9.sh
+	tests/integration/kill9.sh \
+	tests/integration/unit-security.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
 
