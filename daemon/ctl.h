@@ -35,6 +35,7 @@ int ctl_cancel(struct ctl *c, int argc, char **argv);
 int ctl_submit(struct ctl *c, int argc, char **argv);
 int ctl_outbox(struct ctl *c, int argc, char **argv);
 int ctl_report(struct ctl *c, int argc, char **argv);
+int ctl_mail(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
 /* Calls the daemon's REST API (--url, else [http] listen) with the

@@ -23,6 +23,7 @@ static const struct ctl_cmd commands[] = {
 	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
 	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
+	{ "mail", ctl_mail, "parse [--json] FILE|-", "show what kfix understands of a mail" },
 };
 
 static void usage(FILE *f)

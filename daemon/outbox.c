@@ -12,6 +12,7 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "mail/smtp.h"
 #include "outbox.h"
 #include "store.h"
 
@@ -114,8 +115,83 @@ static const struct outbox_transport spool_transport = {
 	.close = spool_close,
 };
 
+/* ---- smtp transport: libcurl submission, recipients from To/Cc ---- */
+
+struct smtp {
+	char *url, *user, *password;
+};
+
+static void smtp_close(void *state)
+{
+	struct smtp *sm = state;
+
+	if (!sm)
+		return;
+	free(sm->url);
+	free(sm->user);
+	if (sm->password)
+		explicit_bzero(sm->password, strlen(sm->password));
+	free(sm->password);
+	free(sm);
+}
+
+static int smtp_open(const struct config *cfg, void **ret_state, char **ret_error)
+{
+	struct smtp *sm = calloc(1, sizeof(*sm));
+	const char *url = NULL, *user = NULL;
+	int r;
+
+	if (!sm)
+		return -ENOMEM;
+	if (config_get_string(cfg, "mail", NULL, "smtp-url", &url) < 0 || !url) {
+		/* not configured: mail waits in the outbox (see outbox_new) */
+		free(sm);
+		return -ENOENT;
+	}
+	sm->url = strdup(url);
+	if (config_get_string(cfg, "mail", NULL, "smtp-user", &user) == 0 && user) {
+		sm->user = strdup(user);
+		r = config_get_secret(cfg, "mail", NULL, "smtp-password", &sm->password);
+		if (r < 0 && r != -ENOENT) {
+			smtp_close(sm);
+			if (ret_error)
+				*ret_error = strdup("cannot read mail.smtp-password");
+			return r;
+		}
+	}
+	if (!sm->url || (user && !sm->user)) {
+		smtp_close(sm);
+		return -ENOMEM;
+	}
+	*ret_state = sm;
+	return 0;
+}
+
+static int smtp_deliver(void *state, const struct store_outbox *o, char **ret_error)
+{
+	struct smtp *sm = state;
+	struct smtp_opts so = { .url = sm->url, .user = sm->user, .password = sm->password };
+	_cleanup_strv_ char **rcpts = NULL;
+	_cleanup_free_ char *from = NULL;
+	size_t len = strlen(o->payload);
+	int r;
+
+	r = smtp_envelope(o->payload, len, &from, &rcpts, ret_error);
+	if (r < 0)
+		return r == -ENOMEM ? -EAGAIN : -EINVAL; /* a broken message never heals */
+	return smtp_send(&so, o->payload, len, from, rcpts, ret_error);
+}
+
+static const struct outbox_transport smtp_transport = {
+	.name = "smtp",
+	.open = smtp_open,
+	.deliver = smtp_deliver,
+	.close = smtp_close,
+};
+
 static const struct outbox_transport *const transports[] = {
 	&spool_transport,
+	&smtp_transport,
 	NULL,
 };
 
@@ -143,7 +219,9 @@ int outbox_new(const struct config *cfg, struct store *store,
 	o->mail = transport_find(tname);
 	if (o->mail) {
 		r = o->mail->open(cfg, &o->mail_state, ret_error);
-		if (r < 0)
+		if (r == -ENOENT && o->mail == &smtp_transport)
+			o->mail = NULL; /* the default transport, not set up yet */
+		else if (r < 0)
 			return r;
 	}
 	*ret = TAKE_PTR(o);
@@ -168,6 +246,7 @@ static uint64_t backoff(int tries)
 	return MIN(d, OUTBOX_BACKOFF_MAX);
 }
 
+/* 1 when delivered, 0 when retried later or parked. */
 static int deliver_one(struct outbox *o, struct store_outbox *e)
 {
 	_cleanup_free_ char *err = NULL;
@@ -185,7 +264,8 @@ static int deliver_one(struct outbox *o, struct store_outbox *e)
 	if (r >= 0) {
 		log_job(LOG_INFO, e->bug_id ? idbuf : NULL, NULL,
 			"outbox: delivered %s via %s", e->idem_key, o->mail->name);
-		return store_outbox_mark_sent(o->store, e->id);
+		r = store_outbox_mark_sent(o->store, e->id);
+		return r < 0 ? r : 1;
 	}
 	if (r == -EAGAIN && e->tries + 1 < o->max_tries) {
 		log_job(LOG_WARNING, e->bug_id ? idbuf : NULL, NULL,
@@ -212,8 +292,8 @@ int outbox_run(struct outbox *o, int max, int *ret_sent)
 		r = deliver_one(o, e);
 		if (r < 0)
 			return r;
-		if (streq(e->kind, "mail") && o->mail)
-			sent++;
+		if (r > 0)
+			sent++; /* delivered, not merely attempted */
 	}
 	if (ret_sent)
 		*ret_sent = sent;

@@ -1,0 +1,363 @@
+/* Patch mail in git format-patch form, and kfix's replies. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "compose.h"
+#include "diffstat-internal.h"
+#include "header-internal.h"
+
+#define COMPOSE_MAX (MAIL_SIZE_MAX / 2)
+
+static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
+static int fail(char **ret_error, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ret_error) {
+		va_start(ap, fmt);
+		if (vasprintf(ret_error, fmt, ap) < 0)
+			*ret_error = NULL;
+		va_end(ap);
+	}
+	return r;
+}
+
+/* ---- trailer order ---- */
+
+static int trailer_rank(const char *key)
+{
+	static const char *const order[] = {
+		"Fixes",       "Assisted-by", "Reviewed-by",  "Acked-by", "Tested-by",
+		"Reported-by", "Suggested-by", "Closes",      "Link",
+	};
+
+	if (strcasecmp(key, "Signed-off-by") == 0)
+		return (int)ARRAY_SIZE(order) + 1;
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		if (strcasecmp(key, order[i]) == 0)
+			return (int)i;
+	return (int)ARRAY_SIZE(order);
+}
+
+void mail_trailers_sort(struct mail_trailer *t, size_t n)
+{
+	/* insertion sort: stable, and trailer lists are short */
+	for (size_t i = 1; i < n; i++) {
+		struct mail_trailer x = t[i];
+		size_t j = i;
+
+		while (j > 0 && trailer_rank(t[j - 1].key) > trailer_rank(x.key)) {
+			t[j] = t[j - 1];
+			j--;
+		}
+		t[j] = x;
+	}
+}
+
+/* ---- text that must not be mistaken for structure by git am ---- */
+
+/* A line of free text (model output, titles) that git mailinfo or git
+ * apply would read as structure gets a leading blank. */
+static bool line_is_structure(const char *l, size_t n, bool first)
+{
+	static const char *const starts[] = { "---", "diff ", "Index: ", "+++ ", "@@ ",
+					      "-- ", ">8", "From ", "base-commit:" };
+	static const char *const first_starts[] = { "From:", "Subject:", "Date:" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(starts); i++)
+		if (n >= strlen(starts[i]) && memcmp(l, starts[i], strlen(starts[i])) == 0)
+			return true;
+	for (size_t i = 0; first && i < ARRAY_SIZE(first_starts); i++)
+		if (n >= strlen(first_starts[i]) &&
+		    strncasecmp(l, first_starts[i], strlen(first_starts[i])) == 0)
+			return true;
+	return n == 2 && memcmp(l, "--", 2) == 0;
+}
+
+static int put_free_text(struct buf *b, const char *text, const char *indent)
+{
+	const char *pos = text, *l;
+	bool first = true;
+	size_t n;
+
+	while (text_next_line(&pos, &l, &n)) {
+		bool guard = line_is_structure(l, n, first) || (n > 0 && l[0] == ' ' && !*indent);
+
+		/* trailing blanks are checkpatch errors and mean nothing */
+		while (n > 0 && (l[n - 1] == ' ' || l[n - 1] == '\t'))
+			n--;
+		if ((n > 0 && buf_puts(b, guard ? "  " : indent) < 0) || buf_append(b, l, n) < 0 ||
+		    buf_puts(b, "\n") < 0)
+			return -E2BIG;
+		first = false;
+	}
+	return 0;
+}
+
+static int put_section(struct buf *b, const char *title, const char *text)
+{
+	if (!text || !*text)
+		return 0;
+	if (buf_printf(b, "%s:\n", title) < 0)
+		return -E2BIG;
+	if (put_free_text(b, text, "") < 0 || buf_puts(b, "\n") < 0)
+		return -E2BIG;
+	return 0;
+}
+
+static int put_repro_table(struct buf *b, const struct patch_mail *p)
+{
+	int w = (int)strlen("kernel");
+
+	if (p->n_repro == 0)
+		return 0;
+	for (size_t i = 0; i < p->n_repro; i++)
+		w = MAX(w, (int)strlen(p->repro[i].kernel));
+	if (buf_printf(b, "Reproduction:\n  %-*s  %s\n", w, "kernel", "result") < 0)
+		return -E2BIG;
+	for (size_t i = 0; i < p->n_repro; i++) {
+		_cleanup_free_ char *k = strdup(p->repro[i].kernel), *r = strdup(p->repro[i].result);
+
+		if (!k || !r)
+			return -ENOMEM;
+		/* one row per line, whatever the strings hold */
+		for (char *c = k; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = ' ';
+		for (char *c = r; *c; c++)
+			if ((unsigned char)*c < 0x20)
+				*c = ' ';
+		if (buf_printf(b, "  %-*s  %s\n", w, k, r) < 0)
+			return -E2BIG;
+	}
+	return buf_puts(b, "\n");
+}
+
+static int subject_of(const struct patch_mail *p, char **ret)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "[PATCH%s", p->rfc ? " RFC" : "");
+	if (p->version > 1)
+		snprintf(prefix + strlen(prefix), sizeof(prefix) - strlen(prefix), " v%d",
+			 p->version);
+	return asprintf(ret, "%s] %s", prefix, p->summary) < 0 ? -ENOMEM : 0;
+}
+
+static int put_common_headers(struct buf *b, const char *from, time_t date,
+			      const char *subject, const char *message_id,
+			      const char *in_reply_to, char *const *refs, char *const *to,
+			      char *const *cc, char **ret_error)
+{
+	if (header_check_msgid(message_id) < 0)
+		return fail(ret_error, -EINVAL, "invalid Message-ID");
+	if (header_put_address(b, "From", from) < 0)
+		return fail(ret_error, -EINVAL, "invalid From address");
+	if (header_put_date(b, date) < 0 || header_put_text(b, "Subject", subject) < 0 ||
+	    header_put_msgid(b, "Message-ID", message_id) < 0)
+		return fail(ret_error, -EINVAL, "cannot write the headers");
+	if (in_reply_to && header_put_msgid(b, "In-Reply-To", in_reply_to) < 0)
+		return fail(ret_error, -EINVAL, "invalid In-Reply-To Message-ID");
+	if (header_put_msgids(b, "References", refs) < 0)
+		return fail(ret_error, -EINVAL, "invalid References Message-ID");
+	if (!to || !to[0])
+		return fail(ret_error, -EINVAL, "no recipient");
+	if (header_put_addresses(b, "To", to) < 0 || header_put_addresses(b, "Cc", cc) < 0)
+		return fail(ret_error, -EINVAL, "invalid recipient address");
+	if (buf_puts(b, "MIME-Version: 1.0\n"
+			"Content-Type: text/plain; charset=UTF-8\n"
+			"Content-Transfer-Encoding: 8bit\n"
+			"X-Mailer: kfix " PACKAGE_VERSION "\n\n") < 0)
+		return fail(ret_error, -E2BIG, "message too large");
+	return 0;
+}
+
+/* References: the given chain, or at least the message replied to. */
+static int refs_of(char *const *refs, const char *in_reply_to, char ***ret)
+{
+	_cleanup_strv_ char **v = NULL;
+
+	for (size_t i = 0; refs && refs[i]; i++)
+		if (strv_push(&v, refs[i]) < 0)
+			return -ENOMEM;
+	if (in_reply_to && !strv_contains(v, in_reply_to) && strv_push(&v, in_reply_to) < 0)
+		return -ENOMEM;
+	*ret = TAKE_PTR(v);
+	return 0;
+}
+
+static bool is_hex40(const char *s)
+{
+	if (!s || strlen(s) != 40)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
+}
+
+static int put_trailers(struct buf *b, const struct patch_mail *p, char **ret_error)
+{
+	_cleanup_free_ struct mail_trailer *t = NULL;
+
+	if (p->n_trailers == 0)
+		return 0;
+	t = calloc(p->n_trailers, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, p->trailers, p->n_trailers * sizeof(*t));
+	mail_trailers_sort(t, p->n_trailers);
+	if (buf_puts(b, "\n") < 0)
+		return -E2BIG;
+	for (size_t i = 0; i < p->n_trailers; i++) {
+		if (strpbrk(t[i].key, " :\r\n") || strpbrk(t[i].value, "\r\n"))
+			return fail(ret_error, -EINVAL, "a trailer holds a line break or bad key");
+		if (buf_printf(b, "%s: %s\n", t[i].key, t[i].value) < 0)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(COMPOSE_MAX);
+	_cleanup_free_ char *subject = NULL;
+	_cleanup_strv_ char **refs = NULL;
+	int r;
+
+	if (!p->from || !p->message_id || !p->summary || !*p->summary || !p->diff)
+		return fail(ret_error, -EINVAL, "from, message_id, summary and diff are needed");
+	if (strncmp(p->diff, "diff --git ", 11) != 0)
+		return fail(ret_error, -EINVAL, "the diff does not start with 'diff --git'");
+	if (p->base_commit && !is_hex40(p->base_commit))
+		return fail(ret_error, -EINVAL, "base-commit is not 40 hex digits");
+	if (subject_of(p, &subject) < 0 || refs_of(p->references, p->in_reply_to, &refs) < 0)
+		return -ENOMEM;
+	r = put_common_headers(&b, p->from, p->date, subject, p->message_id, p->in_reply_to,
+			       refs, p->to, p->cc, ret_error);
+	if (r < 0)
+		return r;
+	if (p->author && !streq(p->author, p->from)) {
+		if (header_check_address(p->author) < 0)
+			return fail(ret_error, -EINVAL, "invalid author address");
+		if (buf_printf(&b, "From: %s\n\n", p->author) < 0)
+			return -E2BIG;
+	}
+	if ((p->body && put_free_text(&b, p->body, "") < 0))
+		return fail(ret_error, -E2BIG, "message too large");
+	r = put_trailers(&b, p, ret_error);
+	if (r < 0)
+		return r;
+	if (buf_puts(&b, "---\n") < 0 ||
+	    put_section(&b, "Root cause", p->explanation) < 0 ||
+	    put_section(&b, "Evidence", p->evidence) < 0 || put_repro_table(&b, p) < 0 ||
+	    put_section(&b, "Not tested", p->not_tested) < 0 || diffstat_format(p->diff, &b) < 0 ||
+	    buf_printf(&b, "\n%s", p->diff) < 0)
+		return fail(ret_error, -E2BIG, "message too large");
+	if (b.data[b.len - 1] != '\n' && buf_puts(&b, "\n") < 0)
+		return -E2BIG;
+	if (p->base_commit && buf_printf(&b, "\nbase-commit: %s\n", p->base_commit) < 0)
+		return -E2BIG;
+	if (buf_puts(&b, "-- \nkfix " PACKAGE_VERSION "\n") < 0)
+		return -E2BIG;
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- replies ---- */
+
+static int reply_subject(const struct mail *orig, char **ret)
+{
+	const char *s = mail_subject(orig) ? mail_subject(orig) : "";
+
+	if (strncasecmp(s, "re:", 3) == 0)
+		return (*ret = strdup(s)) ? 0 : -ENOMEM;
+	return asprintf(ret, "Re: %s", s) < 0 ? -ENOMEM : 0;
+}
+
+static int reply_refs(const struct mail *orig, char ***ret)
+{
+	return refs_of(mail_references(orig), mail_message_id(orig), ret);
+}
+
+int mail_refusal_key(const struct mail *orig, const char *tree, char **ret)
+{
+	return asprintf(ret, "kfix-refusal:%s:%s", mail_from(orig) ? mail_from(orig) : "",
+			tree ? tree : "") < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+int mail_compose_refusal(const struct mail *orig, const char *from,
+			 const char *message_id, const char *tree, time_t date,
+			 char **ret, char **ret_error)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
+	_cleanup_free_ char *subject = NULL;
+	_cleanup_strv_ char **refs = NULL;
+	char *to[] = { (char *)mail_from(orig), NULL };
+	int r;
+
+	if (!to[0])
+		return fail(ret_error, -EINVAL, "the mail has no sender to answer");
+	if (reply_subject(orig, &subject) < 0 || reply_refs(orig, &refs) < 0)
+		return -ENOMEM;
+	r = put_common_headers(&b, from, date, subject, message_id, mail_message_id(orig),
+			       refs, to, NULL, ret_error);
+	if (r < 0)
+		return r;
+	if (tree && strpbrk(tree, "\r\n"))
+		return fail(ret_error, -EINVAL, "tree name holds a line break");
+	if (buf_puts(&b, "Hello,\n\nthank you for your message.  It contains #kfix commands, but "
+			 "your address\nis not on the list of senders allowed to give kfix "
+			 "commands") < 0 ||
+	    (tree && buf_printf(&b, " for the tree\n\"%s\"", tree) < 0) ||
+	    buf_puts(&b, ", so the commands were not carried out.\n\nIf you maintain "
+			 "this code and want to use them, please ask the\noperator of this "
+			 "kfix instance to add your address to allow-commands.\nYou will not "
+			 "get this note again.\n\n-- \nkfix\n") < 0)
+		return fail(ret_error, -E2BIG, "message too large");
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int mail_compose_syz_test(const struct mail *report, const char *from,
+			  const char *message_id, const char *git_tree,
+			  const char *branch, const char *diff, time_t date,
+			  char **ret, char **ret_error)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(COMPOSE_MAX);
+	_cleanup_free_ char *subject = NULL;
+	_cleanup_strv_ char **refs = NULL, **to = NULL;
+	const struct mail_syzbot *s = mail_syzbot(report);
+	int r;
+
+	if (!s || !s->extid)
+		return fail(ret_error, -EINVAL, "not a syzbot mail");
+	if (!git_tree || !branch || strpbrk(git_tree, " \t\r\n") || strpbrk(branch, " \t\r\n") ||
+	    !diff)
+		return fail(ret_error, -EINVAL, "tree and branch must be single tokens");
+	if (reply_subject(report, &subject) < 0 || reply_refs(report, &refs) < 0)
+		return -ENOMEM;
+	{
+		_cleanup_free_ char *addr = NULL;
+
+		if (asprintf(&addr, "syzbot+%s@syzkaller.appspotmail.com", s->extid) < 0 ||
+		    strv_push(&to, addr) < 0)
+			return -ENOMEM;
+	}
+	r = put_common_headers(&b, from, date, subject, message_id, mail_message_id(report),
+			       refs, to, NULL, ret_error);
+	if (r < 0)
+		return r;
+	if (buf_printf(&b, "#syz test: %s %s\n\n%s", git_tree, branch, diff) < 0)
+		return fail(ret_error, -E2BIG, "message too large");
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}

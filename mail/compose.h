@@ -1,0 +1,79 @@
+/* Writing mail: patch mail in git format-patch form, replies (refusals,
+ * syzbot test requests) and the recipients of a patch, from the tree's own
+ * scripts/get_maintainer.pl.
+ *
+ * Every header value is checked: addresses and Message-IDs with control
+ * characters are refused (-EINVAL), free text (subjects, names) has its
+ * control characters replaced and is folded and RFC 2047-encoded as
+ * needed, so no input can add a header line. */
+#ifndef KFIX_MAIL_COMPOSE_H
+#define KFIX_MAIL_COMPOSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "mail/parse.h"
+
+/* One row of the reproduction table: "base 3f1e2a9b" / "crashed 3 of 3". */
+struct mail_repro_row {
+	const char *kernel;
+	const char *result;
+};
+
+struct patch_mail {
+	const char *from;	 /* the bot identity, "kfix <kfix@example.org>" */
+	const char *author;	 /* NULL, or the human who signs off ("Name <addr>"):
+				  * then an in-body From: line makes them the
+				  * author, as git format-patch does */
+	const char *message_id;	 /* without <>, fixed per message (idempotent retries) */
+	const char *in_reply_to; /* the syzbot report's Message-ID, or NULL */
+	char *const *references; /* NULL-terminated, or NULL */
+	char *const *to;	 /* "Name <addr>" or "addr" */
+	char *const *cc;
+	time_t date;
+	int version;	   /* <= 1: [PATCH], N: [PATCH vN] */
+	bool rfc;	   /* [PATCH RFC ...] */
+	const char *summary; /* "subsys: do something", one line */
+	const char *body;    /* commit message body, already wrapped */
+	const struct mail_trailer *trailers; /* put in the kernel's order */
+	size_t n_trailers;
+	const char *explanation; /* below "---": root cause */
+	const char *evidence;	 /* execution evidence */
+	const struct mail_repro_row *repro;
+	size_t n_repro;
+	const char *not_tested; /* what was not tested, said plainly */
+	const char *diff;	/* "diff --git ..." as produced by libgit2 */
+	const char *base_commit; /* 40 hex digits */
+};
+
+/* The whole message (headers, body, LF line ends). */
+int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error);
+
+/* The polite, one-time answer to a #kfix command from a sender that is not
+ * allowed for the tree.  Whether it was already sent is the caller's to
+ * remember (key: mail_refusal_key()). */
+int mail_compose_refusal(const struct mail *orig, const char *from,
+			 const char *message_id, const char *tree, time_t date,
+			 char **ret, char **ret_error);
+/* "kfix-refusal:<sender>:<tree>": one refusal per sender and tree. */
+int mail_refusal_key(const struct mail *orig, const char *tree, char **ret);
+
+/* A reply in the syzbot report thread asking syzbot to test diff on
+ * git_tree/branch ("#syz test: TREE BRANCH", the patch inline). */
+int mail_compose_syz_test(const struct mail *report, const char *from,
+			  const char *message_id, const char *git_tree,
+			  const char *branch, const char *diff, time_t date,
+			  char **ret, char **ret_error);
+
+/* Runs TREE/scripts/get_maintainer.pl (argv vector, never a shell) on the
+ * diff; *ret gets the addresses it prints ("Name <addr>" or "addr"). */
+int mail_maintainers(const char *tree_dir, const char *diff, char ***ret,
+		     char **ret_error);
+
+/* The trailer order of kernel commits: Fixes, Assisted-by, Reviewed-by,
+ * Acked-by, Tested-by, Reported-by, Suggested-by, Closes, Link, others,
+ * Signed-off-by; stable within a key. */
+void mail_trailers_sort(struct mail_trailer *t, size_t n);
+
+#endif
