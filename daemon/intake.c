@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
+#include "mail/parse.h"
 #include "store.h"
 
 #define INTAKE_MAX_PENDING 4096
@@ -33,6 +34,10 @@ struct intake_item {
 	char *command, *author, *repo, *branch;
 	int64_t target_bug;
 	bool allowed;
+	/* mail */
+	bool is_mail;
+	char *mail_extid;
+	const char *ignore_why; /* static text */
 };
 
 static void item_free(struct intake_item *it)
@@ -59,6 +64,7 @@ static void item_free(struct intake_item *it)
 	free(it->author);
 	free(it->repo);
 	free(it->branch);
+	free(it->mail_extid);
 	free(it);
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
@@ -85,12 +91,54 @@ static bool author_allowed(struct front *f, const char *hook, const char *author
 	return users && strv_contains(users, author);
 }
 
+/* What kfix acts on in a mail: a syzbot report (a new bug) or the first
+ * #kfix command, with the bug it is about (kfix/<bug>/v<N> in the
+ * subject or body, else the syzbot extid of the thread). */
+static int mail_fill(struct intake_item *it, const struct mail *m)
+{
+	const struct mail_syzbot *sz = mail_syzbot(m);
+	const struct mail_command *cmds;
+	size_t n;
+	int v;
+
+	it->is_mail = true;
+	if (mail_kind(m) == MAIL_KIND_SYZBOT_REPORT && sz && sz->extid && sz->title) {
+		it->bug.source = (char *)"syzbot";
+		if (!dup_all((char **[]){ &it->bug.source_id, &it->bug.title, &it->bug.tree,
+					  &it->bug.base_commit, &it->bug.report,
+					  &it->bug.repro_c, &it->bug.repro_syz,
+					  &it->bug.kernel_config },
+			     (const char *const[]){ sz->extid, sz->title, sz->git_tree,
+						    sz->head_commit, sz->console_log,
+						    sz->c_repro, sz->syz_repro,
+						    sz->kernel_config },
+			     8))
+			return -ENOMEM;
+		return 0;
+	}
+	cmds = mail_commands(m, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *w = cmds[i].kfix ? startswith(cmds[i].name, "kfix-") : NULL;
+
+		if (!w)
+			continue;
+		if (!dup_all((char **[]){ &it->command, &it->author, &it->mail_extid },
+			     (const char *const[]){ w, mail_from(m), sz ? sz->extid : NULL }, 3))
+			return -ENOMEM;
+		if (forge_find_kfix_branch(mail_subject(m), &it->target_bug, &v) < 0)
+			forge_find_kfix_branch(mail_body(m), &it->target_bug, &v);
+		return 0;
+	}
+	it->ignore_why = "no syzbot report and no #kfix command";
+	return 0;
+}
+
 static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 			      struct intake_item **ret)
 {
 	_cleanup_(item_freep) struct intake_item *it = calloc(1, sizeof(*it));
 	const struct forge_event *ev = d->forge;
-	const char *state = streq(d->type, "mail") ? "pending" : "done";
+	const char *state = "done";
 
 	if (!it)
 		return -ENOMEM;
@@ -124,6 +172,8 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 			     8))
 			return -ENOMEM;
 	}
+	if (d->mail && mail_fill(it, d->mail) < 0)
+		return -ENOMEM;
 	if (ev) {
 		if (!dup_all((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
 			     (const char *const[]){ ev->command, ev->author, ev->repo, ev->branch },
@@ -170,6 +220,43 @@ static int apply_forge(struct front *f, struct intake_item *it)
 	return r;
 }
 
+static int apply_mail(struct front *f, struct intake_item *it)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	_cleanup_free_ char *detail = NULL;
+	char kind[48];
+	json_t *j;
+	int r;
+
+	if (!it->command)
+		return store_inbox_set_state(f->store, it->in.id, "ignored", 0, it->ignore_why);
+	if (it->target_bug > 0)
+		r = store_bug_get(f->store, it->target_bug, &b);
+	else if (it->mail_extid)
+		r = store_bug_find(f->store, "syzbot", it->mail_extid, &b);
+	else
+		r = -ENOENT;
+	if (r == -ENOENT)
+		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
+					     "command not about a known bug");
+	if (r < 0)
+		return r;
+	/* the [tree] allow-commands list decides who may command */
+	if (!b->tree || !mail_sender_allowed(f->cfg, b->tree, it->author))
+		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
+					     "the sender may not send commands");
+	j = json_pack("{s:s?, s:s, s:s}", "by", it->author, "command", it->command, "via", "mail");
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail)
+		return -ENOMEM;
+	snprintf(kind, sizeof(kind), "request.%s", it->command);
+	r = store_event_add(f->store, b->id, 0, kind, detail);
+	if (r >= 0)
+		r = store_inbox_set_state(f->store, it->in.id, "done", b->id, NULL);
+	return r;
+}
+
 /* Stores one delivery and what it causes, inside the batch transaction. */
 static int apply(struct front *f, struct intake_item *it, bool *ret_created)
 {
@@ -195,6 +282,8 @@ static int apply(struct front *f, struct intake_item *it, bool *ret_created)
 	}
 	if (streq(it->in.type, "forge"))
 		return apply_forge(f, it);
+	if (it->is_mail)
+		return apply_mail(f, it);
 	return 0;
 }
 

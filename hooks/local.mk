@@ -9,7 +9,7 @@ hooks_libhooks_a_SOURCES = \
 	hooks/syzbot.c hooks/syzbot.h \
 	hooks/webhook.c hooks/webhook.h
 HOOKS_CFLAGS = $(MHD_CFLAGS) $(LIBCURL_CFLAGS) $(LIBCRYPTO_CFLAGS) \
-	$(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(LIBGIT2_CFLAGS)
+	$(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(LIBGIT2_CFLAGS) $(GMIME_CFLAGS)
 hooks_libhooks_a_CFLAGS = $(AM_CFLAGS) $(HOOKS_CFLAGS)
 HOOKS_LIBS = hooks/libhooks.a $(MHD_LIBS) $(LIBCURL_LIBS) $(LIBCRYPTO_LIBS)
 
@@ -38,5 +38,5 @@ noinst_PROGRAMS += tests/fuzz/fuzz-events
 tests_fuzz_fuzz_events_SOURCES = tests/fuzz/fuzz-events.c
 tests_fuzz_fuzz_events_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS) $(HOOKS_CFLAGS)
 tests_fuzz_fuzz_events_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
-tests_fuzz_fuzz_events_LDADD = $(HOOKS_LIBS) $(COMMON_LIBS)
+tests_fuzz_fuzz_events_LDADD = $(HOOKS_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
 endif

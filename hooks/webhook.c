@@ -320,21 +320,30 @@ static int delivery_key(const struct hook *h, struct http_request *req,
 static int deliver_mail(struct webhooks *w, const struct hook *h,
 			struct http_request *req, struct webhook_delivery *d)
 {
-	_cleanup_free_ char *msgid = NULL, *key = NULL;
+	_cleanup_(mail_freep) struct mail *m = NULL;
+	_cleanup_free_ char *msgid = NULL, *key = NULL, *err = NULL;
 	int r = webhook_mail_message_id(d->body, d->len, &msgid);
 
 	if (r == -EBADMSG)
 		return reject(w, req, "mail", 400, "malformed", "not an RFC 5322 message");
 	if (r < 0 && r != -ENOENT)
 		return r;
+	r = mail_parse(d->body, d->len, 0, &m, &err);
+	if (r == -EFBIG)
+		return reject(w, req, "mail", 413, "too-large", "message too large");
+	if (r == -EBADMSG)
+		return reject(w, req, "mail", 400, "malformed", err ? err : "not a message");
+	if (r < 0)
+		return r;
 	r = delivery_key(h, req, d->body, d->len, msgid, &key);
 	if (r == -EBADMSG)
 		return reject(w, req, "mail", 400, "malformed", "bad delivery id");
 	if (r < 0)
 		return r;
-	d->event = "mail";
+	d->event = mail_kind_name(mail_kind(m));
 	d->key = key;
 	d->message_id = msgid;
+	d->mail = m;
 	return w->sink.deliver(w->userdata, d, req);
 }
 

@@ -15,6 +15,7 @@
 #include "common/macro.h"
 #include "forge.h"
 #include "http.h"
+#include "mail/parse.h"
 #include "syzbot.h"
 
 #define WEBHOOK_ID_MAX 256
@@ -34,6 +35,7 @@ struct webhook_delivery {
 	const struct syzbot_bug *bug;	 /* syzbot */
 	const struct forge_event *forge; /* forge */
 	const char *message_id;		 /* mail */
+	const struct mail *mail;	 /* mail, parsed by mail/ */
 };
 
 struct webhook_sink {

@@ -22,13 +22,16 @@ hooks_write_config '[hook "gh"]
 	secret = relay-secret
 [hook "mta"]
 	type = mail
-	secret = mail-secret'
+	secret = mail-secret
+[tree "linux"]
+	url = https://git.kernel.org/linux.git
+	allow-commands = dev@example.org'
 hooks_start_kfixd
 T=$HOOKS_TMP
 inbox() { sql "select count(*) from inbox"; }
 
 # a bug for the forge commands to act on
-"$KFIXCTL" -c "$KFIX_CONF" submit --title "KASAN: test bug" --id manual-1 >/dev/null
+"$KFIXCTL" -c "$KFIX_CONF" submit --title "KASAN: test bug" --id manual-1 --tree linux >/dev/null
 
 printf '%s' '{"ref":"refs/heads/kfix/1/v1","after":"0123abcd","repository":{"full_name":"kfix/linux"},"sender":{"login":"alice"}}' >"$T/push.json"
 expect_eq "github push" "$(post_github "$T/push.json" gh-secret push d-1)" 200
@@ -85,12 +88,18 @@ expect_eq "one syzbot bug" "$(sql "select count(*) from bugs where source = 'syz
 printf '%s' '{"version": 2, "title": "x", "extid": "aa"}' >"$T/v2.json"
 expect_eq "bug JSON version 2" "$(post_kfix /hooks/syzbot "$T/v2.json" relay-secret s-3)" 400
 
-# mail: stored raw, deduplicated by Message-ID
-printf 'From: dev@example.org\r\nTo: kfix@example.org\r\nSubject: Re: [PATCH] fix\r\nMessage-ID: <m1@example.org>\r\n\r\n#kfix retest\r\n' >"$T/mail1"
-expect_eq "mail" "$(post_kfix /hooks/mail "$T/mail1" mail-secret mail-a)" 200
-expect_eq "mail pending for the parser" "$(sql "select state from inbox where key = 'mail:m1@example.org'")" pending
+# mail: parsed by the mail module, deduplicated by Message-ID
+expect_eq "syzbot report mail" "$(post_kfix /hooks/mail "$top_srcdir/tests/fixtures/mail/syzbot-report.eml" mail-secret mail-r)" 200
+expect_eq "bug from the report" "$(sql "select count(*) from bugs where source = 'syzbot' and source_id = '4f3a9c0de81b27a6e5d4'")" 1
+printf 'From: Dev <dev@example.org>\r\nTo: kfix@example.org\r\nSubject: Re: [PATCH RFC kfix/1/v1] fix\r\nMessage-ID: <m1@example.org>\r\n\r\nLooks right.\r\n#kfix retest\r\n' >"$T/mail1"
+expect_eq "command mail" "$(post_kfix /hooks/mail "$T/mail1" mail-secret mail-a)" 200
+expect_eq "mail command recorded" "$(sql "select count(*) from events where bug_id = 1 and kind = 'request.retest' and detail like '%mail%'")" 1
 expect_eq "same Message-ID, other delivery" "$(post_kfix /hooks/mail "$T/mail1" mail-secret mail-b)" 200
-expect_eq "mail stored once" "$(sql "select count(*) from inbox where type = 'mail'")" 1
+expect_eq "mail stored once" "$(sql "select count(*) from inbox where key = 'mail:m1@example.org'")" 1
+sed 's/dev@example.org/stranger@example.net/; s/<m1@/<m2@/' "$T/mail1" >"$T/mail2"
+expect_eq "command from a stranger" "$(post_kfix /hooks/mail "$T/mail2" mail-secret mail-s)" 200
+expect_eq "stranger ignored" "$(sql "select detail from inbox where key = 'mail:m2@example.org'")" "the sender may not send commands"
+expect_eq "one retest only" "$(sql "select count(*) from events where kind = 'request.retest' and detail like '%mail%'")" 1
 printf 'this is not a mail\n\n' >"$T/notmail"
 expect_eq "not a mail" "$(post_kfix /hooks/mail "$T/notmail" mail-secret mail-c)" 400
 
