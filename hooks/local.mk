@@ -24,6 +24,7 @@ CTL_EXTRA_SOURCES += daemon/ctl-api.c
 HOOKS_INTEGRATION_TESTS = \
 	tests/integration/http-webhooks.sh \
 	tests/integration/http-api.sh \
+	tests/integration/http-tls.sh \
 	tests/integration/feed-syzbot.sh \
 	tests/integration/webhook-kill9.sh
 TESTS += $(HOOKS_INTEGRATION_TESTS)
