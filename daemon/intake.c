@@ -3,16 +3,18 @@
  * A delivery is answered only after it is committed.  Deliveries that
  * arrive together (one MHD_run can read many) are committed in one
  * transaction: group commit, so that one fsync covers many answers.  The
- * commit waits [http] commit-delay after the first queued delivery, so
- * that clients answered by the last commit have their next delivery in
+ * commit waits up to [http] commit-delay after the first queued delivery,
+ * so that clients answered by the last commit have their next delivery in
  * the same batch (without it, batches alternate between a few deliveries
- * and many). */
+ * and many), but not when every open connection already waits for an
+ * answer (a single client never waits). */
 #include "config.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/conf.h"
 #include "common/log.h"
@@ -23,6 +25,14 @@
 
 #define INTAKE_MAX_PENDING 4096
 #define INTAKE_BATCH 512
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 struct intake_item {
 	struct intake_item *next;
@@ -319,6 +329,7 @@ static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
 	bool created[INTAKE_BATCH];
 	int res[INTAKE_BATCH];
 	size_t n = 0;
+	uint64_t t0, t1;
 	int r;
 
 	/* take up to INTAKE_BATCH items off the queue */
@@ -331,6 +342,7 @@ static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
 	f->n_pending -= n;
 	if (!f->pending)
 		f->pending_tail = &f->pending;
+	t0 = now_usec();
 	r = store_begin(f->store);
 	n = 0;
 	for (it = batch; it && r >= 0; it = it->next, n++) {
@@ -344,10 +356,19 @@ static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
 		else
 			store_rollback(f->store);
 	}
+	t1 = now_usec();
 	if (r >= 0)
 		r = store_commit(f->store);
 	if (r < 0)
 		log_warning("intake: cannot commit %zu deliveries: %s", n, store_errmsg(f->store));
+	else
+		log_debug("intake: %zu deliveries stored in %lluus, committed in %lluus", n,
+			  (unsigned long long)(t1 - t0), (unsigned long long)(now_usec() - t1));
+	metrics_observe(f->metrics, "kfix_webhook_commit_seconds",
+			"Time to store and commit one batch of deliveries.", NULL,
+			(double)(now_usec() - t0) / 1e6);
+	metrics_counter_add(f->metrics, "kfix_webhook_batches_total",
+			    "Group commits of webhook deliveries.", NULL, 1);
 	n = 0;
 	while ((it = batch)) {
 		batch = it->next;
@@ -365,15 +386,19 @@ static int flush_arm(struct front *f)
 	uint64_t now;
 	int r, on = 0;
 
+	/* nothing more can come when every open connection waits for us */
+	bool now_please = f->n_pending >= INTAKE_BATCH ||
+			  f->n_pending >= http_server_n_connections(f->http);
+
 	r = sd_event_source_get_enabled(f->flush, &on);
 	if (r < 0)
 		return r;
-	if (on && f->n_pending < INTAKE_BATCH)
+	if (on && !now_please)
 		return 0; /* already armed */
 	r = sd_event_now(f->event, CLOCK_MONOTONIC, &now);
 	if (r < 0)
 		return r;
-	r = sd_event_source_set_time(f->flush, f->n_pending >= INTAKE_BATCH ? now : now + f->commit_delay);
+	r = sd_event_source_set_time(f->flush, now_please ? now : now + f->commit_delay);
 	if (r < 0)
 		return r;
 	return sd_event_source_set_enabled(f->flush, SD_EVENT_ONESHOT);

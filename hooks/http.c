@@ -682,6 +682,20 @@ size_t http_server_n_listeners(struct http_server *s)
 	return s->n_listeners;
 }
 
+size_t http_server_n_connections(struct http_server *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_listeners; i++) {
+		const union MHD_DaemonInfo *info =
+			MHD_get_daemon_info(s->listeners[i]->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+		if (info)
+			n += info->num_connections;
+	}
+	return n;
+}
+
 int http_server_local_address(struct http_server *s, size_t i, char *buf,
 			      size_t n)
 {

@@ -63,6 +63,8 @@ int http_server_listen(struct http_server *s, const char *address);
 int http_server_local_address(struct http_server *s, size_t i, char *buf,
 			      size_t n);
 size_t http_server_n_listeners(struct http_server *s);
+/* Open connections over all listeners (idle keep-alive ones included). */
+size_t http_server_n_connections(struct http_server *s);
 
 const char *http_request_method(struct http_request *r);
 const char *http_request_path(struct http_request *r);

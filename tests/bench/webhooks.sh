@@ -14,7 +14,7 @@ hooks_need curl openssl sqlite3
 DURATION=${DURATION:-5}
 
 hooks_setup
-HOOKS_LOG_LEVEL=info
+HOOKS_LOG_LEVEL=${HOOKS_LOG_LEVEL:-info}
 hooks_write_config "[hook \"gh\"]
 	type = forge
 	provider = github
