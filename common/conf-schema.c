@@ -97,6 +97,8 @@ const struct config_key config_schema[] = {
 	/* [http]: the listener (when not socket-activated) */
 	T("http", false, "listen", CONFIG_LIST, NULL),
 	T("http", false, "max-body", CONFIG_SIZE, "10M"),
+	T("http", false, "max-header", CONFIG_SIZE, "32K"),
+	T("http", false, "commit-delay", CONFIG_DURATION, "2ms"),
 	I("http", false, "max-connections", "256", 1, 65536),
 	T("http", false, "timeout", CONFIG_DURATION, "30s"),
 	T("http", false, "tls-cert", CONFIG_PATH, NULL),
@@ -112,5 +114,19 @@ const struct config_key config_schema[] = {
 	T("feed", true, "token", CONFIG_SECRET, NULL),
 	T("feed", true, "c-repro-only", CONFIG_BOOL, "true"),
 	I("feed", true, "max-per-day", "10", 0, 100000),
+	T("feed", true, "trees", CONFIG_LIST, NULL),
+	T("feed", true, "subsystems", CONFIG_LIST, NULL),
+	T("feed", true, "crash-types", CONFIG_LIST, NULL),
+	T("feed", true, "request-interval", CONFIG_DURATION, "1s"),
+	T("feed", true, "timeout", CONFIG_DURATION, "1min"),
+	T("feed", true, "backoff", CONFIG_DURATION, "1min"),
+
+	/* [hook "name"]: an authenticated webhook */
+	E("hook", true, "type", NULL, "mail|syzbot|forge"),
+	E("hook", true, "provider", "kfix", "kfix|github|gitea|forgejo|gitlab"),
+	T("hook", true, "secret", CONFIG_SECRET, NULL),
+	T("hook", true, "replay-window", CONFIG_DURATION, "5min"),
+	NS("hook", "base-url", "https://syzkaller.appspot.com"),
+	T("hook", true, "allow-users", CONFIG_LIST, NULL),
 	{ NULL, false, NULL, 0, NULL, 0, 0, NULL },
 };

@@ -93,12 +93,21 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 		ctl_err("status: takes no arguments");
 		return 2;
 	}
-	if (ctl_store(c, &s) < 0)
+	/* a running daemon answers over its API; else read the store */
+	r = ctl_api_stats(c, &st);
+	if (r < 0 && (r != -ENOTCONN || c->url)) {
+		if (r == -ENOTCONN)
+			ctl_err("status: no daemon answers at %s", c->url);
 		return 1;
-	r = store_stats(s, &st);
+	}
 	if (r < 0) {
-		ctl_err("status: %s", store_errmsg(s));
-		return 1;
+		if (ctl_store(c, &s) < 0)
+			return 1;
+		r = store_stats(s, &st);
+		if (r < 0) {
+			ctl_err("status: %s", store_errmsg(s));
+			return 1;
+		}
 	}
 	if (c->json) {
 		json_t *bugs = json_object();

@@ -2,6 +2,7 @@
 #ifndef KFIX_CTL_H
 #define KFIX_CTL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -10,6 +11,7 @@ struct store;
 
 struct ctl {
 	const char *config_path;
+	const char *url;      /* --url: the daemon's API */
 	bool json;
 	struct config *cfg;   /* loaded on first use */
 	struct store *store;  /* opened on first use */
@@ -42,9 +44,17 @@ int ctl_resume(struct ctl *c, int argc, char **argv);
 int ctl_drain(struct ctl *c, int argc, char **argv);
 int ctl_report(struct ctl *c, int argc, char **argv);
 int ctl_tree(struct ctl *c, int argc, char **argv);
+int ctl_report(struct ctl *c, int argc, char **argv);
 int ctl_mail(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
+/* Calls the daemon's REST API (--url, else [http] listen) with the
+ * api-token (admin-token when admin); -ENOTCONN when no daemon listens
+ * there or no address is known, so that the caller uses the store. */
+struct store_stats;
+int ctl_api_call(struct ctl *c, const char *method, const char *path, bool admin,
+		 json_t **ret);
+int ctl_api_stats(struct ctl *c, struct store_stats *ret);
 int ctl_store(struct ctl *c, struct store **ret);
 int ctl_parse_id(const char *cmd, const char *s, int64_t *ret);
 void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "daemon.h"
+#include "front.h"
 #include "outbox.h"
 #include "sched.h"
 #include "store.h"
@@ -32,7 +33,7 @@ struct daemon {
 	struct store *store;
 	struct workers *workers;
 	struct outbox *outbox;
-	int n_listen_fds;
+	struct front *front;
 	int started; /* how many modules are up */
 	char owner[128];
 };
@@ -107,34 +108,35 @@ static void outbox_stop(struct daemon *d)
 	d->outbox = NULL;
 }
 
-/* Sockets passed by systemd (kfixd.socket) are taken now so that the
- * listener module can serve them; until then they are held open. */
-static int listen_start(struct daemon *d)
+/* The HTTP front door and the feed pollers.  Sockets passed by systemd
+ * (kfixd.socket) are served, else the [http] listen addresses; either way
+ * they listen before READY=1 is sent. */
+static int front_start(struct daemon *d)
 {
 	int n = sd_listen_fds(0);
+	int r;
 
 	if (n < 0) {
 		log_error("cannot take sockets from systemd: %s", strerror(-n));
 		return n;
 	}
-	d->n_listen_fds = n;
-	if (n > 0)
-		log_info("holding %d socket(s) passed by systemd", n);
-	return 0;
+	r = front_new(d->event, d->cfg, d->store, n, &d->front);
+	if (r < 0)
+		log_error("cannot start the HTTP server: %s", strerror(-r));
+	return r;
 }
 
-static void listen_stop(struct daemon *d)
+static void front_stop(struct daemon *d)
 {
-	for (int i = 0; i < d->n_listen_fds; i++)
-		close(SD_LISTEN_FDS_START + i);
-	d->n_listen_fds = 0;
+	front_free(d->front);
+	d->front = NULL;
 }
 
 static const struct module modules[] = {
 	{ "store", store_start, store_stop },
 	{ "workers", workers_start, workers_stop },
 	{ "outbox", outbox_start, outbox_stop },
-	{ "listener", listen_start, listen_stop },
+	{ "front", front_start, front_stop },
 };
 
 /* "running", "paused" (no new jobs) or "draining" (no new jobs, stop
@@ -229,6 +231,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 	} else {
 		workers_set_config(d->workers, nc);
 		outbox_set_config(d->outbox, nc);
+		front_set_config(d->front, nc);
 		config_free(d->cfg);
 		d->cfg = nc;
 		if (config_get_string(d->cfg, "kfix", NULL, "log-level", &lvl) >= 0 &&

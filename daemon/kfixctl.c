@@ -32,6 +32,7 @@ static const struct ctl_cmd commands[] = {
 	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd" },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
+	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 	{ "mail", ctl_mail, "parse [--json] FILE|-", "show what kfix understands of a mail" },
 };
 
@@ -45,6 +46,9 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  -c, --config FILE  configuration file (default %s)\n"
 		"  -j, --json         print JSON instead of tables\n"
+		"  -u, --url URL      the running daemon's API (default: [http] listen);\n"
+		"                     status uses it, the store is read directly when\n"
+		"                     no daemon answers\n"
 		"  -h, --help         show this help\n"
 		"  -V, --version      show the version\n"
 		"\n"
@@ -81,6 +85,10 @@ static int take_global_flags(struct ctl *c, int argc, char **argv)
 		}
 		if (streq(argv[i], "--json") || streq(argv[i], "-j"))
 			c->json = true;
+		else if (streq(argv[i], "--url") && i + 1 < argc)
+			c->url = argv[++i];
+		else if (startswith(argv[i], "--url="))
+			c->url = argv[i] + 6;
 		else
 			argv[j++] = argv[i];
 	}
@@ -94,6 +102,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "url", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -105,13 +114,16 @@ int main(int argc, char **argv)
 	log_setup("kfixctl", LOG_TARGET_STDERR);
 	log_set_level(LOG_WARNING);
 	/* "+": stop at the command name; its own options follow it */
-	while ((ch = getopt_long(argc, argv, "+c:jhV", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+c:jhVu:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			c.config_path = optarg;
 			break;
 		case 'j':
 			c.json = true;
+			break;
+		case 'u':
+			c.url = optarg;
 			break;
 		case 'h':
 			usage(stdout);

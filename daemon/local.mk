@@ -6,8 +6,10 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/publish.c daemon/publish.h \
 	daemon/sched.c daemon/sched.h \
 	daemon/worker.c daemon/worker.h \
-	daemon/daemon.c daemon/daemon.h
-daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(LIBCURL_CFLAGS)
+	daemon/daemon.c daemon/daemon.h \
+	daemon/front.c daemon/front.h daemon/front-internal.h \
+	daemon/intake.c daemon/api.c
+daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
 DAEMON_LIBS = daemon/libdaemon.a $(SQLITE_LIBS)
 
 sbin_PROGRAMS += kfixd
@@ -18,5 +20,5 @@ kfixd_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
 bin_PROGRAMS += kfixctl
 kfixctl_SOURCES = daemon/kfixctl.c daemon/ctl.h daemon/ctl-store.c daemon/ctl-util.c daemon/ctl-patch.c \
 	$(CTL_EXTRA_SOURCES)
-kfixctl_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JANSSON_CFLAGS)
+kfixctl_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JANSSON_CFLAGS) $(LIBCURL_CFLAGS)
 kfixctl_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)

@@ -111,7 +111,14 @@ static const char *const migrations[] = {
 	" bug_id INTEGER, job_id INTEGER, kind TEXT NOT NULL, detail TEXT);"
 	"CREATE INDEX events_bug ON events(bug_id);"
 	"CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-	/* 2: validated patches, one row per version */
+	/* 2: webhook deliveries, kept before they are answered */
+	"CREATE TABLE inbox ("
+	" id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"
+	" type TEXT NOT NULL, hook TEXT NOT NULL, provider TEXT NOT NULL,"
+	" event TEXT NOT NULL, received INTEGER NOT NULL, payload BLOB NOT NULL,"
+	" state TEXT NOT NULL, bug_id INTEGER, detail TEXT);"
+	"CREATE INDEX inbox_state ON inbox(state, id);",
+	/* 3: validated patches, one row per version */
 	"CREATE TABLE patches ("
 	" id INTEGER PRIMARY KEY,"
 	" bug_id INTEGER NOT NULL REFERENCES bugs(id),"
@@ -1379,4 +1386,199 @@ int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 			    "tttii", message_id, sent_to, branch, now_sec(), id);
 
 	return r < 0 ? r : n == 1 ? 0 : -ENOENT;
+/* ---- paged queries ---- */
+
+static int64_t query_limit(const struct store_query *q)
+{
+	return q->limit > 0 ? q->limit : INT64_MAX;
+}
+
+int store_bug_query(struct store *s, const struct store_query *q,
+		    struct store_bug ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " BUG_COLS " FROM bugs WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 IS NULL OR source = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
+			"ttii", q->state, q->source, q->after, query_limit(q));
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))bug_from_row,
+			  (void (*)(void *))store_bug_free, (void ***)ret, ret_n);
+}
+
+int store_job_query(struct store *s, const struct store_query *q,
+		    struct store_job ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " JOB_COLS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 = 0 OR bug_id = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
+			"tiii", q->state, q->bug_id, q->after, query_limit(q));
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))job_from_row,
+			  (void (*)(void *))store_job_free, (void ***)ret, ret_n);
+}
+
+int store_outbox_query(struct store *s, const struct store_query *q,
+		       struct store_outbox ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " OUTBOX_COLS " FROM outbox WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 = 0 OR bug_id = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
+			"tiii", q->state, q->bug_id, q->after, query_limit(q));
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))outbox_from_row,
+			  (void (*)(void *))store_outbox_free, (void ***)ret, ret_n);
+}
+
+int store_event_query(struct store *s, const struct store_query *q,
+		      struct store_event ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT id, ts, bug_id, job_id, kind, detail FROM events"
+			" WHERE (?1 = 0 OR bug_id = ?1) AND (?2 = 0 OR job_id = ?2)"
+			" AND (?3 IS NULL OR kind = ?3) AND id > ?4 ORDER BY id LIMIT ?5",
+			"iitii", q->bug_id, q->job_id, q->state, q->after, query_limit(q));
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))event_from_row,
+			  (void (*)(void *))store_event_free, (void ***)ret, ret_n);
+}
+
+/* ---- inbox ---- */
+
+#define INBOX_COLS                                                             \
+	"id, key, type, hook, provider, event, received, payload, state,"     \
+	" bug_id, detail"
+
+static struct store_inbox *inbox_from_row(sqlite3_stmt *st)
+{
+	struct store_inbox *in = calloc(1, sizeof(*in));
+	const void *p;
+	int n;
+
+	if (!in)
+		return NULL;
+	in->id = sqlite3_column_int64(st, 0);
+	in->key = col_text(st, 1);
+	in->type = col_text(st, 2);
+	in->hook = col_text(st, 3);
+	in->provider = col_text(st, 4);
+	in->event = col_text(st, 5);
+	in->received = sqlite3_column_int64(st, 6);
+	p = sqlite3_column_blob(st, 7);
+	n = sqlite3_column_bytes(st, 7);
+	in->payload = malloc((size_t)n + 1);
+	if (in->payload) {
+		if (n > 0)
+			memcpy(in->payload, p, (size_t)n);
+		in->payload[n] = '\0';
+		in->payload_len = (size_t)n;
+	}
+	in->state = col_text(st, 8);
+	in->bug_id = sqlite3_column_int64(st, 9);
+	in->detail = col_text(st, 10);
+	if (!in->key || !in->payload || !in->state) {
+		store_inbox_free(in);
+		return NULL;
+	}
+	return in;
+}
+
+void store_inbox_free(struct store_inbox *in)
+{
+	if (!in)
+		return;
+	free(in->key);
+	free(in->type);
+	free(in->hook);
+	free(in->provider);
+	free(in->event);
+	free(in->payload);
+	free(in->state);
+	free(in->detail);
+	free(in);
+}
+
+int store_inbox_add(struct store *s, const struct store_inbox *in,
+		    int64_t *ret_id, bool *ret_created)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r;
+
+	r = prepare(s, &st,
+		    "INSERT INTO inbox (key, type, hook, provider, event, received,"
+		    " payload, state, bug_id, detail)"
+		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULLIF(?9, 0), ?10)"
+		    " ON CONFLICT (key) DO NOTHING",
+		    "tttttiitit", in->key, in->type, in->hook, in->provider, in->event,
+		    now_sec(), (int64_t)0, in->state, in->bug_id, in->detail);
+	if (r < 0)
+		return r;
+	rc = sqlite3_bind_blob64(st, 7, in->payload ? in->payload : "",
+				 in->payload_len, SQLITE_STATIC);
+	if (rc != SQLITE_OK)
+		return fail(s, rc);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, rc);
+	if (sqlite3_changes(s->db) == 0) {
+		_cleanup_stmt_ sqlite3_stmt *q = NULL;
+
+		r = prepare(s, &q, "SELECT id FROM inbox WHERE key = ?", "t", in->key);
+		if (r < 0)
+			return r;
+		rc = sqlite3_step(q);
+		if (rc != SQLITE_ROW)
+			return fail(s, rc);
+		*ret_id = sqlite3_column_int64(q, 0);
+		*ret_created = false;
+		return 0;
+	}
+	*ret_id = sqlite3_last_insert_rowid(s->db);
+	*ret_created = true;
+	return 0;
+}
+
+int store_inbox_set_state(struct store *s, int64_t id, const char *state,
+			  int64_t bug_id, const char *detail)
+{
+	int n = 0;
+	int r = exec(s, &n,
+		     "UPDATE inbox SET state = ?, bug_id = coalesce(NULLIF(?, 0), bug_id),"
+		     " detail = ? WHERE id = ?",
+		     "titi", state, bug_id, detail, id);
+
+	if (r < 0)
+		return r;
+	return n > 0 ? 0 : -ENOENT;
+}
+
+int store_inbox_query(struct store *s, const struct store_query *q,
+		      struct store_inbox ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " INBOX_COLS " FROM inbox WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 IS NULL OR type = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
+			"ttii", q->state, q->source, q->after, query_limit(q));
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))inbox_from_row,
+			  (void (*)(void *))store_inbox_free, (void ***)ret, ret_n);
+}
+
+int store_inbox_count(struct store *s, const char *state, int64_t *ret)
+{
+	return count_by(s, "SELECT count(*) FROM inbox WHERE state = ?", state, ret);
 }

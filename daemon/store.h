@@ -178,6 +178,45 @@ int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 			 const char *sent_to, const char *branch);
 void store_patch_free(struct store_patch *p);
 DEFINE_CLEANUP(struct store_patch, store_patch_free)
+/* Paged, filtered listing: rows with id > after, in id order. */
+struct store_query {
+	const char *state;  /* bugs, jobs, outbox, inbox: state; events: kind */
+	const char *source; /* bugs: source; inbox: type */
+	int64_t bug_id, job_id;
+	int64_t after, limit; /* limit <= 0: all */
+};
+
+int store_bug_query(struct store *s, const struct store_query *q,
+		    struct store_bug ***ret, size_t *ret_n);
+int store_job_query(struct store *s, const struct store_query *q,
+		    struct store_job ***ret, size_t *ret_n);
+int store_outbox_query(struct store *s, const struct store_query *q,
+		       struct store_outbox ***ret, size_t *ret_n);
+int store_event_query(struct store *s, const struct store_query *q,
+		      struct store_event ***ret, size_t *ret_n);
+
+/* Webhook deliveries, stored before they are answered.  key is unique
+ * (the provider's delivery id or the Message-ID): a known key is not
+ * added again (*ret_created false, *ret_id the first delivery). */
+struct store_inbox {
+	int64_t id;
+	char *key, *type, *hook, *provider, *event;
+	int64_t received;
+	char *payload; /* NUL-terminated copy; may hold other NULs */
+	size_t payload_len;
+	char *state; /* "pending" (waiting for a parser), "done", "ignored" */
+	int64_t bug_id;
+	char *detail;
+};
+
+int store_inbox_add(struct store *s, const struct store_inbox *in,
+		    int64_t *ret_id, bool *ret_created);
+int store_inbox_set_state(struct store *s, int64_t id, const char *state,
+			  int64_t bug_id, const char *detail);
+int store_inbox_query(struct store *s, const struct store_query *q,
+		      struct store_inbox ***ret, size_t *ret_n);
+int store_inbox_count(struct store *s, const char *state, int64_t *ret);
+void store_inbox_free(struct store_inbox *in);
 
 /* Frees a NULL-terminated-by-count array from the *_list calls. */
 void store_list_free(void **items, size_t n, void (*free_fn)(void *));

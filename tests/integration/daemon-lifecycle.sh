@@ -14,7 +14,10 @@ PIDS="$PIDS $!"
 NOTIFY_PID=$!
 wait_for 20 grep -q '^READY=1' "$T/notify.log" || fail "no READY=1: $(cat "$T/kfixd.log")"
 pid=$(sed -n 's/^PID=//p' "$T/notify.log")
-grep -q "holding 1 socket(s) passed by systemd" "$T/kfixd.log" || fail "LISTEN_FDS ignored"
+grep -q "listening on 127.0.0.1:$port" "$T/kfixd.log" || fail "LISTEN_FDS ignored"
+if command -v curl >/dev/null; then
+	curl -fs "http://127.0.0.1:$port/healthz" >/dev/null || fail "the passed socket is not served"
+fi
 ls -l "/proc/$pid/fd/3" | grep -q socket || fail "fd 3 not held"
 wait_for 10 grep -q '^STATUS=.*jobs queued' "$T/notify.log" || fail "no STATUS with figures"
 wait_for 5 grep -q '^WATCHDOG=1' "$T/notify.log" || fail "no watchdog pings"

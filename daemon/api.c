@@ -1,0 +1,512 @@
+/* The REST API under /api/v1/, /healthz and /metrics. */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "front-internal.h"
+#include "store.h"
+
+#define API_PAGE_DEFAULT 50
+#define API_PAGE_MAX 500
+#define API_TITLE_MAX 512
+#define API_FIELD_MAX 4096
+#define API_TRAJECTORY_MAX (16u * 1024 * 1024)
+
+static json_t *jstr(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *bug_json(const struct store_bug *b)
+{
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
+			 "id", (json_int_t)b->id, "source", jstr(b->source),
+			 "source_id", jstr(b->source_id), "title", jstr(b->title),
+			 "state", jstr(b->state), "tree", jstr(b->tree), "base_commit",
+			 jstr(b->base_commit), "report", jstr(b->report), "repro_c",
+			 jstr(b->repro_c), "repro_syz", jstr(b->repro_syz),
+			 "kernel_config", jstr(b->kernel_config), "created",
+			 (json_int_t)b->created, "updated", (json_int_t)b->updated);
+}
+
+static json_t *job_json(const struct store_job *j)
+{
+	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+			 "id", (json_int_t)j->id, "bug", (json_int_t)j->bug_id, "kind",
+			 jstr(j->kind), "state", jstr(j->state), "priority", j->priority,
+			 "attempts", j->attempts, "max_attempts", j->max_attempts,
+			 "lease_owner", jstr(j->lease_owner), "checkpoint",
+			 jstr(j->checkpoint), "error", jstr(j->error), "result",
+			 jstr(j->result), "created", (json_int_t)j->created, "started",
+			 (json_int_t)j->started, "finished", (json_int_t)j->finished);
+}
+
+static json_t *outbox_json(const struct store_outbox *o)
+{
+	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:i, s:I, s:o, s:I, s:I}",
+			 "id", (json_int_t)o->id, "bug", (json_int_t)o->bug_id, "kind",
+			 jstr(o->kind), "idem_key", jstr(o->idem_key), "state",
+			 jstr(o->state), "tries", o->tries, "next_try",
+			 (json_int_t)o->next_try, "last_error", jstr(o->last_error),
+			 "created", (json_int_t)o->created, "sent", (json_int_t)o->sent);
+}
+
+static json_t *event_json(const struct store_event *e)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o}", "id", (json_int_t)e->id,
+			 "ts_usec", (json_int_t)e->ts, "bug", (json_int_t)e->bug_id,
+			 "job", (json_int_t)e->job_id, "kind", jstr(e->kind), "detail",
+			 jstr(e->detail));
+}
+
+static json_t *inbox_json(const struct store_inbox *in)
+{
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:I, s:o}",
+			 "id", (json_int_t)in->id, "key", jstr(in->key), "type",
+			 jstr(in->type), "hook", jstr(in->hook), "provider",
+			 jstr(in->provider), "event", jstr(in->event), "received",
+			 (json_int_t)in->received, "size", (json_int_t)in->payload_len,
+			 "state", jstr(in->state), "bug", (json_int_t)in->bug_id,
+			 "detail", jstr(in->detail));
+}
+
+/* ---- query parameters ---- */
+
+static int query_id(struct http_request *req, const char *name, int64_t *ret)
+{
+	const char *v = http_request_query(req, name);
+	uint64_t u;
+
+	if (!v)
+		return 0;
+	if (parse_uint64(v, &u) < 0 || u > INT64_MAX) {
+		http_reply_error(req, 400, "query parameter %s must be a non-negative integer", name);
+		return -EINVAL;
+	}
+	*ret = (int64_t)u;
+	return 0;
+}
+
+/* state, after, limit, bug, job, source/type; -EINVAL after answering 400. */
+static int page_params(struct http_request *req, struct store_query *q)
+{
+	int r;
+
+	q->state = http_request_query(req, "state");
+	q->limit = API_PAGE_DEFAULT;
+	r = query_id(req, "after", &q->after);
+	if (r >= 0)
+		r = query_id(req, "limit", &q->limit);
+	if (r >= 0)
+		r = query_id(req, "bug", &q->bug_id);
+	if (r >= 0)
+		r = query_id(req, "job", &q->job_id);
+	if (r < 0)
+		return r;
+	if (q->limit == 0 || q->limit > API_PAGE_MAX) {
+		http_reply_error(req, 400, "limit must be between 1 and %d", API_PAGE_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int reply_page(struct http_request *req, json_t *items, int64_t last_id,
+		      bool full)
+{
+	if (!items)
+		return -ENOMEM;
+	return http_reply_json(req, 200, json_pack("{s:o, s:o}", "items", items, "next",
+						   full ? json_integer(last_id) : json_null()));
+}
+
+#define LIST_HANDLER(name, type, query_fn, to_json, free_fn, extra)             \
+	static int name(struct http_request *req, void *userdata)               \
+	{                                                                      \
+		struct front *f = userdata;                                    \
+		struct store_query q = { 0 };                                  \
+		type **items = NULL;                                           \
+		size_t n = 0;                                                  \
+		json_t *arr;                                                   \
+		int r;                                                         \
+                                                                               \
+		if (page_params(req, &q) < 0)                                  \
+			return 0;                                              \
+		extra;                                                         \
+		r = query_fn(f->store, &q, &items, &n);                        \
+		if (r < 0)                                                     \
+			return http_reply_error(req, 503, "store: %s",          \
+						store_errmsg(f->store));       \
+		arr = json_array();                                            \
+		for (size_t i = 0; i < n && arr; i++)                          \
+			json_array_append_new(arr, to_json(items[i]));          \
+		r = reply_page(req, arr, n ? items[n - 1]->id : 0,             \
+			       (int64_t)n == q.limit);                         \
+		store_list_free((void **)items, n, (void (*)(void *))free_fn);  \
+		return r;                                                      \
+	}
+
+LIST_HANDLER(api_bugs, struct store_bug, store_bug_query, bug_json, store_bug_free,
+	     q.source = http_request_query(req, "source"))
+LIST_HANDLER(api_jobs, struct store_job, store_job_query, job_json, store_job_free, )
+LIST_HANDLER(api_outbox, struct store_outbox, store_outbox_query, outbox_json,
+	     store_outbox_free, )
+LIST_HANDLER(api_events, struct store_event, store_event_query, event_json,
+	     store_event_free, q.state = http_request_query(req, "kind"))
+LIST_HANDLER(api_inbox, struct store_inbox, store_inbox_query, inbox_json,
+	     store_inbox_free, q.source = http_request_query(req, "type"))
+
+/* "/api/v1/bugs/12/events" with base "/api/v1/bugs/" -> 12, "events". */
+static int path_id(struct http_request *req, const char *base, int64_t *ret_id,
+		   const char **ret_rest)
+{
+	const char *p = startswith(http_request_path(req), base);
+	char *end;
+	unsigned long long v;
+
+	if (!p || !*p || *p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || v == 0 || v > INT64_MAX || (*end && *end != '/'))
+		return -EINVAL;
+	*ret_id = (int64_t)v;
+	*ret_rest = *end ? end + 1 : "";
+	return 0;
+}
+
+static int bug_events(struct front *f, int64_t id, json_t **ret)
+{
+	struct store_query q = { .bug_id = id, .limit = API_PAGE_MAX };
+	struct store_event **ev = NULL;
+	size_t n = 0;
+	json_t *arr;
+	int r = store_event_query(f->store, &q, &ev, &n);
+
+	if (r < 0)
+		return r;
+	arr = json_array();
+	for (size_t i = 0; i < n && arr; i++)
+		json_array_append_new(arr, event_json(ev[i]));
+	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	*ret = arr;
+	return arr ? 0 : -ENOMEM;
+}
+
+static int api_bug_get(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	const char *rest;
+	json_t *events = NULL, *j;
+	int64_t id;
+	int r;
+
+	if (path_id(req, "/api/v1/bugs/", &id, &rest) < 0 || (*rest && !streq(rest, "events")))
+		return http_reply_error(req, 404, "not found");
+	r = store_bug_get(f->store, id, &b);
+	if (r == -ENOENT)
+		return http_reply_error(req, 404, "no bug %lld", (long long)id);
+	if (r < 0 || bug_events(f, id, &events) < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	if (*rest)
+		return http_reply_json(req, 200, json_pack("{s:o}", "items", events));
+	j = bug_json(b);
+	if (j)
+		json_object_set_new(j, "events", events);
+	else
+		json_decref(events);
+	return http_reply_json(req, 200, j);
+}
+
+/* approve (send upstream) and reject are recorded for the publisher. */
+static int api_bug_post(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	const char *rest, *kind;
+	int64_t id;
+	int r;
+
+	if (path_id(req, "/api/v1/bugs/", &id, &rest) < 0)
+		return http_reply_error(req, 404, "not found");
+	if (streq(rest, "approve"))
+		kind = "request.upstream";
+	else if (streq(rest, "reject"))
+		kind = "request.reject";
+	else if (streq(rest, "retest"))
+		kind = "request.retest";
+	else
+		return http_reply_error(req, 404, "unknown action '%s'", rest);
+	r = store_bug_get(f->store, id, &b);
+	if (r == -ENOENT)
+		return http_reply_error(req, 404, "no bug %lld", (long long)id);
+	if (r >= 0)
+		r = store_event_add(f->store, id, 0, kind, "{\"via\":\"api\"}");
+	if (r < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	return http_reply_json(req, 202, json_pack("{s:I, s:s}", "bug", (json_int_t)id,
+						   "recorded", kind));
+}
+
+/* A member that must be a string of bounded length, when present. */
+static int body_str(struct http_request *req, json_t *j, const char *key,
+		    bool required, size_t max, const char **ret)
+{
+	json_t *v = json_object_get(j, key);
+
+	*ret = NULL;
+	if (!v || json_is_null(v)) {
+		if (required) {
+			http_reply_error(req, 400, "\"%s\" is required", key);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!json_is_string(v)) {
+		http_reply_error(req, 400, "\"%s\" must be a string", key);
+		return -EINVAL;
+	}
+	if (json_string_length(v) == 0 || json_string_length(v) > max ||
+	    strlen(json_string_value(v)) != json_string_length(v)) {
+		http_reply_error(req, 400, "\"%s\" must be 1 to %zu bytes without NUL", key, max);
+		return -EINVAL;
+	}
+	*ret = json_string_value(v);
+	return 0;
+}
+
+static int api_bug_submit(struct http_request *req, void *userdata)
+{
+	static const char *const allowed[] = { "id",	     "title", "report", "repro_c",
+					       "repro_syz", "tree",  "commit", "kernel_config" };
+	struct front *f = userdata;
+	_cleanup_json_ json_t *j = NULL;
+	struct store_bug b = { .source = (char *)"manual" };
+	const char *v[ARRAY_SIZE(allowed)];
+	const char *key;
+	json_t *val;
+	json_error_t jerr;
+	size_t len;
+	const char *body = http_request_body(req, &len);
+	int64_t id;
+	bool created;
+	int r;
+
+	if (json_parse_bounded(body, len, len, &j, &jerr) < 0)
+		return http_reply_error(req, 400, "not JSON: %s at line %d column %d",
+					jerr.text, jerr.line, jerr.column);
+	if (!json_is_object(j))
+		return http_reply_error(req, 400, "the body must be a JSON object");
+	json_object_foreach(j, key, val) {
+		bool known = false;
+
+		for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+			known |= streq(key, allowed[i]);
+		if (!known) {
+			_cleanup_free_ char *k = str_escape(key, strlen(key), 64);
+
+			return http_reply_error(req, 400, "unknown member \"%s\"", k ? k : "?");
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+		if (body_str(req, j, allowed[i], i < 3,
+			     i == 1 ? API_TITLE_MAX : API_FIELD_MAX, &v[i]) < 0)
+			return 0;
+	b.source_id = (char *)v[0];
+	b.title = (char *)v[1];
+	b.report = (char *)v[2];
+	b.repro_c = (char *)v[3];
+	b.repro_syz = (char *)v[4];
+	b.tree = (char *)v[5];
+	b.base_commit = (char *)v[6];
+	b.kernel_config = (char *)v[7];
+	r = store_bug_add(f->store, &b, &id, &created);
+	if (r < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	return http_reply_json(req, created ? 201 : 200,
+			       json_pack("{s:I, s:b}", "id", (json_int_t)id, "created", created));
+}
+
+static int api_job_get(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	_cleanup_(store_job_freep) struct store_job *j = NULL;
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	const char *rest;
+	size_t len;
+	int64_t id;
+	int r;
+
+	if (path_id(req, "/api/v1/jobs/", &id, &rest) < 0 ||
+	    (*rest && !streq(rest, "trajectory")))
+		return http_reply_error(req, 404, "not found");
+	r = store_job_get(f->store, id, &j);
+	if (r == -ENOENT)
+		return http_reply_error(req, 404, "no job %lld", (long long)id);
+	if (r < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	if (!*rest)
+		return http_reply_json(req, 200, job_json(j));
+	if (asprintf(&path, "%s/jobs/%lld/trajectory.jsonl", f->state_dir, (long long)id) < 0)
+		return -ENOMEM;
+	r = read_file_bounded(path, API_TRAJECTORY_MAX, &data, &len);
+	if (r == -ENOENT)
+		return http_reply_error(req, 404, "job %lld has no trajectory", (long long)id);
+	if (r < 0)
+		return http_reply_error(req, 500, "cannot read the trajectory: %s", strerror(-r));
+	return http_reply(req, 200, "application/x-ndjson", data, len);
+}
+
+static int api_job_post(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	const char *rest;
+	int64_t id;
+	int r;
+
+	if (path_id(req, "/api/v1/jobs/", &id, &rest) < 0)
+		return http_reply_error(req, 404, "not found");
+	if (streq(rest, "retry"))
+		r = store_job_retry(f->store, id);
+	else if (streq(rest, "cancel"))
+		r = store_job_cancel(f->store, id);
+	else
+		return http_reply_error(req, 404, "unknown action");
+	if (r == -ENOENT)
+		return http_reply_error(req, 404, "no job %lld", (long long)id);
+	if (r == -EBUSY || r == -EPERM || r == -EINVAL || r == -EALREADY)
+		return http_reply_error(req, 409, "job %lld cannot be %s in its state",
+					(long long)id, streq(rest, "retry") ? "retried" : "cancelled");
+	if (r < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	return http_reply_json(req, 200, json_pack("{s:I, s:s}", "job", (json_int_t)id,
+						   "done", rest));
+}
+
+static json_t *stats_json(const struct store_stats *st)
+{
+	json_t *bugs = json_object();
+
+	for (size_t i = 0; store_bug_states[i] && bugs; i++)
+		json_object_set_new(bugs, store_bug_states[i], json_integer(st->bugs_by_state[i]));
+	return json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}}",
+			 "bugs", bugs, "jobs", "queued", (json_int_t)st->jobs_queued,
+			 "running", (json_int_t)st->jobs_running, "done",
+			 (json_int_t)st->jobs_done, "failed", (json_int_t)st->jobs_failed,
+			 "cancelled", (json_int_t)st->jobs_cancelled, "oldest_queued",
+			 (json_int_t)st->oldest_queued, "outbox", "pending",
+			 (json_int_t)st->outbox_pending, "sent", (json_int_t)st->outbox_sent,
+			 "parked", (json_int_t)st->outbox_parked);
+}
+
+static int api_status(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	struct store_stats st;
+
+	if (store_stats(f->store, &st) < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	return http_reply_json(req, 200, stats_json(&st));
+}
+
+static int healthz(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	struct store_stats st;
+
+	if (store_stats(f->store, &st) < 0)
+		return http_reply_error(req, 503, "store unreachable");
+	return http_reply_json(req, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+static void store_gauges(struct front *f)
+{
+	struct store_stats st;
+	char labels[64];
+	int64_t n;
+
+	if (store_stats(f->store, &st) < 0)
+		return;
+	for (size_t i = 0; store_bug_states[i]; i++) {
+		snprintf(labels, sizeof(labels), "state=\"%s\"", store_bug_states[i]);
+		metrics_gauge_set(f->metrics, "kfix_bugs", "Bugs by state.", labels,
+				  (double)st.bugs_by_state[i]);
+	}
+	{
+		static const char *const js[] = { "queued", "running", "done", "failed", "cancelled" };
+		const int64_t jv[] = { st.jobs_queued, st.jobs_running, st.jobs_done,
+				       st.jobs_failed, st.jobs_cancelled };
+
+		for (size_t i = 0; i < ARRAY_SIZE(js); i++) {
+			snprintf(labels, sizeof(labels), "state=\"%s\"", js[i]);
+			metrics_gauge_set(f->metrics, "kfix_jobs", "Jobs by state.", labels,
+					  (double)jv[i]);
+		}
+	}
+	metrics_gauge_set(f->metrics, "kfix_queue_oldest_age_seconds",
+			  "Age of the oldest queued job (0 when none).", NULL,
+			  st.oldest_queued ? (double)(time(NULL) - st.oldest_queued) : 0);
+	metrics_gauge_set(f->metrics, "kfix_outbox_backlog",
+			  "Outbox entries not yet sent (pending).", NULL, (double)st.outbox_pending);
+	metrics_gauge_set(f->metrics, "kfix_outbox_parked",
+			  "Outbox entries given up on.", NULL, (double)st.outbox_parked);
+	if (store_inbox_count(f->store, "pending", &n) >= 0)
+		metrics_gauge_set(f->metrics, "kfix_inbox_pending",
+				  "Stored deliveries waiting for processing.", NULL, (double)n);
+}
+
+static int metrics_page(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	_cleanup_buf_ struct buf out = BUF_INIT(4u * 1024 * 1024);
+	int r;
+
+	store_gauges(f);
+	r = metrics_render(f->metrics, &out);
+	if (r < 0)
+		return r;
+	return http_reply(req, 200, "text/plain; version=0.0.4; charset=utf-8",
+			  out.data ? out.data : "", out.len);
+}
+
+int api_setup(struct front *f)
+{
+	static const struct {
+		const char *method, *path;
+		enum http_scope scope;
+		http_handler_fn fn;
+	} routes[] = {
+		{ "GET", "/healthz", HTTP_SCOPE_NONE, healthz },
+		{ "GET", "/metrics", HTTP_SCOPE_NONE, metrics_page },
+		{ "GET", "/api/v1/status", HTTP_SCOPE_READ, api_status },
+		{ "GET", "/api/v1/bugs", HTTP_SCOPE_READ, api_bugs },
+		{ "POST", "/api/v1/bugs", HTTP_SCOPE_ADMIN, api_bug_submit },
+		{ "GET", "/api/v1/bugs/*", HTTP_SCOPE_READ, api_bug_get },
+		{ "POST", "/api/v1/bugs/*", HTTP_SCOPE_ADMIN, api_bug_post },
+		{ "GET", "/api/v1/jobs", HTTP_SCOPE_READ, api_jobs },
+		{ "GET", "/api/v1/jobs/*", HTTP_SCOPE_READ, api_job_get },
+		{ "POST", "/api/v1/jobs/*", HTTP_SCOPE_ADMIN, api_job_post },
+		{ "GET", "/api/v1/outbox", HTTP_SCOPE_READ, api_outbox },
+		{ "GET", "/api/v1/events", HTTP_SCOPE_READ, api_events },
+		{ "GET", "/api/v1/inbox", HTTP_SCOPE_READ, api_inbox },
+	};
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(routes); i++) {
+		r = http_server_route(f->http, routes[i].method, routes[i].path,
+				      routes[i].scope, routes[i].fn, f);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}

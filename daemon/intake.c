@@ -1,0 +1,507 @@
+/* Intake: webhook deliveries and feed bugs into the store.
+ *
+ * A delivery is answered only after it is committed.  Deliveries that
+ * arrive together (one MHD_run can read many) are committed in one
+ * transaction: group commit, so that one fsync covers many answers.  The
+ * commit waits up to [http] commit-delay after the first queued delivery,
+ * so that clients answered by the last commit have their next delivery in
+ * the same batch (without it, batches alternate between a few deliveries
+ * and many), but not when every open connection already waits for an
+ * answer (a single client never waits). */
+#include "config.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "front-internal.h"
+#include "mail/parse.h"
+#include "store.h"
+
+#define INTAKE_MAX_PENDING 4096
+#define INTAKE_BATCH 512
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+struct intake_item {
+	struct intake_item *next;
+	struct http_request *req;
+	struct store_inbox in;
+	/* syzbot */
+	struct store_bug bug;
+	/* forge */
+	char *command, *author, *repo, *branch;
+	int64_t target_bug;
+	bool allowed;
+	/* mail */
+	bool is_mail;
+	char *mail_extid;
+	const char *ignore_why; /* static text */
+};
+
+static void item_free(struct intake_item *it)
+{
+	if (!it)
+		return;
+	free(it->in.key);
+	free(it->in.type);
+	free(it->in.hook);
+	free(it->in.provider);
+	free(it->in.event);
+	free(it->in.payload);
+	free(it->in.state);
+	free(it->in.detail);
+	free(it->bug.source_id);
+	free(it->bug.title);
+	free(it->bug.tree);
+	free(it->bug.base_commit);
+	free(it->bug.report);
+	free(it->bug.repro_c);
+	free(it->bug.repro_syz);
+	free(it->bug.kernel_config);
+	free(it->command);
+	free(it->author);
+	free(it->repo);
+	free(it->branch);
+	free(it->mail_extid);
+	free(it);
+}
+DEFINE_CLEANUP(struct intake_item, item_free)
+
+static bool dup_all(char **dst[], const char *const src[], size_t n)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		*dst[i] = src[i] ? strdup(src[i]) : NULL;
+		if (src[i] && !*dst[i])
+			ok = false;
+	}
+	return ok;
+}
+
+/* Commands from a forge are taken only from the hook's allow-users. */
+static bool author_allowed(struct front *f, const char *hook, const char *author)
+{
+	_cleanup_strv_ char **users = NULL;
+
+	if (!author || config_get_list(f->cfg, "hook", hook, "allow-users", &users) < 0)
+		return false;
+	return users && strv_contains(users, author);
+}
+
+/* What kfix acts on in a mail: a syzbot report (a new bug) or the first
+ * #kfix command, with the bug it is about (kfix/<bug>/v<N> in the
+ * subject or body, else the syzbot extid of the thread). */
+static int mail_fill(struct intake_item *it, const struct mail *m)
+{
+	const struct mail_syzbot *sz = mail_syzbot(m);
+	const struct mail_command *cmds;
+	size_t n;
+	int v;
+
+	it->is_mail = true;
+	if (mail_kind(m) == MAIL_KIND_SYZBOT_REPORT && sz && sz->extid && sz->title) {
+		it->bug.source = (char *)"syzbot";
+		if (!dup_all((char **[]){ &it->bug.source_id, &it->bug.title, &it->bug.tree,
+					  &it->bug.base_commit, &it->bug.report,
+					  &it->bug.repro_c, &it->bug.repro_syz,
+					  &it->bug.kernel_config },
+			     (const char *const[]){ sz->extid, sz->title, sz->git_tree,
+						    sz->head_commit, sz->console_log,
+						    sz->c_repro, sz->syz_repro,
+						    sz->kernel_config },
+			     8))
+			return -ENOMEM;
+		return 0;
+	}
+	cmds = mail_commands(m, &n);
+	for (size_t i = 0; i < n; i++) {
+		const char *w = cmds[i].kfix ? startswith(cmds[i].name, "kfix-") : NULL;
+
+		if (!w)
+			continue;
+		if (!dup_all((char **[]){ &it->command, &it->author, &it->mail_extid },
+			     (const char *const[]){ w, mail_from(m), sz ? sz->extid : NULL }, 3))
+			return -ENOMEM;
+		if (forge_find_kfix_branch(mail_subject(m), &it->target_bug, &v) < 0)
+			forge_find_kfix_branch(mail_body(m), &it->target_bug, &v);
+		return 0;
+	}
+	it->ignore_why = "no syzbot report and no #kfix command";
+	return 0;
+}
+
+static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
+			      struct intake_item **ret)
+{
+	_cleanup_(item_freep) struct intake_item *it = calloc(1, sizeof(*it));
+	const struct forge_event *ev = d->forge;
+	const char *state = "done";
+
+	if (!it)
+		return -ENOMEM;
+	it->in.payload = malloc(d->len + 1);
+	if (!it->in.payload)
+		return -ENOMEM;
+	memcpy(it->in.payload, d->body, d->len);
+	it->in.payload[d->len] = '\0';
+	it->in.payload_len = d->len;
+	if (!dup_all((char **[]){ &it->in.key, &it->in.type, &it->in.hook,
+				  &it->in.provider, &it->in.event, &it->in.state },
+		     (const char *const[]){ d->key, d->type, d->hook, d->provider,
+					    d->event, state },
+		     6))
+		return -ENOMEM;
+	if (d->bug) {
+		const struct syzbot_crash *c = syzbot_bug_pick_crash(d->bug, false);
+
+		it->bug.source = (char *)"syzbot";
+		if (!dup_all((char **[]){ &it->bug.source_id, &it->bug.title, &it->bug.tree,
+					  &it->bug.base_commit, &it->bug.report,
+					  &it->bug.repro_c, &it->bug.repro_syz,
+					  &it->bug.kernel_config },
+			     (const char *const[]){ d->extid, d->bug->title,
+						    c ? c->kernel_source_git : NULL,
+						    c ? c->kernel_source_commit : NULL,
+						    c ? c->report_link : NULL,
+						    c ? c->c_reproducer : NULL,
+						    c ? c->syz_reproducer : NULL,
+						    c ? c->kernel_config : NULL },
+			     8))
+			return -ENOMEM;
+	}
+	if (d->mail && mail_fill(it, d->mail) < 0)
+		return -ENOMEM;
+	if (ev) {
+		if (!dup_all((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
+			     (const char *const[]){ ev->command, ev->author, ev->repo, ev->branch },
+			     4))
+			return -ENOMEM;
+		it->target_bug = ev->bug;
+		it->allowed = ev->command && author_allowed(f, d->hook, ev->author);
+	}
+	*ret = TAKE_PTR(it);
+	return 0;
+}
+
+static int apply_forge(struct front *f, struct intake_item *it)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	_cleanup_free_ char *detail = NULL;
+	json_t *j;
+	int r;
+
+	if (it->target_bug <= 0 || store_bug_get(f->store, it->target_bug, &b) < 0) {
+		it->in.bug_id = 0;
+		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
+					     "not about a kfix branch of a known bug");
+	}
+	j = json_pack("{s:s?, s:s?, s:s?, s:s?, s:s}", "by", it->author, "repo", it->repo,
+		      "branch", it->branch, "command", it->command, "via", "forge");
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail)
+		return -ENOMEM;
+	if (it->command && !it->allowed)
+		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
+					     "the author may not send commands");
+	if (it->command) {
+		char kind[48];
+
+		snprintf(kind, sizeof(kind), "request.%s", it->command);
+		r = store_event_add(f->store, b->id, 0, kind, detail);
+	} else {
+		r = store_event_add(f->store, b->id, 0, "forge.push", detail);
+	}
+	if (r >= 0)
+		r = store_inbox_set_state(f->store, it->in.id, "done", b->id, NULL);
+	return r;
+}
+
+static int apply_mail(struct front *f, struct intake_item *it)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	_cleanup_free_ char *detail = NULL;
+	char kind[48];
+	json_t *j;
+	int r;
+
+	if (!it->command)
+		return store_inbox_set_state(f->store, it->in.id, "ignored", 0, it->ignore_why);
+	if (it->target_bug > 0)
+		r = store_bug_get(f->store, it->target_bug, &b);
+	else if (it->mail_extid)
+		r = store_bug_find(f->store, "syzbot", it->mail_extid, &b);
+	else
+		r = -ENOENT;
+	if (r == -ENOENT)
+		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
+					     "command not about a known bug");
+	if (r < 0)
+		return r;
+	/* the [tree] allow-commands list decides who may command */
+	if (!b->tree || !mail_sender_allowed(f->cfg, b->tree, it->author))
+		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
+					     "the sender may not send commands");
+	j = json_pack("{s:s?, s:s, s:s}", "by", it->author, "command", it->command, "via", "mail");
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail)
+		return -ENOMEM;
+	snprintf(kind, sizeof(kind), "request.%s", it->command);
+	r = store_event_add(f->store, b->id, 0, kind, detail);
+	if (r >= 0)
+		r = store_inbox_set_state(f->store, it->in.id, "done", b->id, NULL);
+	return r;
+}
+
+/* Stores one delivery and what it causes, inside the batch transaction. */
+static int apply(struct front *f, struct intake_item *it, bool *ret_created)
+{
+	int64_t id;
+	bool created;
+	int r = store_inbox_add(f->store, &it->in, &id, &created);
+
+	if (r < 0)
+		return r;
+	it->in.id = id;
+	*ret_created = created;
+	if (!created)
+		return 0;
+	if (it->bug.source_id) {
+		int64_t bug_id;
+		bool bug_new;
+
+		r = store_bug_add(f->store, &it->bug, &bug_id, &bug_new);
+		if (r >= 0)
+			r = store_inbox_set_state(f->store, id, "done", bug_id,
+						  bug_new ? "new bug" : "known bug");
+		return r;
+	}
+	if (streq(it->in.type, "forge"))
+		return apply_forge(f, it);
+	if (it->is_mail)
+		return apply_mail(f, it);
+	return 0;
+}
+
+static void count_delivery(struct front *f, const struct intake_item *it,
+			   const char *result)
+{
+	char labels[96];
+
+	snprintf(labels, sizeof(labels), "type=\"%s\",result=\"%s\"", it->in.type, result);
+	metrics_counter_add(f->metrics, "kfix_webhook_deliveries_total",
+			    "Authenticated webhook deliveries by type and result.", labels, 1);
+}
+
+static void answer(struct front *f, struct intake_item *it, int r, bool created)
+{
+	if (r < 0) {
+		count_delivery(f, it, "failed");
+		http_reply_error(it->req, 503, "could not store the delivery, try again");
+		return;
+	}
+	count_delivery(f, it, created ? "stored" : "duplicate");
+	http_reply_json(it->req, 200,
+			json_pack("{s:I, s:b, s:s}", "id", (json_int_t)it->in.id,
+				  "duplicate", !created, "state",
+				  created ? it->in.state : "known"));
+}
+
+static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct front *f = userdata;
+	struct intake_item *batch = f->pending, *it;
+	struct intake_item **tail = &batch;
+	bool created[INTAKE_BATCH];
+	int res[INTAKE_BATCH];
+	size_t n = 0;
+	uint64_t t0, t1;
+	int r;
+
+	/* take up to INTAKE_BATCH items off the queue */
+	while (*tail && n < INTAKE_BATCH) {
+		tail = &(*tail)->next;
+		n++;
+	}
+	f->pending = *tail;
+	*tail = NULL;
+	f->n_pending -= n;
+	if (!f->pending)
+		f->pending_tail = &f->pending;
+	t0 = now_usec();
+	r = store_begin(f->store);
+	n = 0;
+	for (it = batch; it && r >= 0; it = it->next, n++) {
+		/* one bad delivery must not sink the others */
+		res[n] = store_begin(f->store);
+		created[n] = false;
+		if (res[n] >= 0)
+			res[n] = apply(f, it, &created[n]);
+		if (res[n] >= 0)
+			res[n] = store_commit(f->store);
+		else
+			store_rollback(f->store);
+	}
+	t1 = now_usec();
+	if (r >= 0)
+		r = store_commit(f->store);
+	if (r < 0)
+		log_warning("intake: cannot commit %zu deliveries: %s", n, store_errmsg(f->store));
+	else
+		log_debug("intake: %zu deliveries stored in %lluus, committed in %lluus", n,
+			  (unsigned long long)(t1 - t0), (unsigned long long)(now_usec() - t1));
+	metrics_observe(f->metrics, "kfix_webhook_commit_seconds",
+			"Time to store and commit one batch of deliveries.", NULL,
+			(double)(now_usec() - t0) / 1e6);
+	metrics_counter_add(f->metrics, "kfix_webhook_batches_total",
+			    "Group commits of webhook deliveries.", NULL, 1);
+	n = 0;
+	while ((it = batch)) {
+		batch = it->next;
+		answer(f, it, r < 0 ? r : res[n], r < 0 ? false : created[n]);
+		item_free(it);
+		n++;
+	}
+	if (f->pending)
+		return sd_event_source_set_enabled(f->flush, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int flush_arm(struct front *f)
+{
+	uint64_t now;
+	int r, on = 0;
+
+	/* nothing more can come when every open connection waits for us */
+	bool now_please = f->n_pending >= INTAKE_BATCH ||
+			  f->n_pending >= http_server_n_connections(f->http);
+
+	r = sd_event_source_get_enabled(f->flush, &on);
+	if (r < 0)
+		return r;
+	if (on && !now_please)
+		return 0; /* already armed */
+	r = sd_event_now(f->event, CLOCK_MONOTONIC, &now);
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_time(f->flush, now_please ? now : now + f->commit_delay);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(f->flush, SD_EVENT_ONESHOT);
+}
+
+static int on_delivery(void *userdata, const struct webhook_delivery *d,
+		       struct http_request *req)
+{
+	struct front *f = userdata;
+	struct intake_item *it;
+	int r;
+
+	if (f->n_pending >= INTAKE_MAX_PENDING)
+		return http_reply_error(req, 503, "too many deliveries in flight");
+	r = item_from_delivery(f, d, &it);
+	if (r < 0)
+		return r;
+	it->req = req;
+	*f->pending_tail = it;
+	f->pending_tail = &it->next;
+	f->n_pending++;
+	http_request_suspend(req);
+	return flush_arm(f);
+}
+
+/* ---- feeds ---- */
+
+static int feed_state_get(void *userdata, const char *key, char **ret)
+{
+	struct front *f = userdata;
+
+	return store_kv_get(f->store, key, ret);
+}
+
+static int feed_state_set(void *userdata, const char *key, const char *value)
+{
+	struct front *f = userdata;
+
+	return store_kv_set(f->store, key, value);
+}
+
+static int feed_bug(void *userdata, const struct feed_bug *fb)
+{
+	struct front *f = userdata;
+	struct store_bug b = {
+		.source = (char *)"syzbot",
+		.source_id = (char *)fb->extid,
+		.title = (char *)fb->title,
+		.tree = (char *)fb->tree,
+		.base_commit = (char *)fb->base_commit,
+		.report = (char *)fb->report,
+		.repro_c = (char *)fb->repro_c,
+		.repro_syz = (char *)fb->repro_syz,
+		.kernel_config = (char *)fb->kernel_config,
+	};
+	int64_t id;
+	bool created;
+	int r = store_bug_add(f->store, &b, &id, &created);
+
+	if (r < 0) {
+		log_warning("feed %s: cannot store bug %s: %s", fb->feed, fb->extid,
+			    store_errmsg(f->store));
+		return r;
+	}
+	if (created)
+		log_info("feed %s: new bug %lld from syzbot %s", fb->feed, (long long)id,
+			 fb->extid);
+	return created ? 1 : 0;
+}
+
+int intake_setup(struct front *f, char **ret_error)
+{
+	static const struct webhook_sink sink = { .deliver = on_delivery };
+	static const struct feed_ops ops = {
+		.state_get = feed_state_get,
+		.state_set = feed_state_set,
+		.bug = feed_bug,
+	};
+	int r;
+
+	f->pending_tail = &f->pending;
+	r = config_get_duration(f->cfg, "http", NULL, "commit-delay", &f->commit_delay);
+	if (r >= 0)
+		r = sd_event_add_time(f->event, &f->flush, CLOCK_MONOTONIC, 0, 1, on_flush, f);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(f->flush, SD_EVENT_OFF);
+	if (r < 0)
+		return r;
+	r = webhooks_new(f->http, f->cfg, f->metrics, &sink, f, &f->hooks, ret_error);
+	if (r < 0)
+		return r;
+	return feeds_new(f->event, f->cfg, f->metrics, &ops, f, &f->feeds, ret_error);
+}
+
+void intake_free(struct front *f)
+{
+	/* answer what is still queued before the server goes */
+	while (f->pending)
+		on_flush(f->flush, 0, f);
+	feeds_free(f->feeds);
+	f->feeds = NULL;
+	webhooks_free(f->hooks);
+	f->hooks = NULL;
+	sd_event_source_disable_unref(f->flush);
+	f->flush = NULL;
+}

@@ -1,0 +1,847 @@
+#include "config.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "feed.h"
+#include "metrics.h"
+
+#define FEED_MAX 16
+#define FEED_LIST_MAX (16u * 1024 * 1024)
+#define FEED_BUG_MAX (4u * 1024 * 1024)
+#define FEED_HEADER_MAX 256
+#define FEED_BACKOFF_MAX_USEC (3600ULL * 1000000)
+#define FEED_TODO_MAX 20000
+
+enum fetch_kind { FETCH_LIST, FETCH_BUG };
+
+struct fetch {
+	struct feed *feed;
+	enum fetch_kind kind;
+	CURL *curl;
+	struct curl_slist *headers;
+	struct buf body;
+	char etag[FEED_HEADER_MAX], last_modified[FEED_HEADER_MAX];
+	uint64_t retry_after_usec;
+};
+
+struct todo {
+	char *link, *extid, *updated;
+};
+
+struct feed {
+	struct feeds *fs;
+	char *name, *base, *ns, *tree, *token;
+	char **trees, **types, **subsystems;
+	bool c_only;
+	int64_t max_per_day;
+	uint64_t interval, gap, timeout, backoff;
+	sd_event_source *timer;
+
+	/* the current round */
+	bool running, incomplete;
+	char **list_urls;
+	char **list_etag, **list_lastmod; /* validators to save at the end */
+	size_t n_lists, list_idx;
+	struct todo *todo;
+	size_t n_todo, todo_idx;
+	unsigned backoff_level;
+	uint64_t last_request; /* CLOCK_MONOTONIC usec */
+	struct fetch *inflight;
+};
+
+struct feeds {
+	sd_event *event;
+	CURLM *multi;
+	sd_event_source *curl_timer;
+	struct metrics *metrics;
+	struct feed_ops ops;
+	void *userdata;
+	struct feed *feed[FEED_MAX];
+	size_t n;
+};
+
+static void feed_next(struct feed *f);
+
+static uint64_t now_mono(struct feeds *fs)
+{
+	uint64_t t = 0;
+
+	sd_event_now(fs->event, CLOCK_MONOTONIC, &t);
+	return t;
+}
+
+static void count(struct feed *f, const char *family, const char *help,
+		  const char *what)
+{
+	char labels[160];
+
+	if (!f->fs->metrics)
+		return;
+	snprintf(labels, sizeof(labels), "feed=\"%s\",result=\"%s\"", f->name, what);
+	metrics_counter_add(f->fs->metrics, family, help, labels, 1);
+}
+
+static void count_poll(struct feed *f, const char *result)
+{
+	count(f, "kfix_feed_polls_total", "Feed list polls by result.", result);
+}
+
+static void count_bug(struct feed *f, const char *result)
+{
+	count(f, "kfix_feed_bugs_total", "Bugs seen by the feed, by what was done.", result);
+}
+
+/* ---- persisted positions ---- */
+
+static int state_key(struct feed *f, const char *what, const char *arg, char **ret)
+{
+	return asprintf(ret, "feed/%s/%s%s%s", f->name, what, arg ? "/" : "",
+			arg ? arg : "") < 0 ? -ENOMEM : 0;
+}
+
+static char *state_get(struct feed *f, const char *what, const char *arg)
+{
+	_cleanup_free_ char *key = NULL;
+	char *v = NULL;
+
+	if (state_key(f, what, arg, &key) < 0 ||
+	    f->fs->ops.state_get(f->fs->userdata, key, &v) < 0)
+		return NULL;
+	return v;
+}
+
+static int state_set(struct feed *f, const char *what, const char *arg,
+		     const char *value)
+{
+	_cleanup_free_ char *key = NULL;
+	int r = state_key(f, what, arg, &key);
+
+	return r < 0 ? r : f->fs->ops.state_set(f->fs->userdata, key, value);
+}
+
+static void today(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%d", &tm);
+}
+
+static int64_t created_today(struct feed *f)
+{
+	_cleanup_free_ char *v = state_get(f, "day", NULL);
+	char day[16], vday[16];
+	long long n;
+
+	today(day, sizeof(day));
+	if (!v || sscanf(v, "%15s %lld", vday, &n) != 2 || !streq(vday, day))
+		return 0;
+	return n;
+}
+
+static void note_created(struct feed *f)
+{
+	char day[16], v[48];
+
+	today(day, sizeof(day));
+	snprintf(v, sizeof(v), "%s %lld", day, (long long)created_today(f) + 1);
+	if (state_set(f, "day", NULL, v) < 0)
+		log_warning("feed %s: cannot record the day's count", f->name);
+}
+
+/* ---- the round ---- */
+
+static void round_clear(struct feed *f)
+{
+	for (size_t i = 0; i < f->n_lists; i++) {
+		free(f->list_urls[i]);
+		free(f->list_etag[i]);
+		free(f->list_lastmod[i]);
+	}
+	free(f->list_urls);
+	free(f->list_etag);
+	free(f->list_lastmod);
+	f->list_urls = f->list_etag = f->list_lastmod = NULL;
+	f->n_lists = f->list_idx = 0;
+	for (size_t i = 0; i < f->n_todo; i++) {
+		free(f->todo[i].link);
+		free(f->todo[i].extid);
+		free(f->todo[i].updated);
+	}
+	free(f->todo);
+	f->todo = NULL;
+	f->n_todo = f->todo_idx = 0;
+	f->running = false;
+	f->incomplete = false;
+}
+
+static void schedule(struct feed *f, uint64_t delay_usec)
+{
+	uint64_t t = now_mono(f->fs) + delay_usec;
+
+	if (sd_event_source_set_time(f->timer, t) < 0 ||
+	    sd_event_source_set_enabled(f->timer, SD_EVENT_ONESHOT) < 0)
+		log_error("feed %s: cannot arm its timer", f->name);
+}
+
+static void round_end(struct feed *f, uint64_t next_usec)
+{
+	if (!f->incomplete)
+		for (size_t i = 0; i < f->n_lists; i++) {
+			if (f->list_etag[i])
+				state_set(f, "etag", f->list_urls[i], f->list_etag[i]);
+			if (f->list_lastmod[i])
+				state_set(f, "last-modified", f->list_urls[i], f->list_lastmod[i]);
+		}
+	round_clear(f);
+	schedule(f, next_usec);
+}
+
+static int round_start(struct feed *f)
+{
+	size_t n = f->subsystems ? strv_len(f->subsystems) : 1;
+
+	f->list_urls = calloc(n, sizeof(char *));
+	f->list_etag = calloc(n, sizeof(char *));
+	f->list_lastmod = calloc(n, sizeof(char *));
+	if (!f->list_urls || !f->list_etag || !f->list_lastmod)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int r = f->subsystems
+				? asprintf(&f->list_urls[i], "%s/%s/s/%s?json=1", f->base,
+					   f->ns, f->subsystems[i])
+				: asprintf(&f->list_urls[i], "%s/%s?json=1", f->base, f->ns);
+
+		if (r < 0)
+			return -ENOMEM;
+		f->n_lists++;
+	}
+	f->running = true;
+	return 0;
+}
+
+/* ---- HTTP ---- */
+
+static size_t on_body(char *p, size_t size, size_t n, void *userdata)
+{
+	struct fetch *x = userdata;
+
+	/* a short count makes libcurl fail the transfer */
+	return buf_append(&x->body, p, size * n) < 0 ? 0 : size * n;
+}
+
+static void header_value(const char *line, size_t n, const char *name,
+			 char *out, size_t outn)
+{
+	size_t k = strlen(name), len;
+
+	if (n <= k || strncasecmp(line, name, k) != 0)
+		return;
+	line += k;
+	n -= k;
+	while (n > 0 && (*line == ' ' || *line == '\t')) {
+		line++;
+		n--;
+	}
+	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' || line[n - 1] == ' '))
+		n--;
+	len = MIN(n, outn - 1);
+	if (len < n)
+		return; /* too long to be trusted as a validator */
+	memcpy(out, line, len);
+	out[len] = '\0';
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *userdata)
+{
+	struct fetch *x = userdata;
+	char ra[32] = "";
+	uint64_t secs;
+
+	header_value(p, size * n, "ETag:", x->etag, sizeof(x->etag));
+	header_value(p, size * n, "Last-Modified:", x->last_modified, sizeof(x->last_modified));
+	header_value(p, size * n, "Retry-After:", ra, sizeof(ra));
+	if (*ra && parse_uint64(ra, &secs) >= 0)
+		x->retry_after_usec = MIN(secs * 1000000, FEED_BACKOFF_MAX_USEC);
+	return size * n;
+}
+
+static void fetch_free(struct fetch *x)
+{
+	if (!x)
+		return;
+	if (x->curl) {
+		curl_multi_remove_handle(x->feed->fs->multi, x->curl);
+		curl_easy_cleanup(x->curl);
+	}
+	curl_slist_free_all(x->headers);
+	buf_free(&x->body);
+	free(x);
+}
+DEFINE_CLEANUP(struct fetch, fetch_free)
+
+static int add_header(struct fetch *x, const char *name, const char *v)
+{
+	_cleanup_free_ char *h = NULL;
+	struct curl_slist *n;
+
+	if (asprintf(&h, "%s: %s", name, v) < 0)
+		return -ENOMEM;
+	n = curl_slist_append(x->headers, h);
+	if (!n)
+		return -ENOMEM;
+	x->headers = n;
+	return 0;
+}
+
+static int fetch_start(struct feed *f, enum fetch_kind kind, const char *url)
+{
+	_cleanup_(fetch_freep) struct fetch *x = calloc(1, sizeof(*x));
+	int r = 0;
+
+	if (!x)
+		return -ENOMEM;
+	x->feed = f;
+	x->kind = kind;
+	x->body = BUF_INIT(kind == FETCH_LIST ? FEED_LIST_MAX : FEED_BUG_MAX);
+	x->curl = curl_easy_init();
+	if (!x->curl)
+		return -ENOMEM;
+	if (f->token) {
+		_cleanup_free_ char *v = NULL;
+
+		r = asprintf(&v, "Bearer %s", f->token) < 0 ? -ENOMEM : add_header(x, "Authorization", v);
+		if (v)
+			explicit_bzero(v, strlen(v));
+	}
+	if (r >= 0 && kind == FETCH_LIST) {
+		_cleanup_free_ char *etag = state_get(f, "etag", url);
+		_cleanup_free_ char *lm = state_get(f, "last-modified", url);
+
+		if (etag)
+			r = add_header(x, "If-None-Match", etag);
+		if (r >= 0 && lm)
+			r = add_header(x, "If-Modified-Since", lm);
+	}
+	if (r < 0)
+		return r;
+	curl_easy_setopt(x->curl, CURLOPT_URL, url);
+	curl_easy_setopt(x->curl, CURLOPT_HTTPHEADER, x->headers);
+	curl_easy_setopt(x->curl, CURLOPT_PRIVATE, x);
+	curl_easy_setopt(x->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(x->curl, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(x->curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(x->curl, CURLOPT_HEADERDATA, x);
+	curl_easy_setopt(x->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(x->curl, CURLOPT_TIMEOUT_MS, (long)(f->timeout / 1000));
+	curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)MIN(f->timeout / 1000, 30000));
+	curl_easy_setopt(x->curl, CURLOPT_ACCEPT_ENCODING, "");
+	curl_easy_setopt(x->curl, CURLOPT_USERAGENT, "kfix/" PACKAGE_VERSION);
+	curl_easy_setopt(x->curl, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(x->curl, CURLOPT_MAXREDIRS, 3L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(x->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(x->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(x->curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+	curl_easy_setopt(x->curl, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	if (curl_multi_add_handle(f->fs->multi, x->curl) != CURLM_OK)
+		return -EIO;
+	f->last_request = now_mono(f->fs);
+	f->inflight = TAKE_PTR(x);
+	return 0;
+}
+
+/* A 429 or a refusal: stop the round and wait. */
+static void back_off(struct feed *f, uint64_t retry_after)
+{
+	uint64_t d = f->backoff << MIN(f->backoff_level, 10u);
+
+	if (retry_after > d)
+		d = retry_after;
+	d = MIN(d, FEED_BACKOFF_MAX_USEC);
+	f->backoff_level++;
+	f->incomplete = true;
+	log_warning("feed %s: rate limited, waiting %llus", f->name,
+		    (unsigned long long)(d / 1000000));
+	round_end(f, d);
+}
+
+static int todo_add(struct feed *f, const struct syzbot_list_entry *e)
+{
+	struct todo *n;
+
+	if (f->n_todo >= FEED_TODO_MAX)
+		return -E2BIG;
+	n = realloc(f->todo, (f->n_todo + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	f->todo = n;
+	n = &f->todo[f->n_todo];
+	n->link = strdup(e->link);
+	n->extid = strdup(e->extid);
+	n->updated = strdup(e->last_updated ? e->last_updated : "");
+	if (!n->link || !n->extid || !n->updated) {
+		free(n->link);
+		free(n->extid);
+		free(n->updated);
+		return -ENOMEM;
+	}
+	f->n_todo++;
+	return 0;
+}
+
+static void list_done(struct feed *f, struct fetch *x)
+{
+	_cleanup_(syzbot_list_freep) struct syzbot_list *l = NULL;
+	_cleanup_free_ char *err = NULL;
+	size_t idx = f->list_idx++;
+	int r = syzbot_parse_list(x->body.data ? x->body.data : "", x->body.len,
+				  f->base, &l, &err);
+
+	if (r < 0) {
+		_cleanup_free_ char *e = str_escape(err ? err : strerror(-r), strlen(err ? err : strerror(-r)), 200);
+
+		log_warning("feed %s: bad bug list: %s", f->name, e ? e : "?");
+		count_poll(f, "bad-json");
+		f->incomplete = true;
+		round_end(f, f->interval);
+		return;
+	}
+	count_poll(f, "ok");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct syzbot_list_entry *e = &l->bugs[i];
+		_cleanup_free_ char *seen = NULL;
+
+		if (e->n_fix_commits > 0) {
+			continue; /* somebody fixed it already */
+		}
+		seen = state_get(f, "seen", e->extid);
+		if (seen && streq(seen, e->last_updated ? e->last_updated : ""))
+			continue;
+		if (todo_add(f, e) < 0) {
+			f->incomplete = true;
+			break;
+		}
+	}
+	if (*x->etag)
+		f->list_etag[idx] = strdup(x->etag);
+	if (*x->last_modified)
+		f->list_lastmod[idx] = strdup(x->last_modified);
+}
+
+static bool matches_any(char **patterns, const char *s, bool prefix)
+{
+	if (!patterns)
+		return true;
+	for (size_t i = 0; patterns[i]; i++)
+		if (s && (prefix ? startswith(s, patterns[i]) != NULL
+				 : strstr(s, patterns[i]) != NULL))
+			return true;
+	return false;
+}
+
+/* 1 handled (remember it), 0 leave for later, -errno on failure. */
+static int take_bug(struct feed *f, const struct todo *t, const struct syzbot_bug *b)
+{
+	const struct syzbot_crash *c = syzbot_bug_pick_crash(b, f->c_only);
+	struct feed_bug fb = { 0 };
+	int r;
+
+	if (b->n_fix_commits > 0 || !c ||
+	    !matches_any(f->types, b->title, true) ||
+	    !matches_any(f->trees, c->kernel_source_git, false)) {
+		count_bug(f, "filtered");
+		return 1;
+	}
+	fb.feed = f->name;
+	fb.extid = t->extid;
+	fb.title = b->title;
+	fb.link = t->link;
+	fb.tree = f->tree ? f->tree : c->kernel_source_git;
+	fb.base_commit = c->kernel_source_commit;
+	fb.report = c->report_link;
+	fb.repro_c = c->c_reproducer;
+	fb.repro_syz = c->syz_reproducer;
+	fb.kernel_config = c->kernel_config;
+	fb.bug = b;
+	r = f->fs->ops.bug(f->fs->userdata, &fb);
+	if (r < 0)
+		return r;
+	count_bug(f, r > 0 ? "created" : "known");
+	if (r > 0)
+		note_created(f);
+	return 1;
+}
+
+static void bug_done(struct feed *f, struct fetch *x)
+{
+	const struct todo *t = &f->todo[f->todo_idx++];
+	_cleanup_(syzbot_bug_freep) struct syzbot_bug *b = NULL;
+	_cleanup_free_ char *err = NULL;
+	int r = syzbot_parse_bug(x->body.data ? x->body.data : "", x->body.len,
+				 f->base, &b, &err);
+
+	if (r >= 0)
+		r = take_bug(f, t, b);
+	if (r < 0) {
+		const char *m = err ? err : strerror(-r);
+		_cleanup_free_ char *e = str_escape(m, strlen(m), 200);
+
+		log_warning("feed %s: bug %s: %s", f->name, t->extid, e ? e : "?");
+		count_bug(f, "error");
+		f->incomplete = true;
+		return;
+	}
+	if (state_set(f, "seen", t->extid, t->updated) < 0)
+		f->incomplete = true;
+}
+
+static void fetch_done(struct feed *f, CURLcode res)
+{
+	_cleanup_(fetch_freep) struct fetch *x = TAKE_PTR(f->inflight);
+	long code = 0;
+	char labels[64];
+
+	/* the gap is counted from the end of a request: stricter than from
+	 * its start when the dashboard answers slowly */
+	f->last_request = now_mono(f->fs);
+	curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+	snprintf(labels, sizeof(labels), "%ld", res == CURLE_OK ? code : 0L);
+	count(f, "kfix_feed_requests_total", "Requests to feeds by HTTP status (0: failed).", labels);
+	if (res == CURLE_OK && code == 429) {
+		back_off(f, x->retry_after_usec);
+		return;
+	}
+	if (res != CURLE_OK || (code != 200 && code != 304)) {
+		log_warning("feed %s: request failed: %s (HTTP %ld)", f->name,
+			    res != CURLE_OK ? curl_easy_strerror(res) : "bad status", code);
+		f->incomplete = true;
+		if (x->kind == FETCH_LIST) {
+			count_poll(f, "error");
+			round_end(f, f->interval);
+			return;
+		}
+		f->todo_idx++;
+		feed_next(f);
+		return;
+	}
+	f->backoff_level = 0;
+	if (x->kind == FETCH_LIST && code == 304) {
+		count_poll(f, "not-modified");
+		f->list_idx++;
+	} else if (x->kind == FETCH_LIST) {
+		list_done(f, x);
+		if (!f->running)
+			return; /* round_end() was called */
+	} else {
+		bug_done(f, x);
+	}
+	feed_next(f);
+}
+
+static int start_bug(struct feed *f)
+{
+	const struct todo *t = &f->todo[f->todo_idx];
+	_cleanup_free_ char *url = NULL;
+
+	if (asprintf(&url, "%s%sjson=1", t->link, strchr(t->link, '?') ? "&" : "?") < 0)
+		return -ENOMEM;
+	return fetch_start(f, FETCH_BUG, url);
+}
+
+/* Starts the next request of the round when the gap allows it. */
+static void feed_next(struct feed *f)
+{
+	uint64_t now = now_mono(f->fs);
+	int r;
+
+	if (f->inflight)
+		return;
+	if (f->list_idx >= f->n_lists &&
+	    (f->todo_idx >= f->n_todo ||
+	     (f->max_per_day > 0 && created_today(f) >= f->max_per_day))) {
+		if (f->todo_idx < f->n_todo) {
+			count_bug(f, "over-daily-limit");
+			f->incomplete = true;
+		}
+		round_end(f, f->interval);
+		return;
+	}
+	if (f->last_request && now < f->last_request + f->gap) {
+		schedule(f, f->last_request + f->gap - now);
+		return;
+	}
+	if (f->list_idx < f->n_lists)
+		r = fetch_start(f, FETCH_LIST, f->list_urls[f->list_idx]);
+	else
+		r = start_bug(f);
+	if (r < 0) {
+		log_error("feed %s: cannot start a request: %s", f->name, strerror(-r));
+		f->incomplete = true;
+		round_end(f, f->interval);
+	}
+}
+
+static int on_feed_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct feed *f = userdata;
+
+	if (!f->running) {
+		int r = round_start(f);
+
+		if (r < 0) {
+			log_error("feed %s: %s", f->name, strerror(-r));
+			round_end(f, f->interval);
+			return 0;
+		}
+	}
+	feed_next(f);
+	return 0;
+}
+
+/* ---- libcurl in sd-event ---- */
+
+static void check_done(struct feeds *fs)
+{
+	CURLMsg *m;
+	int left;
+
+	while ((m = curl_multi_info_read(fs->multi, &left))) {
+		struct fetch *x = NULL;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+		if (x)
+			fetch_done(x->feed, m->data.result);
+	}
+}
+
+static int on_socket_event(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct feeds *fs = userdata;
+	int mask = 0, running;
+
+	if (revents & EPOLLIN)
+		mask |= CURL_CSELECT_IN;
+	if (revents & EPOLLOUT)
+		mask |= CURL_CSELECT_OUT;
+	if (revents & (EPOLLERR | EPOLLHUP))
+		mask |= CURL_CSELECT_ERR;
+	curl_multi_socket_action(fs->multi, fd, mask, &running);
+	check_done(fs);
+	return 0;
+}
+
+static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+	struct feeds *fs = userp;
+	sd_event_source *src = socketp;
+	uint32_t events = 0;
+
+	if (what == CURL_POLL_REMOVE) {
+		sd_event_source_disable_unref(src);
+		curl_multi_assign(fs->multi, fd, NULL);
+		return 0;
+	}
+	if (what & CURL_POLL_IN)
+		events |= EPOLLIN;
+	if (what & CURL_POLL_OUT)
+		events |= EPOLLOUT;
+	if (src)
+		return sd_event_source_set_io_events(src, events) < 0 ? -1 : 0;
+	if (sd_event_add_io(fs->event, &src, fd, events, on_socket_event, fs) < 0)
+		return -1;
+	curl_multi_assign(fs->multi, fd, src);
+	return 0;
+}
+
+static int on_curl_timer_fired(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct feeds *fs = userdata;
+	int running;
+
+	curl_multi_socket_action(fs->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	check_done(fs);
+	return 0;
+}
+
+static int on_curl_timer(CURLM *m, long timeout_ms, void *userp)
+{
+	struct feeds *fs = userp;
+
+	if (timeout_ms < 0)
+		return sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF) < 0 ? -1 : 0;
+	if (sd_event_source_set_time(fs->curl_timer,
+				     now_mono(fs) + (uint64_t)timeout_ms * 1000) < 0 ||
+	    sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_ONESHOT) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static void feed_free(struct feed *f)
+{
+	if (!f)
+		return;
+	fetch_free(f->inflight);
+	round_clear(f);
+	sd_event_source_disable_unref(f->timer);
+	free(f->name);
+	free(f->base);
+	free(f->ns);
+	free(f->tree);
+	if (f->token)
+		explicit_bzero(f->token, strlen(f->token));
+	free(f->token);
+	strv_free(f->trees);
+	strv_free(f->types);
+	strv_free(f->subsystems);
+	free(f);
+}
+DEFINE_CLEANUP(struct feed, feed_free)
+
+static int feed_load(struct feeds *fs, const struct config *cfg, const char *name,
+		     struct feed **ret)
+{
+	_cleanup_(feed_freep) struct feed *f = calloc(1, sizeof(*f));
+	const char *url = NULL, *ns = NULL, *tree = NULL;
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	f->fs = fs;
+	f->name = strdup(name);
+	if (!f->name)
+		return -ENOMEM;
+	r = config_get_string(cfg, "feed", name, "url", &url);
+	if (r < 0)
+		return -EINVAL;
+	f->base = strdup(url);
+	if (!f->base)
+		return -ENOMEM;
+	while (*f->base && f->base[strlen(f->base) - 1] == '/')
+		f->base[strlen(f->base) - 1] = '\0';
+	if (config_get_string(cfg, "feed", name, "namespace", &ns) < 0 ||
+	    !(f->ns = strdup(ns)))
+		return -ENOMEM;
+	if (config_get_string(cfg, "feed", name, "tree", &tree) >= 0 && !(f->tree = strdup(tree)))
+		return -ENOMEM;
+	r = config_get_secret(cfg, "feed", name, "token", &f->token);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	config_get_list(cfg, "feed", name, "trees", &f->trees);
+	config_get_list(cfg, "feed", name, "crash-types", &f->types);
+	config_get_list(cfg, "feed", name, "subsystems", &f->subsystems);
+	if (f->trees && !*f->trees)
+		f->trees = (strv_free(f->trees), NULL);
+	if (f->types && !*f->types)
+		f->types = (strv_free(f->types), NULL);
+	if (f->subsystems && !*f->subsystems)
+		f->subsystems = (strv_free(f->subsystems), NULL);
+	r = config_get_bool(cfg, "feed", name, "c-repro-only", &f->c_only);
+	if (r >= 0)
+		r = config_get_int(cfg, "feed", name, "max-per-day", &f->max_per_day);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "interval", &f->interval);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "request-interval", &f->gap);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "timeout", &f->timeout);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "backoff", &f->backoff);
+	if (r < 0)
+		return r;
+	/* the official client's rule: one request per second without a token */
+	if (!f->token && f->gap < 1000000)
+		f->gap = 1000000;
+	f->interval = MAX(f->interval, 1000000ULL);
+	f->backoff = MAX(f->backoff, 1000000ULL);
+	f->timeout = MAX(f->timeout, 1000000ULL);
+	r = sd_event_add_time(fs->event, &f->timer, CLOCK_MONOTONIC, 0, 1000, on_feed_timer, f);
+	if (r < 0)
+		return r;
+	schedule(f, 0);
+	*ret = TAKE_PTR(f);
+	return 0;
+}
+
+void feeds_free(struct feeds *fs)
+{
+	if (!fs)
+		return;
+	for (size_t i = 0; i < fs->n; i++)
+		feed_free(fs->feed[i]);
+	if (fs->multi)
+		curl_multi_cleanup(fs->multi);
+	sd_event_source_disable_unref(fs->curl_timer);
+	sd_event_unref(fs->event);
+	free(fs);
+}
+
+size_t feeds_count(struct feeds *fs)
+{
+	return fs->n;
+}
+
+int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics,
+	      const struct feed_ops *ops, void *userdata, struct feeds **ret,
+	      char **ret_error)
+{
+	_cleanup_(feeds_freep) struct feeds *fs = calloc(1, sizeof(*fs));
+	_cleanup_strv_ char **names = NULL;
+	int r;
+
+	if (!fs)
+		return -ENOMEM;
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	fs->event = sd_event_ref(event);
+	fs->metrics = metrics;
+	fs->ops = *ops;
+	fs->userdata = userdata;
+	r = config_subsections(cfg, "feed", &names);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (names && *names) {
+		fs->multi = curl_multi_init();
+		if (!fs->multi)
+			return -ENOMEM;
+		curl_multi_setopt(fs->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+		curl_multi_setopt(fs->multi, CURLMOPT_SOCKETDATA, fs);
+		curl_multi_setopt(fs->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+		curl_multi_setopt(fs->multi, CURLMOPT_TIMERDATA, fs);
+		r = sd_event_add_time(event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 1000,
+				      on_curl_timer_fired, fs);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; names && names[i]; i++) {
+		if (fs->n >= FEED_MAX)
+			return -E2BIG;
+		r = feed_load(fs, cfg, names[i], &fs->feed[fs->n]);
+		if (r < 0) {
+			if (ret_error && asprintf(ret_error, "[feed \"%s\"]: %s", names[i],
+						  r == -EINVAL ? "url is required" : strerror(-r)) < 0)
+				*ret_error = NULL;
+			return r;
+		}
+		fs->n++;
+	}
+	*ret = TAKE_PTR(fs);
+	return 0;
+}

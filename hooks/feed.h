@@ -1,0 +1,54 @@
+/* The syzbot feed poller: one per [feed "name"], driven by libcurl's
+ * multi interface inside the sd-event loop.
+ *
+ * A round fetches the open-bug list (GET {url}/{namespace}?json=1, or one
+ * list per configured subsystem), then each new or changed bug (its
+ * "last-updated" differs from the one remembered) as bug JSON, applies
+ * the filters and hands the bug to the daemon.  It is polite: one request
+ * at a time per feed and at least request-interval apart (1 s minimum
+ * without a token), conditional list requests (If-None-Match /
+ * If-Modified-Since), and a 429 stops the round and backs off
+ * (Retry-After when sent).  Positions (list validators, last-updated per
+ * bug, the day's count) go through the ops so that the daemon keeps them
+ * in its store and a restart does not fetch everything again. */
+#ifndef KFIX_HOOKS_FEED_H
+#define KFIX_HOOKS_FEED_H
+
+#include <systemd/sd-event.h>
+
+#include "common/macro.h"
+#include "syzbot.h"
+
+struct config;
+struct metrics;
+
+struct feed_bug {
+	const char *feed;
+	const char *extid;
+	const char *title;
+	const char *link;	  /* the bug's dashboard page */
+	const char *tree;	  /* [feed] tree, else the crash's kernel-source-git */
+	const char *base_commit;  /* kernel-source-commit */
+	const char *report, *repro_c, *repro_syz, *kernel_config; /* absolute URLs */
+	const struct syzbot_bug *bug;
+};
+
+struct feed_ops {
+	/* -ENOENT when the key was never set. */
+	int (*state_get)(void *userdata, const char *key, char **ret);
+	int (*state_set)(void *userdata, const char *key, const char *value);
+	/* 1 when the bug is new, 0 when it was known already, <0 on error
+	 * (the bug is then fetched again next round). */
+	int (*bug)(void *userdata, const struct feed_bug *b);
+};
+
+struct feeds;
+
+int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics,
+	      const struct feed_ops *ops, void *userdata, struct feeds **ret,
+	      char **ret_error);
+void feeds_free(struct feeds *f);
+DEFINE_CLEANUP(struct feeds, feeds_free)
+size_t feeds_count(struct feeds *f);
+
+#endif

@@ -1,0 +1,724 @@
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "common/buf.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "http.h"
+#include "metrics.h"
+
+#define HTTP_MAX_ROUTES 64
+#define HTTP_MAX_LISTENERS 16
+
+struct route {
+	char *method, *path;
+	bool prefix;
+	enum http_scope scope;
+	http_handler_fn fn;
+	void *userdata;
+};
+
+struct listener {
+	struct http_server *srv;
+	struct MHD_Daemon *mhd;
+	int fd;
+	sd_event_source *io, *timer, *kick;
+};
+
+struct http_server {
+	sd_event *event;
+	struct http_limits limits;
+	struct metrics *metrics;
+	char *read_token, *admin_token;
+	char *tls_cert, *tls_key;
+	struct route routes[HTTP_MAX_ROUTES];
+	size_t n_routes;
+	struct listener *listeners[HTTP_MAX_LISTENERS];
+	size_t n_listeners;
+	struct http_request *suspended; /* list, resumed with 503 on free */
+};
+
+struct http_request {
+	struct listener *l;
+	struct MHD_Connection *conn;
+	const struct route *route;
+	char *method, *path;
+	struct buf body;
+	bool too_large, suspended, want_suspend, queued;
+	enum http_scope scope;
+	struct MHD_Response *response;
+	unsigned status;
+	uint64_t start_usec;
+	struct http_request *prev, *next; /* in srv->suspended */
+};
+
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+int http_server_new(sd_event *event, const struct http_limits *limits,
+		    struct metrics *metrics, struct http_server **ret)
+{
+	struct http_server *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->event = sd_event_ref(event);
+	s->limits = *limits;
+	s->metrics = metrics;
+	*ret = s;
+	return 0;
+}
+
+static void listener_free(struct listener *l);
+static void suspended_unlink(struct http_request *r);
+
+void http_server_free(struct http_server *s)
+{
+	if (!s)
+		return;
+	/* MHD may not be stopped with suspended connections */
+	while (s->suspended)
+		http_reply_error(s->suspended, 503, "server shutting down");
+	for (size_t i = 0; i < s->n_listeners; i++)
+		listener_free(s->listeners[i]);
+	for (size_t i = 0; i < s->n_routes; i++) {
+		free(s->routes[i].method);
+		free(s->routes[i].path);
+	}
+	if (s->read_token)
+		explicit_bzero(s->read_token, strlen(s->read_token));
+	if (s->admin_token)
+		explicit_bzero(s->admin_token, strlen(s->admin_token));
+	free(s->read_token);
+	free(s->admin_token);
+	free(s->tls_cert);
+	free(s->tls_key);
+	sd_event_unref(s->event);
+	free(s);
+}
+
+int http_server_set_tokens(struct http_server *s, const char *read_token,
+			   const char *admin_token)
+{
+	char *rt = read_token && *read_token ? strdup(read_token) : NULL;
+	char *at = admin_token && *admin_token ? strdup(admin_token) : NULL;
+
+	if ((read_token && *read_token && !rt) || (admin_token && *admin_token && !at)) {
+		free(rt);
+		free(at);
+		return -ENOMEM;
+	}
+	free(s->read_token);
+	free(s->admin_token);
+	s->read_token = rt;
+	s->admin_token = at;
+	return 0;
+}
+
+int http_server_set_tls(struct http_server *s, const char *cert_pem,
+			const char *key_pem)
+{
+	char *c = strdup(cert_pem), *k = strdup(key_pem);
+
+	if (!c || !k) {
+		free(c);
+		free(k);
+		return -ENOMEM;
+	}
+	free(s->tls_cert);
+	free(s->tls_key);
+	s->tls_cert = c;
+	s->tls_key = k;
+	return 0;
+}
+
+int http_server_route(struct http_server *s, const char *method,
+		      const char *path, enum http_scope scope,
+		      http_handler_fn fn, void *userdata)
+{
+	struct route *rt;
+	size_t n = strlen(path);
+
+	if (s->n_routes >= HTTP_MAX_ROUTES)
+		return -ENOSPC;
+	rt = &s->routes[s->n_routes];
+	rt->method = strdup(method);
+	rt->path = strdup(path);
+	if (!rt->method || !rt->path) {
+		free(rt->method);
+		free(rt->path);
+		return -ENOMEM;
+	}
+	rt->prefix = n > 0 && path[n - 1] == '*';
+	if (rt->prefix)
+		rt->path[n - 1] = '\0';
+	rt->scope = scope;
+	rt->fn = fn;
+	rt->userdata = userdata;
+	s->n_routes++;
+	return 0;
+}
+
+/* ---- requests ---- */
+
+const char *http_request_method(struct http_request *r)
+{
+	return r->method;
+}
+
+const char *http_request_path(struct http_request *r)
+{
+	return r->path;
+}
+
+const char *http_request_header(struct http_request *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_request_query(struct http_request *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+const char *http_request_body(struct http_request *r, size_t *ret_len)
+{
+	*ret_len = r->body.len;
+	return r->body.data ? r->body.data : "";
+}
+
+const char *http_request_route(struct http_request *r)
+{
+	return r->route ? r->route->path : "none";
+}
+
+enum http_scope http_request_scope(struct http_request *r)
+{
+	return r->scope;
+}
+
+static void listener_kick(struct listener *l);
+
+int http_reply(struct http_request *r, unsigned status, const char *ctype,
+	       const void *data, size_t len)
+{
+	struct MHD_Response *resp;
+
+	if (r->response)
+		return -EALREADY;
+	resp = MHD_create_response_from_buffer(len, (void *)data,
+					       MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return -ENOMEM;
+	if (ctype)
+		MHD_add_response_header(resp, "Content-Type", ctype);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	r->response = resp;
+	r->status = status;
+	if (r->suspended) {
+		r->suspended = false;
+		suspended_unlink(r);
+		MHD_resume_connection(r->conn);
+		listener_kick(r->l);
+	}
+	return 0;
+}
+
+int http_reply_json(struct http_request *r, unsigned status, json_t *j)
+{
+	_cleanup_free_ char *s = NULL;
+	int ret;
+
+	if (!j)
+		return -ENOMEM;
+	s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (!s)
+		return -ENOMEM;
+	ret = http_reply(r, status, "application/json", s, strlen(s));
+	return ret;
+}
+
+int http_reply_error(struct http_request *r, unsigned status, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	return http_reply_json(r, status, json_pack("{s:s}", "error", msg));
+}
+
+void http_request_suspend(struct http_request *r)
+{
+	r->want_suspend = true;
+}
+
+static void suspended_unlink(struct http_request *r)
+{
+	struct http_server *s = r->l->srv;
+
+	if (r->prev)
+		r->prev->next = r->next;
+	else if (s->suspended == r)
+		s->suspended = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
+}
+
+static void request_free(struct http_request *r)
+{
+	if (!r)
+		return;
+	if (r->response)
+		MHD_destroy_response(r->response);
+	buf_free(&r->body);
+	free(r->method);
+	free(r->path);
+	free(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_request *r = *con_cls;
+	struct http_server *s = cls;
+	char labels[160];
+
+	if (!r)
+		return;
+	if (s->metrics) {
+		snprintf(labels, sizeof(labels), "route=\"%s\",code=\"%u\"",
+			 http_request_route(r), r->queued ? r->status : 0);
+		metrics_counter_add(s->metrics, "kfix_http_requests_total",
+				    "HTTP requests by route and status (0: aborted).",
+				    labels, 1);
+		snprintf(labels, sizeof(labels), "route=\"%s\"", http_request_route(r));
+		metrics_observe(s->metrics, "kfix_http_request_duration_seconds",
+				"Time from request start to the end of the answer.",
+				labels, (double)(mono_usec() - r->start_usec) / 1e6);
+	}
+	*con_cls = NULL;
+	request_free(r);
+}
+
+static enum MHD_Result queue(struct http_request *r)
+{
+	enum MHD_Result ret = MHD_queue_response(r->conn, r->status, r->response);
+
+	r->queued = ret == MHD_YES;
+	return ret;
+}
+
+static const struct route *route_find(struct http_server *s, const char *method,
+				      const char *path, bool *ret_path_known)
+{
+	*ret_path_known = false;
+	for (size_t i = 0; i < s->n_routes; i++) {
+		const struct route *rt = &s->routes[i];
+		bool match = rt->prefix ? startswith(path, rt->path) != NULL
+					: streq(path, rt->path);
+
+		if (!match)
+			continue;
+		*ret_path_known = true;
+		if (streq(rt->method, method))
+			return rt;
+	}
+	return NULL;
+}
+
+/* The scope the request's bearer token grants. */
+static enum http_scope token_scope(struct http_server *s, struct http_request *r)
+{
+	const char *tok = auth_bearer(http_request_header(r, "Authorization"));
+
+	if (!tok)
+		return HTTP_SCOPE_NONE;
+	if (s->admin_token && auth_secret_equal(tok, s->admin_token))
+		return HTTP_SCOPE_ADMIN;
+	if (s->read_token && auth_secret_equal(tok, s->read_token))
+		return HTTP_SCOPE_READ;
+	return HTTP_SCOPE_NONE;
+}
+
+static void dispatch(struct http_server *s, struct http_request *r)
+{
+	bool known;
+	int ret;
+
+	r->route = route_find(s, r->method, r->path, &known);
+	if (!r->route) {
+		http_reply_error(r, known ? 405 : 404, known ? "method not allowed" : "not found");
+		return;
+	}
+	if (r->too_large) {
+		http_reply_error(r, 413, "body larger than %llu bytes",
+				 (unsigned long long)s->limits.max_body);
+		return;
+	}
+	r->scope = token_scope(s, r);
+	if (r->scope < r->route->scope) {
+		if (s->metrics)
+			metrics_counter_add(s->metrics, "kfix_http_auth_failures_total",
+					    "Requests refused for a missing or wrong token.",
+					    NULL, 1);
+		if (r->scope == HTTP_SCOPE_NONE)
+			http_reply_error(r, 401, "a valid bearer token is needed");
+		else
+			http_reply_error(r, 403, "this needs the admin token");
+		return;
+	}
+	ret = r->route->fn(r, r->route->userdata);
+	if (ret < 0 && !r->response) {
+		r->want_suspend = false;
+		http_reply_error(r, 500, "internal error: %s", strerror(-ret));
+	}
+}
+
+static struct http_request *request_new(struct listener *l,
+					struct MHD_Connection *c,
+					const char *url, const char *method)
+{
+	struct http_request *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->l = l;
+	r->conn = c;
+	r->start_usec = mono_usec();
+	r->body = BUF_INIT(l->srv->limits.max_body);
+	r->method = strdup(method);
+	r->path = strdup(url);
+	if (!r->method || !r->path) {
+		request_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+static bool declared_too_large(struct http_server *s, struct MHD_Connection *c)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	uint64_t n;
+
+	return cl && parse_uint64(cl, &n) >= 0 && n > s->limits.max_body;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
+				 const char *url, const char *method,
+				 const char *version, const char *data,
+				 size_t *data_size, void **con_cls)
+{
+	struct listener *l = cls;
+	struct http_server *s = l->srv;
+	struct http_request *r = *con_cls;
+
+	if (!r) {
+		r = request_new(l, c, url, method);
+		if (!r)
+			return MHD_NO;
+		*con_cls = r;
+		if (declared_too_large(s, c)) {
+			/* refuse before reading a byte of the body */
+			bool known;
+
+			r->route = route_find(s, method, url, &known);
+			http_reply_error(r, 413, "body larger than %llu bytes",
+					 (unsigned long long)s->limits.max_body);
+			return queue(r);
+		}
+		return MHD_YES;
+	}
+	if (r->response && !r->suspended)
+		return r->queued ? MHD_YES : queue(r);
+	if (*data_size > 0) {
+		if (!r->too_large && buf_append(&r->body, data, *data_size) < 0)
+			r->too_large = true;
+		*data_size = 0;
+		/* a chunked body past the limit: drop the connection */
+		return r->too_large ? MHD_NO : MHD_YES;
+	}
+	dispatch(s, r);
+	if (r->response)
+		return queue(r);
+	if (r->want_suspend) {
+		r->want_suspend = false;
+		r->suspended = true;
+		r->next = s->suspended;
+		if (s->suspended)
+			s->suspended->prev = r;
+		s->suspended = r;
+		MHD_suspend_connection(c);
+		return MHD_YES;
+	}
+	http_reply_error(r, 500, "handler gave no answer");
+	return queue(r);
+}
+
+/* ---- listeners in the event loop ---- */
+
+static int listener_run(struct listener *l)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+	uint64_t now;
+	int r;
+
+	MHD_run(l->mhd);
+	if (MHD_get_timeout(l->mhd, &ms) != MHD_YES)
+		return sd_event_source_set_enabled(l->timer, SD_EVENT_OFF);
+	r = sd_event_now(l->srv->event, CLOCK_MONOTONIC, &now);
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_time(l->timer, now + (uint64_t)ms * 1000);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(l->timer, SD_EVENT_ONESHOT);
+	return r;
+}
+
+static void listener_kick(struct listener *l)
+{
+	/* run MHD on the next loop iteration to send resumed answers */
+	if (sd_event_source_set_enabled(l->kick, SD_EVENT_ONESHOT) < 0)
+		log_warning("http: cannot schedule resumed answers");
+}
+
+static int on_io(sd_event_source *es, int fd, uint32_t revents, void *userdata)
+{
+	int r = listener_run(userdata);
+
+	if (r < 0)
+		log_warning("http: cannot arm the timer: %s", strerror(-r));
+	return 0;
+}
+
+static int on_timer(sd_event_source *es, uint64_t usec, void *userdata)
+{
+	return on_io(es, -1, 0, userdata);
+}
+
+static int on_kick(sd_event_source *es, void *userdata)
+{
+	return on_io(es, -1, 0, userdata);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[256];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_debug("http: %s", msg);
+}
+
+static void listener_free(struct listener *l)
+{
+	if (!l)
+		return;
+	sd_event_source_disable_unref(l->io);
+	sd_event_source_disable_unref(l->timer);
+	sd_event_source_disable_unref(l->kick);
+	if (l->mhd)
+		MHD_stop_daemon(l->mhd); /* closes the listening socket too */
+	else if (l->fd >= 0)
+		close(l->fd);
+	free(l);
+}
+DEFINE_CLEANUP(struct listener, listener_free)
+
+static int listener_start(struct http_server *s, struct listener *l)
+{
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	const union MHD_DaemonInfo *info;
+	unsigned timeout_s = (unsigned)((s->limits.timeout_usec + 999999) / 1000000);
+	int r;
+
+	struct MHD_OptionItem opts[] = {
+		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s },
+		{ MHD_OPTION_LISTEN_SOCKET, l->fd, NULL },
+		{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->limits.max_connections, NULL },
+		{ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout_s, NULL },
+		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->limits.max_header, NULL },
+		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s },
+		{ MHD_OPTION_END, 0, NULL }, /* room for the TLS pair */
+		{ MHD_OPTION_END, 0, NULL },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	if (s->tls_cert) {
+		flags |= MHD_USE_TLS;
+		opts[6] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert };
+		opts[7] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key };
+	}
+	l->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_access, l,
+				  MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (!l->mhd)
+		return -EIO;
+	info = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!info)
+		return -EIO;
+	r = sd_event_add_io(s->event, &l->io, info->epoll_fd, EPOLLIN, on_io, l);
+	if (r >= 0)
+		r = sd_event_add_time(s->event, &l->timer, CLOCK_MONOTONIC, 0, 1,
+				      on_timer, l);
+	if (r >= 0)
+		r = sd_event_add_defer(s->event, &l->kick, on_kick, l);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(l->kick, SD_EVENT_OFF);
+	if (r >= 0)
+		r = listener_run(l);
+	return r;
+}
+
+int http_server_add_fd(struct http_server *s, int fd)
+{
+	_cleanup_(listener_freep) struct listener *l = NULL;
+	int r;
+
+	if (s->n_listeners >= HTTP_MAX_LISTENERS) {
+		close(fd);
+		return -ENOSPC;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		close(fd);
+		return -ENOMEM;
+	}
+	l->srv = s;
+	l->fd = fd;
+	r = listener_start(s, l);
+	if (r < 0)
+		return r;
+	s->listeners[s->n_listeners++] = TAKE_PTR(l);
+	return 0;
+}
+
+static int parse_address(const char *address, struct sockaddr_storage *ss,
+			 socklen_t *ret_len)
+{
+	_cleanup_free_ char *host = NULL;
+	const char *colon, *port;
+	uint64_t p;
+
+	if (address[0] == '[') {
+		const char *end = strchr(address, ']');
+
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		host = strndup(address + 1, (size_t)(end - address - 1));
+		port = end + 2;
+	} else {
+		colon = strrchr(address, ':');
+		if (!colon)
+			return -EINVAL;
+		host = strndup(address, (size_t)(colon - address));
+		port = colon + 1;
+	}
+	if (!host)
+		return -ENOMEM;
+	if (parse_uint64(port, &p) < 0 || p > 65535)
+		return -EINVAL;
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, host, &((struct sockaddr_in *)ss)->sin_addr) == 1) {
+		((struct sockaddr_in *)ss)->sin_family = AF_INET;
+		((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)p);
+		*ret_len = sizeof(struct sockaddr_in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &((struct sockaddr_in6 *)ss)->sin6_addr) == 1) {
+		((struct sockaddr_in6 *)ss)->sin6_family = AF_INET6;
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)p);
+		*ret_len = sizeof(struct sockaddr_in6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int http_server_listen(struct http_server *s, const char *address)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	_cleanup_close_ int fd = -1;
+	int one = 1, r;
+
+	r = parse_address(address, &ss, &len);
+	if (r < 0)
+		return r;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return negerrno();
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 256) < 0)
+		return negerrno();
+	return http_server_add_fd(s, TAKE_FD(fd));
+}
+
+size_t http_server_n_listeners(struct http_server *s)
+{
+	return s->n_listeners;
+}
+
+size_t http_server_n_connections(struct http_server *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n_listeners; i++) {
+		const union MHD_DaemonInfo *info =
+			MHD_get_daemon_info(s->listeners[i]->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+		if (info)
+			n += info->num_connections;
+	}
+	return n;
+}
+
+int http_server_local_address(struct http_server *s, size_t i, char *buf,
+			      size_t n)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char host[INET6_ADDRSTRLEN];
+
+	if (i >= s->n_listeners)
+		return -ENOENT;
+	if (getsockname(s->listeners[i]->fd, (struct sockaddr *)&ss, &len) < 0)
+		return negerrno();
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		snprintf(buf, n, "%s:%u", host, ntohs(a->sin_port));
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		snprintf(buf, n, "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		snprintf(buf, n, "fd:%d", s->listeners[i]->fd);
+	}
+	return 0;
+}

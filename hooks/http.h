@@ -1,0 +1,92 @@
+/* The HTTP server of kfixd: libmicrohttpd driven by the sd-event loop.
+ *
+ * Each listening socket gets one MHD daemon in external epoll mode: its
+ * epoll fd is an sd-event io source and MHD_get_timeout() arms one timer,
+ * so the server never polls.  Requests are routed by method and path;
+ * routes declare the bearer-token scope they need.  A handler either
+ * answers at once or suspends the request and answers later (the daemon
+ * does this to commit many webhook deliveries in one transaction). */
+#ifndef KFIX_HOOKS_HTTP_H
+#define KFIX_HOOKS_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "common/macro.h"
+
+struct http_server;
+struct http_request;
+struct metrics;
+
+enum http_scope {
+	HTTP_SCOPE_NONE,  /* open (health, metrics, webhooks sign their bodies) */
+	HTTP_SCOPE_READ,  /* api-token or admin-token */
+	HTTP_SCOPE_ADMIN, /* admin-token */
+};
+
+struct http_limits {
+	uint64_t max_body;	     /* bytes */
+	uint64_t max_header;	     /* bytes of request line and headers */
+	unsigned max_connections;    /* per listening socket */
+	uint64_t timeout_usec;	     /* idle connection timeout */
+};
+
+/* Returns 0 after answering or suspending the request, <0 for a 500. */
+typedef int (*http_handler_fn)(struct http_request *req, void *userdata);
+
+int http_server_new(sd_event *event, const struct http_limits *limits,
+		    struct metrics *metrics, struct http_server **ret);
+void http_server_free(struct http_server *s);
+DEFINE_CLEANUP(struct http_server, http_server_free)
+
+/* Tokens for the READ and ADMIN scopes; NULL disables that token.  With
+ * no token at all, routes that need a scope answer 401. */
+int http_server_set_tokens(struct http_server *s, const char *read_token,
+			   const char *admin_token);
+/* PEM certificate and key: serve HTTPS on every listener added later. */
+int http_server_set_tls(struct http_server *s, const char *cert_pem,
+			const char *key_pem);
+
+/* path is exact, or a prefix when it ends in '*'.  First match wins. */
+int http_server_route(struct http_server *s, const char *method,
+		      const char *path, enum http_scope scope,
+		      http_handler_fn fn, void *userdata);
+
+/* Serves an already listening socket (taken over, closed on free). */
+int http_server_add_fd(struct http_server *s, int fd);
+/* "127.0.0.1:8470", "[::1]:8470"; numeric addresses only. */
+int http_server_listen(struct http_server *s, const char *address);
+/* The "host:port" a listener is bound to (for logs and tests). */
+int http_server_local_address(struct http_server *s, size_t i, char *buf,
+			      size_t n);
+size_t http_server_n_listeners(struct http_server *s);
+/* Open connections over all listeners (idle keep-alive ones included). */
+size_t http_server_n_connections(struct http_server *s);
+
+const char *http_request_method(struct http_request *r);
+const char *http_request_path(struct http_request *r);
+/* Header and query values; NULL when absent. */
+const char *http_request_header(struct http_request *r, const char *name);
+const char *http_request_query(struct http_request *r, const char *name);
+const char *http_request_body(struct http_request *r, size_t *ret_len);
+/* The route pattern that matched, a bounded label for metrics. */
+const char *http_request_route(struct http_request *r);
+enum http_scope http_request_scope(struct http_request *r);
+
+/* Answers: the data is copied.  A suspended request is resumed. */
+int http_reply(struct http_request *r, unsigned status, const char *ctype,
+	       const void *data, size_t len);
+/* Takes the reference to j. */
+int http_reply_json(struct http_request *r, unsigned status, json_t *j);
+/* {"error": "..."}; the message must not contain secrets. */
+int http_reply_error(struct http_request *r, unsigned status,
+		     const char *fmt, ...) _printf_(3, 4);
+
+/* Keeps the request open after the handler returns; answer it later
+ * with http_reply*(). */
+void http_request_suspend(struct http_request *r);
+
+#endif
