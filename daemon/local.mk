@@ -10,7 +10,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/front.c daemon/front.h daemon/front-internal.h \
 	daemon/intake.c daemon/api.c
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
-DAEMON_LIBS = daemon/libdaemon.a $(SQLITE_LIBS)
+DAEMON_LIBS = daemon/libdaemon.a $(ALL_MODULE_LIBS) $(SQLITE_LIBS)
 
 sbin_PROGRAMS += kfixd
 kfixd_SOURCES = daemon/kfixd.c

@@ -35,12 +35,13 @@ sqlite3 "$db" "INSERT INTO patches (bug_id, version, state, subject, diff, evide
 ctl patches | grep -q "^1 .*awaiting-approval .*fs: fix a" || fail "patches: $(ctl patches)"
 [ "$(ctl patch 1 --json | json_field 'j["evidence"]["base"]["runs"]')" = 3 ] || fail "patch --json"
 ctl patch 2 | grep -q "^diff --git a/m b/m" || fail "patch shows the diff"
-ctl approve --by moderator@example.org 1 | grep -q "patch 1: approved" || fail "approve"
+ctl approve --by "Mod <moderator@example.org>" 1 | grep -q "patch 1: approved" || fail "approve"
 ctl reject --reason "wrong fix" 2 | grep -q "patch 2: rejected" || fail "reject"
 set +e
-ctl approve 2 2>"$T/err"; rc=$?
+ctl approve --by "Mod <moderator@example.org>" 2 2>"$T/err"; rc=$?
 set -e
 [ $rc = 1 ] && grep -q "not awaiting approval" "$T/err" || fail "approving a rejected patch"
-[ "$(ctl patch 1 --json | json_field 'j["decided_by"]')" = moderator@example.org ] || fail "decided_by"
+[ "$(ctl patch 1 --json | json_field 'j["decided_by"]')" = "Mod <moderator@example.org>" ] || fail "decided_by"
+ctl jobs | grep -q "publish *queued" || fail "approval did not queue the upstream mail"
 [ "$(ctl patches --state rejected --json | json_field 'j[0]["reason"]')" = "wrong fix" ] || fail "reason"
 ok "patches"
