@@ -427,20 +427,17 @@ static const struct oops_format busy_inodes_formats[] = {
 };
 static const struct oops_format internal_error_formats[] = {
 	{ .title = "Internal error:", .fmt = "Internal error in {frame}", .alt = "bad-access in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, STACK_TRACE },
-					      .parts2 = { "Call trace:", STACK_TRACE } } },
+	  .stack = &arm_stack },
 	{ 0 }
 };
 static const struct oops_format unhandled_fault_formats[] = {
 	{ .title = "Unhandled fault:", .fmt = "Unhandled fault in {frame}", .alt = "bad-access in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, STACK_TRACE },
-					      .parts2 = { "Call trace:", STACK_TRACE } } },
+	  .stack = &arm_stack },
 	{ 0 }
 };
 static const struct oops_format alignment_formats[] = {
 	{ .title = "Alignment trap:", .fmt = "Alignment trap in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, STACK_TRACE },
-					      .parts2 = { "Call trace:", STACK_TRACE } } },
+	  .stack = &arm_stack },
 	{ 0 }
 };
 static const struct oops_format trusty_formats[] = {
@@ -612,11 +609,11 @@ const char *const report_stall_anchors[] = {
 	"blkdev_driver_ioctl", "blkdev_ioctl", "^call_read_iter", "^call_write_iter",
 	"do_iter_readv_writev", "^call_mmap", "mmap_region", "do_mmap", "do_dentry_open",
 	"vfs_open", "^sock_sendmsg", "^sock_recvmsg", "^sock_release", "^__sock_release",
-	"^setsockopt$", "kernel_setsockopt", "sock_common_setsockopt", "^listen$",
-	"kernel_listen", "sk_common_release", "^sock_mmap", "^accept$", "kernel_accept",
+	"__sys_setsockopt", "kernel_setsockopt", "sock_common_setsockopt", "__sys_listen",
+	"kernel_listen", "sk_common_release", "^sock_mmap", "__sys_accept", "kernel_accept",
 	"^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
 	"^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)", "ret_fast_syscall",
-	"invoke_syscall",
+	"invoke_syscall", "^el0_svc",
 	"__do_fault", "handle_mm_fault", "do_page_fault", "^page_fault$", "__fput",
 	"task_work_run", "exit_to_usermode", "smp_call_function",
 	NULL
@@ -667,7 +664,7 @@ const struct line_pattern report_log_suppressions[] = {
 const char *const report_start_ignores[] = {
 	"invalid opcode: 0000", "Kernel panic - not syncing", "unregister_netdevice: waiting for",
 	"PANIC: double fault", /* can come from the fault handling itself */
-	"Internal error: Oops", /* arm prints it below the fault it reports */
+	"Internal error:", /* arm prints it below the fault it reports */
 	NULL
 };
 /* Messages with a stack that are not bugs: seen inside a report they
