@@ -228,6 +228,24 @@ static void test_garbage(void **state)
 	}
 }
 
+static void test_from_title(void **state)
+{
+	static const char log[] = "booting\nsome output\0with a NUL\n";
+	_cleanup_(report_freep) struct report *r = NULL;
+
+	assert_int_equal(report_from_title(REPORT_TITLE_LOST_CONNECTION, log, sizeof(log) - 1, &r), 0);
+	assert_string_equal(report_title(r), "lost connection to test machine");
+	assert_string_equal(report_type(r), "LOST_CONNECTION");
+	assert_string_equal(report_text(r), "booting\nsome output?with a NUL\n");
+	assert_int_equal(report_end(r), sizeof(log) - 1);
+	assert_true(report_matches_title(r, REPORT_TITLE_LOST_CONNECTION));
+	report_free(r);
+	r = NULL;
+	assert_int_equal(report_from_title(REPORT_TITLE_REBOOT, "", 0, &r), 0);
+	assert_string_equal(report_type(r), "REBOOT");
+	assert_int_equal(report_from_title("", "", 0, &r), -EINVAL);
+}
+
 static const char *report_reason_or_empty(const struct report *r)
 {
 	return report_corrupted_reason(r) ? report_corrupted_reason(r) : "";
@@ -261,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_huge_lines),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_unterminated),
+		cmocka_unit_test(test_from_title),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
