@@ -57,7 +57,6 @@ static const struct stack_fmt rip_only = {
 static const struct stack_fmt stall_stack = {
 	.parts = { "apic_timer_interrupt", RIP_FRAME, STACK_TRACE },
 	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq|__irq_svc)", STACK_TRACE },
-	.parts3 = { CALL_TRACE, STACK_TRACE },
 	.skip = { "apic_timer_interrupt", "rcu", "hrtimer_interrupt", "sched_show_task",
 		  "__sysvec_", "irq_exit", "tick_sched", "update_process_times",
 		  "__hrtimer_run_queues", "hrtimer_", "show_stack", "dump_cpu_task",
@@ -614,7 +613,8 @@ const char *const report_stall_anchors[] = {
 	"^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
 	"^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)", "ret_fast_syscall",
 	"invoke_syscall", "^el0_svc",
-	"__do_fault", "handle_mm_fault", "do_page_fault", "^page_fault$", "__fput",
+	"__fput",
+	"__do_fault", "do_page_fault", "^page_fault$", "^new_sync_(?:read|write)$",
 	"task_work_run", "exit_to_usermode", "smp_call_function",
 	NULL
 };
