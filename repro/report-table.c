@@ -410,6 +410,14 @@ static const struct oops_format ubsan_formats[] = {
 	  .stack = TRACE_SKIP("ubsan", "overflow") },
 	{ 0 }
 };
+/* The NMI watchdog: a CPU spun with interrupts off. */
+static const struct oops_format hard_lockup_formats[] = {
+	{ .title = "Watchdog detected hard LOCKUP on cpu", .fmt = "BUG: hard lockup in {frame}",
+	  .alt = "stall in {frame}",
+	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
+					      .parts2 = { CALL_TRACE, STACK_TRACE }, .picker = PICK_STALL } },
+	{ 0 }
+};
 static const struct oops_format reboot_formats[] = {
 	{ .title = "Booting the kernel", .fmt = "unexpected kernel reboot", .no_stack_trace = true },
 	{ 0 }
@@ -495,6 +503,7 @@ const struct oops report_oopses[] = {
 	{ "divide_error:", divide_formats, no_suppressions },
 	{ "invalid opcode:", invalid_op_formats, no_suppressions },
 	{ "UBSAN:", ubsan_formats, no_suppressions },
+	{ "Watchdog detected hard LOCKUP", hard_lockup_formats, no_suppressions },
 	{ "Booting the kernel.", reboot_formats, reboot_suppressions },
 	{ "unregister_netdevice: waiting for", netdev_formats, no_suppressions },
 	{ "VFS: Busy inodes after unmount", busy_inodes_formats, no_suppressions },

@@ -148,6 +148,34 @@ static void test_suppressed_and_corrupted(void **state)
 	assert_non_null(report_corrupted_reason(b));
 }
 
+static void test_families(void **state)
+{
+	static const struct {
+		const char *log, *title, *type;
+	} cases[] = {
+		{ "[ 1.0] NMI watchdog: Watchdog detected hard LOCKUP on cpu 1\n"
+		  "[ 1.0] RIP: 0010:spin_forever+0x1/0x2\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  spin_forever+0x1/0x2\n[ 1.0]  do_ioctl_thing+0x1/0x2\n[ 1.0]  vfs_ioctl+0x1/0x2\n",
+		  "BUG: hard lockup in do_ioctl_thing", "HANG" },
+		{ "[ 1.0] unregister_netdevice: waiting for lo to become free. Usage count = 2\n",
+		  "unregister_netdevice: waiting for DEV to become free", "DoS" },
+		{ "[ 1.0] VFS: Busy inodes after unmount of loop0. Self-destruct in 5 seconds.\n",
+		  "VFS: Busy inodes after unmount (use-after-free)", "DoS" },
+		{ "2022/10/02 11:34:15 SYZFAIL: negative running\n", "SYZFAIL: negative running", "SYZ_FAILURE" },
+		{ "[ 1.0] divide error: 0000 [#1] SMP\n[ 1.0] RIP: 0010:tabledist+0x1/0x2\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  x+0x1/0x2\n[ 1.0]  y+0x1/0x2\n[ 1.0]  z+0x1/0x2\n",
+		  "divide error in tabledist", "DoS" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(report_freep) struct report *r = parse(cases[i].log, strlen(cases[i].log));
+
+		assert_non_null(report_title(r));
+		assert_string_equal(report_title(r), cases[i].title);
+		assert_string_equal(report_type(r), cases[i].type);
+	}
+}
+
 static void test_nuls_and_crs(void **state)
 {
 	char log[2 * sizeof(kasan_log)];
@@ -280,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_unterminated),
 		cmocka_unit_test(test_from_title),
+		cmocka_unit_test(test_families),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
