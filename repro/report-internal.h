@@ -23,7 +23,6 @@ enum frame_picker {
 struct stack_fmt {
 	const char *parts[5];
 	const char *parts2[5];
-	const char *parts3[5];
 	const char *skip[24];
 	enum frame_picker picker;
 };

@@ -207,8 +207,6 @@ int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len
 	r = collect(sf->parts, sf, text, len, &frames, &n, &traced);
 	if (r >= 0 && n == 0 && sf->parts2[0])
 		r = collect(sf->parts2, sf, text, len, &frames, &n, &traced);
-	if (r >= 0 && n == 0 && sf->parts3[0])
-		r = collect(sf->parts3, sf, text, len, &frames, &n, &traced);
 	if (r < 0)
 		return r;
 	if (n > 0) {

@@ -57,7 +57,6 @@ static const struct stack_fmt rip_only = {
 static const struct stack_fmt stall_stack = {
 	.parts = { "apic_timer_interrupt", RIP_FRAME, STACK_TRACE },
 	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq|__irq_svc)", STACK_TRACE },
-	.parts3 = { CALL_TRACE, STACK_TRACE },
 	.skip = { "apic_timer_interrupt", "rcu", "hrtimer_interrupt", "sched_show_task",
 		  "__sysvec_", "irq_exit", "tick_sched", "update_process_times",
 		  "__hrtimer_run_queues", "hrtimer_", "show_stack", "dump_cpu_task",
@@ -411,6 +410,14 @@ static const struct oops_format ubsan_formats[] = {
 	  .stack = TRACE_SKIP("ubsan", "overflow") },
 	{ 0 }
 };
+/* The NMI watchdog: a CPU spun with interrupts off. */
+static const struct oops_format hard_lockup_formats[] = {
+	{ .title = "Watchdog detected hard LOCKUP on cpu", .fmt = "BUG: hard lockup in {frame}",
+	  .alt = "stall in {frame}",
+	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
+					      .parts2 = { CALL_TRACE, STACK_TRACE }, .picker = PICK_STALL } },
+	{ 0 }
+};
 static const struct oops_format reboot_formats[] = {
 	{ .title = "Booting the kernel", .fmt = "unexpected kernel reboot", .no_stack_trace = true },
 	{ 0 }
@@ -427,20 +434,17 @@ static const struct oops_format busy_inodes_formats[] = {
 };
 static const struct oops_format internal_error_formats[] = {
 	{ .title = "Internal error:", .fmt = "Internal error in {frame}", .alt = "bad-access in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, STACK_TRACE },
-					      .parts2 = { "Call trace:", STACK_TRACE } } },
+	  .stack = &arm_stack },
 	{ 0 }
 };
 static const struct oops_format unhandled_fault_formats[] = {
 	{ .title = "Unhandled fault:", .fmt = "Unhandled fault in {frame}", .alt = "bad-access in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, STACK_TRACE },
-					      .parts2 = { "Call trace:", STACK_TRACE } } },
+	  .stack = &arm_stack },
 	{ 0 }
 };
 static const struct oops_format alignment_formats[] = {
 	{ .title = "Alignment trap:", .fmt = "Alignment trap in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, STACK_TRACE },
-					      .parts2 = { "Call trace:", STACK_TRACE } } },
+	  .stack = &arm_stack },
 	{ 0 }
 };
 static const struct oops_format trusty_formats[] = {
@@ -499,6 +503,7 @@ const struct oops report_oopses[] = {
 	{ "divide_error:", divide_formats, no_suppressions },
 	{ "invalid opcode:", invalid_op_formats, no_suppressions },
 	{ "UBSAN:", ubsan_formats, no_suppressions },
+	{ "Watchdog detected hard LOCKUP", hard_lockup_formats, no_suppressions },
 	{ "Booting the kernel.", reboot_formats, reboot_suppressions },
 	{ "unregister_netdevice: waiting for", netdev_formats, no_suppressions },
 	{ "VFS: Busy inodes after unmount", busy_inodes_formats, no_suppressions },
@@ -612,12 +617,13 @@ const char *const report_stall_anchors[] = {
 	"blkdev_driver_ioctl", "blkdev_ioctl", "^call_read_iter", "^call_write_iter",
 	"do_iter_readv_writev", "^call_mmap", "mmap_region", "do_mmap", "do_dentry_open",
 	"vfs_open", "^sock_sendmsg", "^sock_recvmsg", "^sock_release", "^__sock_release",
-	"^setsockopt$", "kernel_setsockopt", "sock_common_setsockopt", "^listen$",
-	"kernel_listen", "sk_common_release", "^sock_mmap", "^accept$", "kernel_accept",
+	"__sys_setsockopt", "kernel_setsockopt", "sock_common_setsockopt", "__sys_listen",
+	"kernel_listen", "sk_common_release", "^sock_mmap", "__sys_accept", "kernel_accept",
 	"^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
 	"^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)", "ret_fast_syscall",
-	"invoke_syscall",
-	"__do_fault", "handle_mm_fault", "do_page_fault", "^page_fault$", "__fput",
+	"invoke_syscall", "^el0_svc",
+	"__fput",
+	"__do_fault", "do_page_fault", "^page_fault$", "^new_sync_(?:read|write)$",
 	"task_work_run", "exit_to_usermode", "smp_call_function",
 	NULL
 };
@@ -667,7 +673,7 @@ const struct line_pattern report_log_suppressions[] = {
 const char *const report_start_ignores[] = {
 	"invalid opcode: 0000", "Kernel panic - not syncing", "unregister_netdevice: waiting for",
 	"PANIC: double fault", /* can come from the fault handling itself */
-	"Internal error: Oops", /* arm prints it below the fault it reports */
+	"Internal error:", /* arm prints it below the fault it reports */
 	NULL
 };
 /* Messages with a stack that are not bugs: seen inside a report they

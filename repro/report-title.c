@@ -95,6 +95,7 @@ static const struct {
 	{ "WARNING: kernel stack frame pointer has bad value", NULL },
 	{ "WARNING: kernel stack regs has bad", NULL },
 	{ "BUG: soft lockup in", "HANG" },
+	{ "BUG: hard lockup in", "HANG" },
 	{ "INFO: rcu detected stall in", "HANG" },
 	{ "INFO: task can't die in", "HANG" },
 	{ "INFO: task hung in", "HANG" },
@@ -154,8 +155,9 @@ static size_t span(const char *s, const char *set)
 #define DIGITS "0123456789"
 #define HEX "0123456789abcdef"
 
-/* "syz-executor.3/1234" -> "syz-executor", "syzkaller012:3" -> "syzkaller". */
-static size_t match_executor(const char *s, const char *name, size_t *ret_skip)
+/* "syz-executor.3/1234" -> "syz-executor", "syzkaller012:3" -> "syzkaller":
+ * returns how many bytes of s the numbered name spans, 0 if none. */
+static size_t match_numbered(const char *s, const char *name)
 {
 	size_t n = strlen(name), i, d;
 
@@ -170,8 +172,7 @@ static size_t match_executor(const char *s, const char *name, size_t *ret_skip)
 	i += d;
 	if ((s[i] == '/' || s[i] == ':') && (d = span(s + i + 1, DIGITS)) > 0)
 		i += 1 + d;
-	*ret_skip = i;
-	return n;
+	return i;
 }
 
 /* "func+0x1a/0x2b": returns the length of the "+0x../0x.." tail. */
@@ -219,7 +220,6 @@ static size_t hex_run(const char *s)
 
 static int normalize_into(struct buf *b, const char *t)
 {
-	size_t skip;
 	int r = 0;
 
 	for (size_t i = 0; t[i] && r >= 0;) {
@@ -228,9 +228,12 @@ static int normalize_into(struct buf *b, const char *t)
 		bool after_alpha = i > 0 && isalpha((unsigned char)t[i - 1]);
 		size_t n;
 
-		if (match_executor(p, "syz-executor", &skip) || match_executor(p, "syzkaller", &skip)) {
-			r = buf_append(b, p, *p == 's' && p[3] == '-' ? strlen("syz-executor") : strlen("syzkaller"));
-			i += skip;
+		if ((n = match_numbered(p, "syz-executor"))) {
+			r = buf_puts(b, "syz-executor");
+			i += n;
+		} else if ((n = match_numbered(p, "syzkaller"))) {
+			r = buf_puts(b, "syzkaller");
+			i += n;
 		} else if ((n = match_offset(p)) && after_word) {
 			i += n; /* offsets and sizes change with every build */
 		} else if (*p == ':' && isdigit((unsigned char)p[1])) {

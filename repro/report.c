@@ -711,6 +711,42 @@ int report_parse(const char *log, size_t len, struct report **ret_report)
 	return 0;
 }
 
+int report_from_title(const char *title, const char *log, size_t len, struct report **ret_report)
+{
+	_cleanup_(report_freep) struct report *rep = NULL;
+	size_t keep = MIN(len, REPORT_TEXT_MAX);
+
+	if (len > REPORT_INPUT_MAX)
+		return -E2BIG;
+	if (!title || !*title)
+		return -EINVAL;
+	pthread_once(&init_once, init);
+	if (init_result < 0)
+		return init_result;
+	rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		return -ENOMEM;
+	rep->alt_titles = calloc(1, sizeof(char *));
+	rep->title = title_normalize(title);
+	rep->text = malloc(keep + 1);
+	if (!rep->alt_titles || !rep->title || !rep->text)
+		return -ENOMEM;
+	/* the end of the log says most about a machine that went away */
+	memcpy(rep->text, log + len - keep, keep);
+	rep->text[keep] = 0;
+	for (size_t i = 0; i < keep; i++)
+		if (rep->text[i] == 0)
+			rep->text[i] = '?';
+	rep->start = len - keep;
+	rep->end = len;
+	rep->type = title_type(rep->title);
+	rep->frame = frame_of_title(rep->title);
+	rep->suppressed = log_suppressed(log, len);
+	rep->panicked = memmem(log, len, "Kernel panic", 12) != NULL;
+	*ret_report = TAKE_PTR(rep);
+	return 0;
+}
+
 const char *report_title(const struct report *r) { return r->title; }
 char *const *report_alt_titles(const struct report *r) { return r->alt_titles; }
 const char *report_type(const struct report *r) { return r->type; }

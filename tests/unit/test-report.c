@@ -148,6 +148,34 @@ static void test_suppressed_and_corrupted(void **state)
 	assert_non_null(report_corrupted_reason(b));
 }
 
+static void test_families(void **state)
+{
+	static const struct {
+		const char *log, *title, *type;
+	} cases[] = {
+		{ "[ 1.0] NMI watchdog: Watchdog detected hard LOCKUP on cpu 1\n"
+		  "[ 1.0] RIP: 0010:spin_forever+0x1/0x2\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  spin_forever+0x1/0x2\n[ 1.0]  do_ioctl_thing+0x1/0x2\n[ 1.0]  vfs_ioctl+0x1/0x2\n",
+		  "BUG: hard lockup in do_ioctl_thing", "HANG" },
+		{ "[ 1.0] unregister_netdevice: waiting for lo to become free. Usage count = 2\n",
+		  "unregister_netdevice: waiting for DEV to become free", "DoS" },
+		{ "[ 1.0] VFS: Busy inodes after unmount of loop0. Self-destruct in 5 seconds.\n",
+		  "VFS: Busy inodes after unmount (use-after-free)", "DoS" },
+		{ "2022/10/02 11:34:15 SYZFAIL: negative running\n", "SYZFAIL: negative running", "SYZ_FAILURE" },
+		{ "[ 1.0] divide error: 0000 [#1] SMP\n[ 1.0] RIP: 0010:tabledist+0x1/0x2\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  x+0x1/0x2\n[ 1.0]  y+0x1/0x2\n[ 1.0]  z+0x1/0x2\n",
+		  "divide error in tabledist", "DoS" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(report_freep) struct report *r = parse(cases[i].log, strlen(cases[i].log));
+
+		assert_non_null(report_title(r));
+		assert_string_equal(report_title(r), cases[i].title);
+		assert_string_equal(report_type(r), cases[i].type);
+	}
+}
+
 static void test_nuls_and_crs(void **state)
 {
 	char log[2 * sizeof(kasan_log)];
@@ -228,6 +256,24 @@ static void test_garbage(void **state)
 	}
 }
 
+static void test_from_title(void **state)
+{
+	static const char log[] = "booting\nsome output\0with a NUL\n";
+	_cleanup_(report_freep) struct report *r = NULL;
+
+	assert_int_equal(report_from_title(REPORT_TITLE_LOST_CONNECTION, log, sizeof(log) - 1, &r), 0);
+	assert_string_equal(report_title(r), "lost connection to test machine");
+	assert_string_equal(report_type(r), "LOST_CONNECTION");
+	assert_string_equal(report_text(r), "booting\nsome output?with a NUL\n");
+	assert_int_equal(report_end(r), sizeof(log) - 1);
+	assert_true(report_matches_title(r, REPORT_TITLE_LOST_CONNECTION));
+	report_free(r);
+	r = NULL;
+	assert_int_equal(report_from_title(REPORT_TITLE_REBOOT, "", 0, &r), 0);
+	assert_string_equal(report_type(r), "REBOOT");
+	assert_int_equal(report_from_title("", "", 0, &r), -EINVAL);
+}
+
 static const char *report_reason_or_empty(const struct report *r)
 {
 	return report_corrupted_reason(r) ? report_corrupted_reason(r) : "";
@@ -261,6 +307,8 @@ int main(void)
 		cmocka_unit_test(test_huge_lines),
 		cmocka_unit_test(test_garbage),
 		cmocka_unit_test(test_unterminated),
+		cmocka_unit_test(test_from_title),
+		cmocka_unit_test(test_families),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
