@@ -111,11 +111,8 @@ char *buf_steal(struct buf *b, size_t *ret_len)
 
 	if (!b->data && buf_reserve(b, 0) < 0)
 		return NULL;
-	if (!b->data) {
-		p = calloc(1, 1);
-	} else {
-		p = b->data;
-	}
+	b->data[b->len] = '\0';
+	p = b->data;
 	if (ret_len)
 		*ret_len = b->len;
 	b->data = NULL;

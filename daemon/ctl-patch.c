@@ -11,6 +11,7 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
+#include "publish.h"
 #include "store.h"
 
 static json_t *jstr(const char *s)
@@ -146,24 +147,6 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 	return 0;
 }
 
-static int queue_publish(struct store *s, int64_t patch, const char *stage,
-			 const char *by)
-{
-	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
-	_cleanup_free_ char *args = NULL;
-	json_t *j;
-	int r = store_patch_get(s, patch, &p);
-
-	if (r < 0)
-		return r;
-	j = json_pack("{s:I, s:s, s:s?}", "patch", (json_int_t)patch, "stage", stage, "by", by);
-	args = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!args)
-		return -ENOMEM;
-	return store_job_add(s, p->bug_id, "publish", args, 10, 5, NULL);
-}
-
 int ctl_publish(struct ctl *c, int argc, char **argv)
 {
 	struct store *s;
@@ -178,7 +161,7 @@ int ctl_publish(struct ctl *c, int argc, char **argv)
 		return 2;
 	if (ctl_store(c, &s) < 0)
 		return 1;
-	r = queue_publish(s, id, "moderation", NULL);
+	r = publish_queue(s, id, "moderation", NULL);
 	if (r == -ENOENT)
 		ctl_err("publish: no patch %lld", (long long)id);
 	else if (r < 0)
@@ -226,7 +209,7 @@ static int decide(struct ctl *c, int argc, char **argv, const char *cmd,
 	if (r >= 0)
 		r = store_patch_decide(s, id, state, by ? by : getenv("USER"), reason);
 	if (r >= 0 && streq(state, "approved"))
-		r = queue_publish(s, id, "upstream", by);
+		r = publish_queue(s, id, "upstream", by);
 	r = r < 0 ? (store_rollback(s), r) : store_commit(s);
 	if (r == -ENOENT)
 		ctl_err("%s: no patch %lld", cmd, (long long)id);

@@ -47,6 +47,8 @@ struct intake_item {
 	/* mail */
 	bool is_mail;
 	char *mail_extid;
+	char *author_display; /* "Name <addr>", for a Signed-off-by */
+	char *in_reply_to;
 	const char *ignore_why; /* static text */
 };
 
@@ -75,6 +77,8 @@ static void item_free(struct intake_item *it)
 	free(it->repo);
 	free(it->branch);
 	free(it->mail_extid);
+	free(it->author_display);
+	free(it->in_reply_to);
 	free(it);
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
@@ -132,8 +136,10 @@ static int mail_fill(struct intake_item *it, const struct mail *m)
 
 		if (!w)
 			continue;
-		if (!dup_all((char **[]){ &it->command, &it->author, &it->mail_extid },
-			     (const char *const[]){ w, mail_from(m), sz ? sz->extid : NULL }, 3))
+		if (!dup_all((char **[]){ &it->command, &it->author, &it->mail_extid,
+					  &it->author_display, &it->in_reply_to },
+			     (const char *const[]){ w, mail_from(m), sz ? sz->extid : NULL,
+						    mail_from_display(m), mail_in_reply_to(m) }, 5))
 			return -ENOMEM;
 		if (forge_find_kfix_branch(mail_subject(m), &it->target_bug, &v) < 0)
 			forge_find_kfix_branch(mail_body(m), &it->target_bug, &v);
@@ -240,6 +246,13 @@ static int apply_mail(struct front *f, struct intake_item *it)
 
 	if (!it->command)
 		return store_inbox_set_state(f->store, it->in.id, "ignored", 0, it->ignore_why);
+	if (it->target_bug <= 0 && it->in_reply_to) {
+		/* a reply to one of kfix's own patch mails */
+		_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+
+		if (store_patch_find_by_message_id(f->store, it->in_reply_to, &p) >= 0)
+			it->target_bug = p->bug_id;
+	}
 	if (it->target_bug > 0)
 		r = store_bug_get(f->store, it->target_bug, &b);
 	else if (it->mail_extid)
@@ -255,7 +268,8 @@ static int apply_mail(struct front *f, struct intake_item *it)
 	if (!b->tree || !mail_sender_allowed(f->cfg, b->tree, it->author))
 		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
 					     "the sender may not send commands");
-	j = json_pack("{s:s?, s:s, s:s}", "by", it->author, "command", it->command, "via", "mail");
+	j = json_pack("{s:s?, s:s?, s:s, s:s}", "by", it->author, "name", it->author_display,
+		      "command", it->command, "via", "mail");
 	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (!detail)

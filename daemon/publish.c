@@ -504,3 +504,21 @@ int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 	}
 	return 0;
 }
+
+int publish_queue(struct store *s, int64_t patch, const char *stage,
+		  const char *by)
+{
+	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+	_cleanup_free_ char *args = NULL;
+	json_t *j;
+	int r = store_patch_get(s, patch, &p);
+
+	if (r < 0)
+		return r;
+	j = json_pack("{s:I, s:s, s:s?}", "patch", (json_int_t)patch, "stage", stage, "by", by);
+	args = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!args)
+		return -ENOMEM;
+	return store_job_add(s, p->bug_id, "publish", args, 10, 5, NULL);
+}

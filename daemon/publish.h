@@ -16,6 +16,12 @@ struct config;
  * "by": "Name <addr>" (upstream only)}. */
 int job_publish_run(struct job_ctx *ctx);
 
+struct store;
+/* Queues a publish job for patch: stage "moderation" or "upstream" (by:
+ * the approver, "Name <addr>", who signs off). */
+int publish_queue(struct store *s, int64_t patch, const char *stage,
+		  const char *by);
+
 /* Outbox transport for kind "push": payload {"tree", "url", "refspecs"}. */
 int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 			 char **ret_error);

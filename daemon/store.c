@@ -1388,6 +1388,37 @@ int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 	return r < 0 ? r : n == 1 ? 0 : -ENOENT;
 }
 
+int store_patch_find_by_message_id(struct store *s, const char *message_id,
+				   struct store_patch **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct store_patch *p;
+	const char *id = message_id;
+	char buf[512];
+	int rc, r;
+
+	/* stored without <>, as composed */
+	if (id[0] == '<') {
+		snprintf(buf, sizeof(buf), "%s", id + 1);
+		buf[strcspn(buf, ">")] = '\0';
+		id = buf;
+	}
+	r = prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE message_id = ?"
+		    " ORDER BY id DESC LIMIT 1", "t", id);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	p = patch_from_row(st);
+	if (!p)
+		return -ENOMEM;
+	*ret = p;
+	return 0;
+}
+
 /* ---- paged queries ---- */
 
 static int64_t query_limit(const struct store_query *q)

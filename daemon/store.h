@@ -176,6 +176,9 @@ int store_patch_decide(struct store *s, int64_t id, const char *state,
 		       const char *who, const char *reason);
 int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 			 const char *sent_to, const char *branch);
+/* The patch whose mail had this Message-ID (with or without <>). */
+int store_patch_find_by_message_id(struct store *s, const char *message_id,
+				   struct store_patch **ret);
 void store_patch_free(struct store_patch *p);
 DEFINE_CLEANUP(struct store_patch, store_patch_free)
 /* Paged, filtered listing: rows with id > after, in id order. */
