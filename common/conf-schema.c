@@ -26,7 +26,6 @@ const struct config_key config_schema[] = {
 	I("kfix", false, "job-attempts", "3", 1, 100),
 	T("kfix", false, "lease", CONFIG_DURATION, "10min"),
 	T("kfix", false, "retry-delay", CONFIG_DURATION, "1min"),
-	T("kfix", false, "watchdog", CONFIG_DURATION, "0"),
 	T("kfix", false, "self-test-jobs", CONFIG_BOOL, "false"),
 	T("kfix", false, "self-test-step", CONFIG_DURATION, "0"),
 

@@ -7,6 +7,7 @@ common_libcommon_a_SOURCES = \
 	common/json.c common/json.h \
 	common/log.c common/log.h \
 	common/proc.c common/proc.h \
+	common/slot.c common/slot.h \
 	common/strutil.c common/strutil.h
 common_libcommon_a_CFLAGS = $(AM_CFLAGS) $(LIBGIT2_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
 COMMON_LIBS = common/libcommon.a $(LIBGIT2_LIBS) $(JANSSON_LIBS) $(SYSTEMD_LIBS)

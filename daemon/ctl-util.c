@@ -63,7 +63,10 @@ int ctl_store(struct ctl *c, struct store **ret)
 	}
 	r = store_open(db, &c->store);
 	if (r < 0) {
-		ctl_err("cannot open the store %s: %s", db, strerror(-r));
+		ctl_err("cannot open the store %s: %s", db,
+			r == -EBADMSG ? "the file is corrupt or not a SQLite database"
+			: r == -EBUSY ? "it is locked by another process"
+			: r == -ENOSPC ? "the disk is full" : strerror(-r));
 		return r;
 	}
 	*ret = c->store;

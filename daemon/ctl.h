@@ -32,6 +32,15 @@ int ctl_retry(struct ctl *c, int argc, char **argv);
 int ctl_cancel(struct ctl *c, int argc, char **argv);
 int ctl_submit(struct ctl *c, int argc, char **argv);
 int ctl_outbox(struct ctl *c, int argc, char **argv);
+int ctl_patches(struct ctl *c, int argc, char **argv);
+int ctl_patch(struct ctl *c, int argc, char **argv);
+int ctl_approve(struct ctl *c, int argc, char **argv);
+int ctl_reject(struct ctl *c, int argc, char **argv);
+int ctl_pause(struct ctl *c, int argc, char **argv);
+int ctl_resume(struct ctl *c, int argc, char **argv);
+int ctl_drain(struct ctl *c, int argc, char **argv);
+int ctl_report(struct ctl *c, int argc, char **argv);
+int ctl_tree(struct ctl *c, int argc, char **argv);
 int ctl_mail(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);

@@ -60,7 +60,11 @@ static int store_start(struct daemon *d)
 	if (asprintf(&db, "%s/kfix.db", state) < 0)
 		return -ENOMEM;
 	r = store_open(db, &d->store);
-	if (r < 0)
+	if (r == -EBADMSG)
+		log_error("cannot open store %s: the file is corrupt or not a SQLite database", db);
+	else if (r == -EBUSY)
+		log_error("cannot open store %s: it is locked by another process", db);
+	else if (r < 0)
 		log_error("cannot open store %s: %s", db, strerror(-r));
 	return r;
 }
@@ -133,30 +137,61 @@ static const struct module modules[] = {
 	{ "listener", listen_start, listen_stop },
 };
 
+/* "running", "paused" (no new jobs) or "draining" (no new jobs, stop
+ * once the running ones are done), set by kfixctl pause/resume/drain. */
+static int scheduler_mode(struct daemon *d, char *buf, size_t n)
+{
+	_cleanup_free_ char *mode = NULL;
+	int r = store_kv_get(d->store, "scheduler.mode", &mode);
+
+	snprintf(buf, n, "%s", r >= 0 ? mode : "running");
+	return r == -ENOENT ? 0 : r;
+}
+
 static void update_status(struct daemon *d)
 {
 	struct store_stats st;
 
+	char mode[32] = "running";
+
 	if (store_stats(d->store, &st) < 0)
 		return;
+	scheduler_mode(d, mode, sizeof(mode));
 	sd_notifyf(0,
-		   "STATUS=%lld bugs new, %lld jobs queued, %lld running, "
+		   "STATUS=%s%s%lld bugs new, %lld jobs queued, %lld running, "
 		   "%lld failed; outbox %lld pending, %lld sent, %lld parked",
+		   streq(mode, "running") ? "" : mode, streq(mode, "running") ? "" : "; ",
 		   (long long)st.bugs_by_state[0], (long long)st.jobs_queued,
 		   (long long)st.jobs_running, (long long)st.jobs_failed,
 		   (long long)st.outbox_pending, (long long)st.outbox_sent,
 		   (long long)st.outbox_parked);
 }
 
+static int drain_done(struct daemon *d)
+{
+	int r = store_kv_set(d->store, "scheduler.mode", "paused");
+
+	if (r < 0)
+		return r;
+	log_notice("drained: no job running; stopping (scheduler left paused)");
+	sd_notify(0, "STOPPING=1\nSTATUS=drained");
+	return sd_event_exit(d->event, 0);
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
+	char mode[32];
 	int r;
 
 	r = sched_run(d->cfg, d->store);
 	if (r < 0)
 		log_warning("scheduler: %s (%s)", strerror(-r), store_errmsg(d->store));
-	r = workers_fill(d->workers);
+	if (scheduler_mode(d, mode, sizeof(mode)) < 0)
+		log_warning("cannot read the scheduler mode: %s", store_errmsg(d->store));
+	if (streq(mode, "draining") && workers_running(d->workers) == 0)
+		return drain_done(d);
+	r = streq(mode, "running") ? workers_fill(d->workers) : 0;
 	if (r < 0)
 		log_warning("workers: %s (%s)", strerror(-r), store_errmsg(d->store));
 	r = outbox_run(d->outbox, 50, NULL);
@@ -236,10 +271,9 @@ int daemon_new(const char *config_path, const char *self_exe,
 	return 0;
 }
 
-static int setup_loop(struct daemon *d)
+void daemon_block_signals(void)
 {
 	sigset_t mask;
-	int r;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -248,6 +282,13 @@ static int setup_loop(struct daemon *d)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+}
+
+static int setup_loop(struct daemon *d)
+{
+	int r;
+
+	daemon_block_signals();
 	r = sd_event_default(&d->event);
 	if (r >= 0)
 		r = sd_event_add_signal(d->event, NULL, SIGTERM, on_term, d);

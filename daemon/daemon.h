@@ -5,6 +5,9 @@
 
 struct daemon;
 
+/* Blocks the signals the loop handles; call first thing, so a SIGTERM
+ * that arrives during start-up waits for the loop instead of killing. */
+void daemon_block_signals(void);
 int daemon_new(const char *config_path, const char *self_exe,
 	       struct daemon **ret);
 /* Runs until SIGTERM/SIGINT; returns 0 on a clean stop. */

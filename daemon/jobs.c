@@ -7,9 +7,11 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include "common/conf.h"
 #include "common/log.h"
+#include "common/slot.h"
 #include "common/strutil.h"
 #include "jobs.h"
 #include "store.h"
@@ -72,6 +74,26 @@ int job_step_done(struct job_ctx *ctx, const char *step)
 	return 0;
 }
 
+int job_slot_acquire(struct job_ctx *ctx, const char *resource,
+		     struct slot **ret)
+{
+	_cleanup_free_ char *state = NULL, *dir = NULL;
+	char key[64];
+	int64_t max = 1;
+	uint64_t wait = 0;
+	int r;
+
+	snprintf(key, sizeof(key), "%s-slots", resource);
+	r = config_get_int(ctx->cfg, "kfix", NULL, key, &max);
+	if (r < 0)
+		return -EINVAL;
+	config_get_duration(ctx->cfg, "kfix", NULL, "job-timeout", &wait);
+	r = config_get_path(ctx->cfg, "kfix", NULL, "state-dir", &state);
+	if (r < 0 || asprintf(&dir, "%s/slots", state) < 0)
+		return -ENOMEM;
+	return slot_acquire(dir, resource, (int)max, wait, ret);
+}
+
 int job_fail(struct job_ctx *ctx, int r, const char *fmt, ...)
 {
 	va_list ap;
@@ -110,6 +132,16 @@ static int child_setup(const char *config_path, struct config **ret_cfg,
 	return 0;
 }
 
+static pid_t owner_pid(const char *owner)
+{
+	const char *colon = strrchr(owner, ':');
+	int pid;
+
+	if (!colon || parse_int(colon + 1, &pid) < 0)
+		return 0;
+	return pid;
+}
+
 static void job_ctx_clear(struct job_ctx *ctx)
 {
 	store_job_free(ctx->job);
@@ -127,8 +159,11 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
 	uint64_t delay = 60000000;
 	int r;
 
-	/* a job never outlives the daemon that leased it */
+	/* a job never outlives the daemon that leased it; the owner names
+	 * the daemon's pid, which catches a daemon that died before prctl */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (owner_pid(owner) > 0 && getppid() != owner_pid(owner))
+		return 1;
 	if (child_setup(config_path, &ctx.cfg, &store) < 0)
 		return 1;
 	ctx.store = store;

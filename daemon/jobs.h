@@ -37,6 +37,12 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner);
 /* Records a step as done; a resumed job skips steps already done. */
 int job_step_done(struct job_ctx *ctx, const char *step);
 bool job_step_passed(const struct job_ctx *ctx, const char *step);
+struct slot;
+/* Waits for one of the kfix.RESOURCE-slots slots ("build", "vm", "llm"),
+ * shared by all job processes of this state directory. */
+int job_slot_acquire(struct job_ctx *ctx, const char *resource,
+		     struct slot **ret);
+
 /* Sets ctx->error (formatted) and returns r. */
 int job_fail(struct job_ctx *ctx, int r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -22,6 +22,15 @@ static const struct ctl_cmd commands[] = {
 	{ "cancel", ctl_cancel, "JOB", "cancel a queued or running job" },
 	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
 	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
+	{ "patches", ctl_patches, "[--state S] [--bug ID]", "list validated patches" },
+	{ "patch", ctl_patch, "ID", "show a patch: diff, explanation, evidence, where sent" },
+	{ "approve", ctl_approve, "[--by NAME] ID", "approve a patch for sending upstream" },
+	{ "reject", ctl_reject, "[--reason TEXT] ID", "reject a patch" },
+	{ "pause", ctl_pause, "", "take no new jobs (running ones go on)" },
+	{ "resume", ctl_resume, "", "take jobs again" },
+	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd" },
+	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
+	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
 	{ "mail", ctl_mail, "parse [--json] FILE|-", "show what kfix understands of a mail" },
 };
 

@@ -143,6 +143,7 @@ int main(int argc, char **argv)
 	}
 	if (run_job)
 		return jobs_run_child(config, run_job, owner ? owner : "");
+	daemon_block_signals();
 	r = self_exe(exe, sizeof(exe));
 	if (r < 0) {
 		log_error("cannot find my own executable: %s", strerror(-r));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/conf.h"
 #include "common/fileio.h"
@@ -85,6 +86,9 @@ static int spool_deliver(void *state, const struct store_outbox *o, char **ret_e
 	key_to_name(o->idem_key, name, sizeof(name));
 	if (asprintf(&path, "%s/%s.eml", sp->dir, name) < 0)
 		return -ENOMEM;
+	/* delivered before a crash hid the fact from the store: done */
+	if (access(path, F_OK) == 0)
+		return 0;
 	r = write_file_atomic(path, o->payload, strlen(o->payload), 0640);
 	if (r < 0) {
 		if (ret_error && asprintf(ret_error, "%s: %s", path, strerror(-r)) < 0)

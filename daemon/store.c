@@ -111,6 +111,16 @@ static const char *const migrations[] = {
 	" bug_id INTEGER, job_id INTEGER, kind TEXT NOT NULL, detail TEXT);"
 	"CREATE INDEX events_bug ON events(bug_id);"
 	"CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+	/* 2: validated patches, one row per version */
+	"CREATE TABLE patches ("
+	" id INTEGER PRIMARY KEY,"
+	" bug_id INTEGER NOT NULL REFERENCES bugs(id),"
+	" version INTEGER NOT NULL, state TEXT NOT NULL,"
+	" subject TEXT, message TEXT, diff TEXT NOT NULL, explanation TEXT,"
+	" evidence TEXT, base_commit TEXT, branch TEXT, message_id TEXT,"
+	" sent_to TEXT, decided_by TEXT, reason TEXT,"
+	" created INTEGER NOT NULL, updated INTEGER NOT NULL,"
+	" UNIQUE (bug_id, version));",
 };
 
 static int64_t now_sec(void)
@@ -159,7 +169,12 @@ static int sqlite_to_errno(int rc)
 
 static int fail(struct store *s, int rc)
 {
+	int se = sqlite3_system_errno(s->db);
+
 	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
+	/* an I/O error says more through the OS error behind it (ENOSPC) */
+	if ((rc & 0xff) == SQLITE_IOERR && se > 0)
+		return -se;
 	return sqlite_to_errno(rc);
 }
 
@@ -840,10 +855,12 @@ int store_job_retry(struct store *s, int64_t id)
 		 " attempts = 0, finished = 0, lease_owner = NULL WHERE id = ?"
 		 " AND state IN ('failed', 'cancelled', 'done')",
 		 "i", id);
-	if (r >= 0 && n == 0)
-		r = store_job_get(s, id, &(struct store_job *){ NULL }) == -ENOENT
-			    ? -ENOENT
-			    : -EBUSY;
+	if (r >= 0 && n == 0) {
+		struct store_job *j = NULL;
+
+		r = store_job_get(s, id, &j) == -ENOENT ? -ENOENT : -EBUSY;
+		store_job_free(j);
+	}
 	if (r >= 0)
 		r = store_event_add(s, 0, id, "job.retry", "requested");
 	return tx_end(s, r);
@@ -1164,4 +1181,202 @@ int store_stats(struct store *s, struct store_stats *ret)
 		return r;
 	*ret = st;
 	return 0;
+}
+
+/* ---- patches ---- */
+
+const char *const store_patch_states[] = {
+	"validated", "awaiting-approval", "approved", "sent", "rejected",
+	"superseded", NULL,
+};
+
+#define PATCH_COLS                                                             \
+	"id, bug_id, version, state, subject, message, diff, explanation,"    \
+	" evidence, base_commit, branch, message_id, sent_to, decided_by,"    \
+	" reason, created, updated"
+
+static struct store_patch *patch_from_row(sqlite3_stmt *st)
+{
+	struct store_patch *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->id = sqlite3_column_int64(st, 0);
+	p->bug_id = sqlite3_column_int64(st, 1);
+	p->version = sqlite3_column_int(st, 2);
+	p->state = col_text(st, 3);
+	p->subject = col_text(st, 4);
+	p->message = col_text(st, 5);
+	p->diff = col_text(st, 6);
+	p->explanation = col_text(st, 7);
+	p->evidence = col_text(st, 8);
+	p->base_commit = col_text(st, 9);
+	p->branch = col_text(st, 10);
+	p->message_id = col_text(st, 11);
+	p->sent_to = col_text(st, 12);
+	p->decided_by = col_text(st, 13);
+	p->reason = col_text(st, 14);
+	p->created = sqlite3_column_int64(st, 15);
+	p->updated = sqlite3_column_int64(st, 16);
+	return p;
+}
+
+void store_patch_free(struct store_patch *p)
+{
+	if (!p)
+		return;
+	free(p->state);
+	free(p->subject);
+	free(p->message);
+	free(p->diff);
+	free(p->explanation);
+	free(p->evidence);
+	free(p->base_commit);
+	free(p->branch);
+	free(p->message_id);
+	free(p->sent_to);
+	free(p->decided_by);
+	free(p->reason);
+	free(p);
+}
+
+int store_patch_add(struct store *s, const struct store_patch *p,
+		    int64_t *ret_id, int *ret_version)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int64_t now = now_sec(), id;
+	int version = 1, rc, r;
+
+	if (!p->diff || p->bug_id <= 0)
+		return -EINVAL;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = prepare(s, &st, "SELECT coalesce(max(version), 0) + 1 FROM patches WHERE bug_id = ?",
+		    "i", p->bug_id);
+	if (r >= 0) {
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			version = sqlite3_column_int(st, 0);
+		else
+			r = fail(s, rc);
+	}
+	if (r >= 0)
+		r = exec(s, NULL,
+			 "UPDATE patches SET state = 'superseded', updated = ?"
+			 " WHERE bug_id = ? AND state IN ('validated', 'awaiting-approval')",
+			 "ii", now, p->bug_id);
+	if (r >= 0)
+		r = exec(s, NULL,
+			 "INSERT INTO patches (bug_id, version, state, subject, message,"
+			 " diff, explanation, evidence, base_commit, branch, created, updated)"
+			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			 "iittttttttii", p->bug_id, (int64_t)version,
+			 p->state ? p->state : "validated", p->subject, p->message,
+			 p->diff, p->explanation, p->evidence, p->base_commit,
+			 p->branch, now, now);
+	id = sqlite3_last_insert_rowid(s->db);
+	if (r >= 0) {
+		char d[64];
+
+		snprintf(d, sizeof(d), "patch %lld v%d", (long long)id, version);
+		r = store_event_add(s, p->bug_id, 0, "patch.new", d);
+	}
+	r = tx_end(s, r);
+	if (r < 0)
+		return r;
+	if (ret_id)
+		*ret_id = id;
+	if (ret_version)
+		*ret_version = version;
+	return 0;
+}
+
+int store_patch_get(struct store *s, int64_t id, struct store_patch **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct store_patch *p;
+	int rc, r = prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE id = ?", "i", id);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	p = patch_from_row(st);
+	if (!p)
+		return -ENOMEM;
+	*ret = p;
+	return 0;
+}
+
+int store_patch_list(struct store *s, const char *state, int64_t bug_id,
+		     int64_t limit, struct store_patch ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " PATCH_COLS " FROM patches WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 = 0 OR bug_id = ?2) ORDER BY id LIMIT ?3",
+			"tii", state, bug_id, limit > 0 ? limit : INT64_MAX);
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))patch_from_row,
+			  (void (*)(void *))store_patch_free, (void ***)ret, ret_n);
+}
+
+static bool patch_transition_ok(const char *from, const char *to)
+{
+	static const char *const ok[][2] = {
+		{ "validated", "awaiting-approval" },
+		{ "validated", "rejected" },
+		{ "awaiting-approval", "approved" },
+		{ "awaiting-approval", "rejected" },
+		{ "approved", "sent" },
+		{ "sent", "superseded" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
+		if (streq(ok[i][0], from) && streq(ok[i][1], to))
+			return true;
+	return false;
+}
+
+int store_patch_decide(struct store *s, int64_t id, const char *state,
+		       const char *who, const char *reason)
+{
+	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+	char d[512];
+	int r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = store_patch_get(s, id, &p);
+	if (r >= 0 && !patch_transition_ok(p->state, state))
+		r = -EPERM;
+	if (r >= 0)
+		r = exec(s, NULL,
+			 "UPDATE patches SET state = ?, decided_by = coalesce(?, decided_by),"
+			 " reason = coalesce(?, reason), updated = ? WHERE id = ?",
+			 "tttii", state, who, reason, now_sec(), id);
+	if (r >= 0) {
+		snprintf(d, sizeof(d), "patch %lld v%d: %s -> %s%s%s", (long long)id,
+			 p->version, p->state, state, who ? " by " : "", who ? who : "");
+		r = store_event_add(s, p->bug_id, 0, "patch.state", d);
+	}
+	return tx_end(s, r);
+}
+
+int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
+			 const char *sent_to, const char *branch)
+{
+	int n = 0, r = exec(s, &n,
+			    "UPDATE patches SET message_id = coalesce(?, message_id),"
+			    " sent_to = coalesce(?, sent_to), branch = coalesce(?, branch),"
+			    " updated = ? WHERE id = ?",
+			    "tttii", message_id, sent_to, branch, now_sec(), id);
+
+	return r < 0 ? r : n == 1 ? 0 : -ENOENT;
 }

@@ -151,6 +151,34 @@ int store_kv_set(struct store *s, const char *key, const char *value);
 
 int store_stats(struct store *s, struct store_stats *ret);
 
+/* A validated patch; a new version supersedes the open one of its bug. */
+struct store_patch {
+	int64_t id, bug_id;
+	int version;
+	char *state; /* validated, awaiting-approval, approved, sent, rejected, superseded */
+	char *subject, *message, *diff, *explanation;
+	char *evidence; /* JSON: reproduction table, probe lines, verdicts */
+	char *base_commit, *branch, *message_id, *sent_to;
+	char *decided_by, *reason;
+	int64_t created, updated;
+};
+
+extern const char *const store_patch_states[];
+/* Adds the bug's next version (1, 2, ...). */
+int store_patch_add(struct store *s, const struct store_patch *p,
+		    int64_t *ret_id, int *ret_version);
+int store_patch_get(struct store *s, int64_t id, struct store_patch **ret);
+int store_patch_list(struct store *s, const char *state, int64_t bug_id,
+		     int64_t limit, struct store_patch ***ret, size_t *ret_n);
+/* Moves a patch along validated -> awaiting-approval -> approved -> sent
+ * (or rejected); -EPERM for any other move. */
+int store_patch_decide(struct store *s, int64_t id, const char *state,
+		       const char *who, const char *reason);
+int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
+			 const char *sent_to, const char *branch);
+void store_patch_free(struct store_patch *p);
+DEFINE_CLEANUP(struct store_patch, store_patch_free)
+
 /* Frees a NULL-terminated-by-count array from the *_list calls. */
 void store_list_free(void **items, size_t n, void (*free_fn)(void *));
 

@@ -223,7 +223,8 @@ static int on_renew(sd_event_source *s, uint64_t usec, void *userdata)
 			kill(-rj->pid, SIGKILL);
 		}
 	}
-	return sd_event_source_set_time(s, usec + MAX(lease / 3, 1000000ULL));
+	/* renewing often also notices a cancelled job within seconds */
+	return sd_event_source_set_time(s, usec + CLAMP(lease / 3, 1000000ULL, 5000000ULL));
 }
 
 /* Leases of a daemon on this host that is gone can be taken back now
@@ -284,6 +285,8 @@ int workers_new(sd_event *event, struct config *cfg, struct store *store,
 	if (r >= 0)
 		r = sd_event_add_time_relative(event, &w->renew, CLOCK_MONOTONIC,
 					       1000000, 1000000, on_renew, w);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(w->renew, SD_EVENT_ON);
 	if (r < 0) {
 		workers_free(w);
 		return r;

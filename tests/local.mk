@@ -18,8 +18,10 @@ INTEGRATION_TESTS = \
 	tests/integration/daemon-lifecycle.sh \
 	tests/integration/kfixctl.sh \
 	tests/integration/store-faults.sh \
-	tests/integration/kill9.sh
+	tests/integration/kill9.sh \
+	tests/integration/unit-security.sh \
+	tests/integration/scheduler.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
 
 BENCH_SHELL =

@@ -1,0 +1,45 @@
+#!/bin/sh
+# kfixd --check-config: valid files pass, every kind of mistake is named
+# with file, line and key, and the daemon refuses to start on them.
+. "$(dirname "$0")/lib.sh"
+
+write_config
+"$KFIXD" -t -c "$T/kfix.conf" | grep -q "configuration is valid" || fail "valid config rejected"
+
+"$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null ||
+	fail "the shipped example does not validate"
+
+expect() { # expect "config text" "message fragment"
+	printf '%s\n' "$1" > "$T/bad.conf"
+	if "$KFIXD" -t -c "$T/bad.conf" 2>"$T/err"; then fail "accepted: $1"; fi
+	grep -qF -- "$2" "$T/err" || fail "message '$(cat "$T/err")' lacks '$2'"
+}
+expect "[kfix]
+	wrokers = 3" "bad.conf:2: unknown key 'kfix.wrokers'"
+expect "[kfix]
+	workers = 3
+	lease = soon" "bad.conf:3: key 'kfix.lease': value 'soon' not a duration"
+expect "[vm \"a\"]
+	ssh-port = 70000" "bad.conf:2: key 'vm.a.ssh-port': value '70000' out of range 1..65535"
+expect "[nonsense]
+	a = b" "bad.conf:1: unknown section [nonsense]"
+expect "[mail \"x\"]
+	from = a" "section [mail \"x\"]: takes no name"
+expect "[kfix
+" "missing ']' in section header (in $T/bad.conf:1)"
+expect "[tree \"t\"]
+	allow-commands = a@b
+	config = kernel.config
+	priority = 99999" "bad.conf:4: key 'tree.t.priority'"
+
+: > "$T/empty.conf"
+"$KFIXD" -t -c "$T/empty.conf" >/dev/null || fail "an empty file (all defaults) is valid"
+if "$KFIXD" -t -c "$T/missing.conf" 2>"$T/err"; then fail "missing file accepted"; fi
+grep -q "missing.conf: cannot read: No such file" "$T/err" || fail "missing file: $(cat "$T/err")"
+
+# the daemon itself refuses a bad file, saying why, and starts nothing
+printf '[kfix]\n\tstate-dir = %s/state\n\tworkers = lots\n' "$T" > "$T/bad.conf"
+if "$KFIXD" -c "$T/bad.conf" --log-target stderr 2>"$T/err"; then fail "kfixd started on a bad config"; fi
+grep -q "bad.conf:3: key 'kfix.workers'" "$T/err" || fail "kfixd: $(cat "$T/err")"
+[ ! -e "$T/state/kfix.db" ] || fail "kfixd created a store despite a bad config"
+ok "check-config"

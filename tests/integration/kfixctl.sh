@@ -1,0 +1,48 @@
+#!/bin/bash
+# kfixctl against a store: tables, --json, errors and exit codes.
+. "$(dirname "$0")/lib.sh"
+
+write_config
+ctl submit --title "KASAN: slab-use-after-free Read in foo" --id ext1 --tree linux \
+	--commit v6.1 | grep -q "bug 1 added" || fail "submit"
+ctl submit --title "KASAN: slab-use-after-free Read in foo" --id ext1 |
+	grep -q "bug 1 already known" || fail "duplicate submit"
+ctl submit --title $'evil\033[31m title\nInjected: x' --id ext2 >/dev/null
+ctl bugs | grep -q "^1 *new .*linux *KASAN: slab-use-after-free Read in foo" || fail "bugs table: $(ctl bugs)"
+ctl bugs | grep -q 'evil\\x1b\[31m title\\nInjected: x' || fail "untrusted title not escaped: $(ctl bugs | cat -A)"
+[ "$(ctl bugs --json | json_field 'len(j)')" = 2 ] || fail "bugs --json"
+[ "$(ctl --json bugs --state new | json_field 'j[0]["source_id"]')" = ext1 ] || fail "--json before command"
+[ "$(ctl bugs --state sent --json | json_field 'len(j)')" = 0 ] || fail "state filter"
+ctl bug 1 | grep -q "^State: *new" || fail "bug 1"
+[ "$(ctl bug 1 --json | json_field 'j["tree"]')" = linux ] || fail "bug --json"
+ctl status | grep -q "new *2" || fail "status: $(ctl status)"
+[ "$(ctl status --json | json_field 'j["bugs"]["new"]')" = 2 ] || fail "status --json"
+ok "bugs, bug, status"
+
+set +e
+ctl bug 99 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "no such bug" "$T/err" || fail "missing bug: rc $rc $(cat "$T/err")"
+ctl bug abc 2>"$T/err"; [ $? = 2 ] || fail "bad id must be a usage error"
+ctl bugs --state bogus 2>"$T/err"; [ $? = 2 ] || fail "bad state"
+ctl frobnicate 2>"$T/err"; [ $? = 2 ] && grep -q "unknown command" "$T/err" || fail "unknown command"
+ctl retry 5 2>"$T/err"; [ $? = 1 ] && grep -q "no job 5" "$T/err" || fail "retry missing"
+ctl submit --title x 2>"$T/err"; [ $? = 2 ] || fail "submit without id"
+"$KFIXCTL" -c "$T/nope.conf" status 2>"$T/err"; [ $? = 1 ] && grep -q "nope.conf" "$T/err" || fail "missing config"
+set -e
+"$KFIXCTL" --help | grep -q "^  retry JOB" || fail "--help lists commands"
+ok "errors and exit codes"
+
+# jobs: queue one by hand through the daemon's scheduler, then cancel/retry
+write_config "	self-test-jobs = yes" "	self-test-step = 30s"
+start_kfixd
+wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' jobs --json | grep -q running" || fail "no running job"
+ctl jobs | grep -q "self-test *running" || fail "jobs table: $(ctl jobs)"
+ctl cancel 1 | grep -q "job 1: cancelled" || fail "cancel"
+set +e; ctl cancel 1 2>"$T/err"; rc=$?; set -e
+[ $rc = 1 ] && grep -q "already ended" "$T/err" || fail "double cancel"
+wait_for 20 grep -q "lease lost" "$T/kfixd.log" || fail "cancelled job not stopped"
+ctl retry 1 | grep -q "queued again" || fail "retry"
+wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' job 1 --json | grep -q '\"running\"'" || fail "retried job not running"
+[ "$(ctl job 1 --json | json_field 'j["kind"]')" = self-test ] || fail "job --json"
+stop_kfixd
+ok "jobs, cancel, retry"

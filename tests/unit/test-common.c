@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -17,6 +18,8 @@
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/proc.h"
+#include "common/slot.h"
+#include <sys/wait.h>
 #include "common/strutil.h"
 
 static void test_buf_bounds(void **state)
@@ -226,6 +229,86 @@ static void test_read_bounded(void **state)
 	unlink(path);
 }
 
+/* Every key the schema knows is documented in kfix.conf(5) and in the
+ * shipped example, so the two cannot drift from the code. */
+static void test_schema_documented(void **state)
+{
+	const char *top = getenv("top_srcdir");
+	_cleanup_free_ char *man = NULL, *example = NULL, *p1 = NULL, *p2 = NULL;
+	size_t len;
+
+	if (!top)
+		skip();
+	assert_true(asprintf(&p1, "%s/doc/kfix.conf.5", top) > 0);
+	assert_true(asprintf(&p2, "%s/systemd/kfix.conf.example", top) > 0);
+	assert_int_equal(read_file_bounded(p1, 1 << 20, &man, &len), 0);
+	assert_int_equal(read_file_bounded(p2, 1 << 20, &example, &len), 0);
+	for (const struct config_key *k = config_schema; k->section; k++) {
+		char roff[128], ex[128];
+		size_t j = 0;
+
+		for (const char *c = k->key; *c && j < sizeof(roff) - 3; c++) {
+			if (*c == '-')
+				roff[j++] = '\\';
+			roff[j++] = *c;
+		}
+		roff[j] = '\0';
+		snprintf(ex, sizeof(ex), "\t%s = ", k->key);
+		if (!strstr(man, roff))
+			fail_msg("%s.%s missing from kfix.conf.5", k->section, k->key);
+		if (!strstr(example, ex))
+			fail_msg("%s.%s missing from kfix.conf.example", k->section, k->key);
+	}
+}
+
+/* Slots bound concurrency across processes and come back when a holder
+ * dies without releasing. */
+static void test_slots(void **state)
+{
+	char dir[] = "/tmp/kfix-slot-XXXXXX";
+	struct slot *a = NULL, *b = NULL, *c = NULL;
+	int busy = -1, status;
+	pid_t pid;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(slot_acquire(dir, "build", 2, 0, &a), 0);
+	assert_int_equal(slot_acquire(dir, "build", 2, 0, &b), 0);
+	assert_int_not_equal(slot_index(a), slot_index(b));
+	assert_int_equal(slot_acquire(dir, "build", 2, 0, &c), -EAGAIN);
+	assert_int_equal(slot_acquire(dir, "build", 2, 200000, &c), -EAGAIN);
+	assert_int_equal(slot_busy(dir, "build", 2, &busy), 0);
+	assert_int_equal(busy, 2);
+	/* other names are other resources */
+	assert_int_equal(slot_acquire(dir, "vm", 1, 0, &c), 0);
+	slot_release(c);
+	slot_release(a);
+	assert_int_equal(slot_busy(dir, "build", 2, &busy), 0);
+	assert_int_equal(busy, 1);
+	/* a holder that is killed frees its slot */
+	slot_release(b);
+	pid = fork();
+	if (pid == 0) {
+		struct slot *x = NULL, *y = NULL;
+
+		if (slot_acquire(dir, "build", 2, 0, &x) < 0 ||
+		    slot_acquire(dir, "build", 2, 0, &y) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	for (int i = 0; i < 100 && busy != 2; i++) {
+		usleep(20000);
+		slot_busy(dir, "build", 2, &busy);
+	}
+	assert_int_equal(busy, 2);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	assert_int_equal(slot_acquire(dir, "build", 2, 1000000, &a), 0);
+	slot_release(a);
+	assert_int_equal(slot_acquire(dir, "../x", 2, 0, &a), -EINVAL);
+	rm_rf(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +320,8 @@ int main(void)
 		cmocka_unit_test(test_config_secret),
 		cmocka_unit_test(test_proc),
 		cmocka_unit_test(test_read_bounded),
+		cmocka_unit_test(test_schema_documented),
+		cmocka_unit_test(test_slots),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,232 @@
+/* kfixctl commands for patches and for the scheduler's mode. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "common/strutil.h"
+#include "ctl.h"
+#include "store.h"
+
+static json_t *jstr(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *patch_json(const struct store_patch *p, bool full)
+{
+	json_t *j = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
+			      "id", (json_int_t)p->id, "bug", (json_int_t)p->bug_id,
+			      "version", p->version, "state", jstr(p->state),
+			      "subject", jstr(p->subject), "branch", jstr(p->branch),
+			      "message_id", jstr(p->message_id), "sent_to",
+			      jstr(p->sent_to), "decided_by", jstr(p->decided_by),
+			      "reason", jstr(p->reason), "created",
+			      (json_int_t)p->created, "updated", (json_int_t)p->updated);
+
+	if (j && full) {
+		json_object_set_new(j, "message", jstr(p->message));
+		json_object_set_new(j, "diff", jstr(p->diff));
+		json_object_set_new(j, "explanation", jstr(p->explanation));
+		json_object_set_new(j, "base_commit", jstr(p->base_commit));
+		json_object_set_new(j, "evidence", p->evidence
+			? json_loads(p->evidence, 0, NULL) : json_null());
+	}
+	return j;
+}
+
+static int print_and_free(json_t *j)
+{
+	int r = j ? json_print(j) : -ENOMEM;
+
+	json_decref(j);
+	return r < 0 ? 1 : 0;
+}
+
+int ctl_patches(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "state", required_argument, NULL, 's' },
+		{ "bug", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct store_patch **ps = NULL;
+	const char *state = NULL;
+	int64_t bug = 0;
+	struct store *s;
+	size_t n = 0;
+	char t[32];
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 's')
+			state = optarg;
+		else if (ch != 'b' || ctl_parse_id("patches", optarg, &bug) < 0)
+			return 2;
+	}
+	if (optind < argc) {
+		ctl_err("patches: unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	if (store_patch_list(s, state, bug, 0, &ps, &n) < 0) {
+		ctl_err("patches: %s", store_errmsg(s));
+		return 1;
+	}
+	if (c->json) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(a, patch_json(ps[i], false));
+		store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
+		return print_and_free(a);
+	}
+	printf("%-6s %-6s %-3s %-18s %-16s %s\n", "ID", "BUG", "V", "STATE", "UPDATED", "SUBJECT");
+	for (size_t i = 0; i < n; i++) {
+		const char *subj = ps[i]->subject ? ps[i]->subject : "-";
+		_cleanup_free_ char *e = str_escape(subj, strlen(subj), 72);
+
+		printf("%-6lld %-6lld %-3d %-18s %-16s %s\n", (long long)ps[i]->id,
+		       (long long)ps[i]->bug_id, ps[i]->version, ps[i]->state,
+		       ctl_time(ps[i]->updated, t, sizeof(t)), e ? e : "?");
+	}
+	store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
+	return 0;
+}
+
+int ctl_patch(struct ctl *c, int argc, char **argv)
+{
+	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+	struct store *s;
+	int64_t id;
+	char t[32];
+	int r;
+
+	if (argc != 2) {
+		ctl_err("patch: usage: kfixctl patch ID");
+		return 2;
+	}
+	if (ctl_parse_id("patch", argv[1], &id) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_patch_get(s, id, &p);
+	if (r < 0) {
+		ctl_err("patch %lld: %s", (long long)id, r == -ENOENT ? "no such patch" : store_errmsg(s));
+		return 1;
+	}
+	if (c->json)
+		return print_and_free(patch_json(p, true));
+	printf("%-14s %lld (bug %lld, v%d)\n", "Patch:", (long long)p->id,
+	       (long long)p->bug_id, p->version);
+	printf("%-14s %s\n", "State:", p->state);
+	ctl_print_escaped("Subject:", p->subject);
+	ctl_print_escaped("Base commit:", p->base_commit);
+	ctl_print_escaped("Branch:", p->branch);
+	ctl_print_escaped("Message-ID:", p->message_id);
+	ctl_print_escaped("Sent to:", p->sent_to);
+	ctl_print_escaped("Decided by:", p->decided_by);
+	ctl_print_escaped("Reason:", p->reason);
+	printf("%-14s %s\n", "Updated:", ctl_time(p->updated, t, sizeof(t)));
+	/* the rest is shown as stored: it is kfix's own output */
+	if (p->explanation)
+		printf("\nExplanation:\n%s\n", p->explanation);
+	if (p->evidence)
+		printf("\nEvidence:\n%s\n", p->evidence);
+	if (p->message)
+		printf("\nCommit message:\n%s\n", p->message);
+	printf("\n%s", p->diff);
+	return 0;
+}
+
+static int decide(struct ctl *c, int argc, char **argv, const char *cmd,
+		  const char *state)
+{
+	static const struct option opts[] = {
+		{ "reason", required_argument, NULL, 'r' },
+		{ "by", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *reason = NULL, *by = getenv("SUDO_USER");
+	struct store *s;
+	int64_t id;
+	int ch, r;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'r')
+			reason = optarg;
+		else if (ch == 'b')
+			by = optarg;
+		else
+			return 2;
+	}
+	if (optind + 1 != argc) {
+		ctl_err("%s: usage: kfixctl %s [--by NAME] [--reason TEXT] PATCH", cmd, cmd);
+		return 2;
+	}
+	if (ctl_parse_id(cmd, argv[optind], &id) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_patch_decide(s, id, state, by ? by : getenv("USER"), reason);
+	if (r == -ENOENT)
+		ctl_err("%s: no patch %lld", cmd, (long long)id);
+	else if (r == -EPERM)
+		ctl_err("%s: patch %lld is not awaiting approval", cmd, (long long)id);
+	else if (r < 0)
+		ctl_err("%s: %s", cmd, store_errmsg(s));
+	else
+		printf("patch %lld: %s\n", (long long)id, state);
+	return r < 0 ? 1 : 0;
+}
+
+int ctl_approve(struct ctl *c, int argc, char **argv)
+{
+	return decide(c, argc, argv, "approve", "approved");
+}
+
+int ctl_reject(struct ctl *c, int argc, char **argv)
+{
+	return decide(c, argc, argv, "reject", "rejected");
+}
+
+static int set_mode(struct ctl *c, int argc, const char *mode)
+{
+	struct store *s;
+
+	if (argc != 1) {
+		ctl_err("%s: takes no arguments", mode);
+		return 2;
+	}
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	if (store_kv_set(s, "scheduler.mode", mode) < 0) {
+		ctl_err("%s", store_errmsg(s));
+		return 1;
+	}
+	printf("scheduler: %s\n", mode);
+	return 0;
+}
+
+int ctl_pause(struct ctl *c, int argc, char **argv)
+{
+	return set_mode(c, argc, "paused");
+}
+
+int ctl_resume(struct ctl *c, int argc, char **argv)
+{
+	return set_mode(c, argc, "running");
+}
+
+int ctl_drain(struct ctl *c, int argc, char **argv)
+{
+	return set_mode(c, argc, "draining");
+}
