@@ -8,6 +8,8 @@
 command -v git >/dev/null || skip "git needed"
 command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
 command -v perl >/dev/null || skip "perl needed"
+command -v curl >/dev/null || skip "curl needed"
+command -v openssl >/dev/null || skip "openssl needed"
 KSRC_TAR=/usr/src/linux-source-6.1.tar.xz
 [ -r "$KSRC_TAR" ] || skip "$KSRC_TAR missing (Debian package linux-source-6.1)"
 
@@ -29,6 +31,7 @@ git -C "$U" checkout -q .
 git init -q --bare "$T/push.git"
 
 write_config
+port=$((20000 + RANDOM % 20000))
 cat >> "$T/kfix.conf" <<CONF
 	cache-dir = $T/cache
 [mail]
@@ -37,6 +40,12 @@ cat >> "$T/kfix.conf" <<CONF
 	url = file://$U
 	moderation-address = moderation@example.org
 	push-remote = file://$T/push.git
+	allow-commands = mod@example.org
+[http]
+	listen = 127.0.0.1:$port
+[hook "mta"]
+	type = mail
+	secret = mail-secret
 CONF
 ctl submit --title "KASAN: null-ptr-deref in slab_free" --id pub1 --tree linux --commit "$BASE" >/dev/null
 now=$(date +%s)
@@ -87,10 +96,21 @@ ctl patch 1 | grep -q "State: *awaiting-approval" || fail "patch state: $(ctl pa
 ctl bug 1 | grep -q "State: *awaiting-approval" || fail "bug state"
 ok "moderation mail"
 
-# approval: the upstream mail, signed off by the approver
-set +e; ctl approve 1 2>/dev/null; rc=$?; set -e
-[ $rc = 2 ] || fail "approve without --by must be refused"
-ctl approve --by "Mod Erator <mod@example.org>" 1 | grep -q "approved" || fail "approve"
+# approval: the moderator answers the RFC mail with "#kfix upstream"
+# (delivered by the MTA to the mail webhook); a stranger's is ignored
+post_mail() { # FILE DELIVERY-ID
+	ts=$(date +%s)
+	sig=$({ printf '%s.' "$ts"; cat "$1"; } | openssl dgst -sha256 -hmac mail-secret -hex | sed 's/.* //')
+	curl -s -o /dev/null -w '%{http_code}' --data-binary @"$1" -H "X-Kfix-Timestamp: $ts" \
+		-H "X-Kfix-Signature: sha256=$sig" -H "X-Kfix-Delivery: $2" "http://127.0.0.1:$port/hooks/mail"
+}
+reply() { # FROM MESSAGE-ID
+	printf 'From: %s\r\nTo: moderation@example.org\r\nSubject: Re: [PATCH RFC] mm/slub: ignore NULL in slab_free()\r\nMessage-ID: <%s>\r\nIn-Reply-To: <kfix-1-v1-rfc@kfix.example.org>\r\n\r\n> quoted\r\n\r\nLooks right.\r\n#kfix upstream\r\n' "$1" "$2"
+}
+reply "Eve <eve@example.net>" r0@example.net > "$T/r0"
+[ "$(post_mail "$T/r0" d0)" = 200 ] || fail "webhook refused the mail"
+reply "Mod Erator <mod@example.org>" r1@example.org > "$T/r1"
+[ "$(post_mail "$T/r1" d1)" = 200 ] || fail "webhook refused the mail"
 wait_for 60 sh -c "[ \"\$(ls '$T/spool' | wc -l)\" = 2 ]" || fail "no upstream mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
 up=$(ls "$T"/spool/*.eml | grep -v rfc)
 grep -q "^Subject: \[PATCH\] mm/slub: ignore NULL in slab_free()" "$up" || fail "upstream subject"
@@ -103,6 +123,10 @@ done
 awk '/^Signed-off-by/ {s=NR} /^Reported-by/ {r=NR} END {exit !(r < s)}' "$up" || fail "trailer order"
 wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' patch 1 | grep -q 'State: *sent'" || fail "patch not sent"
 ctl bug 1 | grep -q "State: *sent" || fail "bug not sent"
+[ "$(ctl patch 1 --json | json_field 'j["decided_by"]')" = "Mod Erator <mod@example.org>" ] ||
+	fail "approved by the wrong person"
+[ "$(sqlite3 "$T/state/kfix.db" "SELECT detail FROM inbox WHERE key LIKE '%r0@example.net%'")" = \
+	"the sender may not send commands" ] || fail "a stranger's command was not refused"
 ok "upstream mail after approval"
 
 # publishing again: the same branch, no new push or mail
