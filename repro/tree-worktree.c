@@ -151,6 +151,25 @@ int tree_open_worktree(const char *dir, git_repository **ret)
 	return 0;
 }
 
+int tree_worktree_track_new(const char *dir, const char *const *paths, size_t n)
+{
+	_cleanup_libgit2_ int lib = git_libgit2_init();
+	_cleanup_(git_repository_freep) git_repository *w = NULL;
+	_cleanup_(git_index_freep) git_index *index = NULL;
+	int r;
+
+	if (lib < 0)
+		return -EIO;
+	if (n == 0 || tree_open_worktree(dir, &w) < 0)
+		return 0; /* not a worktree: nothing to track */
+	r = git_repository_index(&index, w);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = git_index_add_bypath(index, paths[i]);
+	if (r == 0)
+		r = git_index_write(index);
+	return tree_errno(r);
+}
+
 int tree_worktree_diff(git_repository *repo, const char *base, git_diff **ret)
 {
 	_cleanup_(git_commit_freep) git_commit *c = NULL;
@@ -268,6 +287,25 @@ struct apply_state {
 	char *bad_path;
 };
 
+/* Files a patch creates go into the index, like the ones edits create. */
+static int track_added(const char *dir, git_diff *d)
+{
+	_cleanup_free_ const char **added = NULL;
+	size_t n = 0, total = git_diff_num_deltas(d);
+
+	added = calloc(total ? total : 1, sizeof(char *));
+	if (!added)
+		return -ENOMEM;
+	for (size_t i = 0; i < total; i++) {
+		const git_diff_delta *dl = git_diff_get_delta(d, i);
+
+		if (dl->status == GIT_DELTA_ADDED || dl->status == GIT_DELTA_RENAMED ||
+		    dl->status == GIT_DELTA_COPIED)
+			added[n++] = dl->new_file.path;
+	}
+	return tree_worktree_track_new(dir, added, n);
+}
+
 static int apply_delta_cb(const git_diff_delta *delta, void *payload)
 {
 	struct apply_state *s = payload;
@@ -347,5 +385,8 @@ int tree_apply_patch(const char *dir, const char *patch, size_t len,
 		}
 		opts.flags = 0;
 	}
-	return 0;
+	r = track_added(dir, d);
+	if (r < 0 && ret_error)
+		*ret_error = strdup("cannot record the new files in the index");
+	return r;
 }

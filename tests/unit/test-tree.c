@@ -1018,6 +1018,24 @@ static void test_snapshot(void **state)
 	assert_int_equal(tree_apply_edits(slot, ed, 1, &err), 0);
 	assert_int_equal(tree_diff(slot, oid, &diff), 0);
 	assert_non_null(strstr(diff, "+int spoon;\n"));
+	/* New files show although the tarball's .gitignore hides everything,
+	 * and the next checkout removes them. */
+	{
+		struct edit nf[] = { { .file = "kernel/new.c", .before = "", .after = "int n;\n" } };
+		static const char add_patch[] =
+			"diff --git a/kernel/p.c b/kernel/p.c\nnew file mode 100644\n"
+			"--- /dev/null\n+++ b/kernel/p.c\n@@ -0,0 +1 @@\n+int p;\n";
+
+		assert_int_equal(tree_apply_edits(slot, nf, 1, &err), 0);
+		assert_int_equal(tree_apply_patch(slot, add_patch, strlen(add_patch), &err), 0);
+		free(diff);
+		assert_int_equal(tree_diff(slot, oid, &diff), 0);
+		assert_non_null(strstr(diff, "diff --git a/kernel/new.c b/kernel/new.c\nnew file"));
+		assert_non_null(strstr(diff, "diff --git a/kernel/p.c b/kernel/p.c\nnew file"));
+		assert_int_equal(tree_worktree_checkout(t, slot, oid, NULL), 0);
+		assert_false(exists(slot, "kernel/new.c"));
+		assert_false(exists(slot, "kernel/p.c"));
+	}
 	tree_free(TAKE_PTR(t));
 
 	/* Same content, same commit; changed content, new commit. */
