@@ -74,22 +74,36 @@ static int count_hit(const char *path, unsigned line_no, const char *line,
 		}                                                              \
 	} while (0)
 
+static void dir_cleanup(char (*dir)[256])
+{
+	if ((*dir)[0])
+		rm_rf(*dir);
+}
+
+static void tree_cleanup(struct tree **t)
+{
+	tree_free(*t);
+}
+
 int main(void)
 {
 	const char *src = getenv("KFIX_BENCH_KERNEL_SRC");
 	const char *file = getenv("KFIX_BENCH_FILE");
 	const char *func = getenv("KFIX_BENCH_FUNC");
 	const char *tmp = getenv("TMPDIR");
-	char dir[256], gen[300], scratch[300], slot[300];
+	_cleanup_(dir_cleanup) char dir[256] = "";
+	char gen[300], scratch[300], slot[300];
 	_cleanup_free_ char *diff = NULL, *text = NULL, *err = NULL;
-	struct tree *t = NULL;
+	_cleanup_(tree_cleanup) struct tree *t = NULL;
 	char oid[TREE_OID_HEX];
 	unsigned hits = 0, line;
 	struct edit e = { 0 };
 
 	snprintf(dir, sizeof(dir), "%s/kfix-bench-tree-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (!mkdtemp(dir)) {
+		dir[0] = 0;
 		return 1;
+	}
 	snprintf(scratch, sizeof(scratch), "%s/snapshot.git", dir);
 	snprintf(slot, sizeof(slot), "%s/slot", dir);
 	if (!src) {
@@ -103,6 +117,7 @@ int main(void)
 		file = "mm/slub.c";
 		func = "kmem_cache_free";
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("source: %s\n", src);
 	STEP("import folder (first)", tree_open_path(src, scratch, &t));
 	tree_free(t);
@@ -123,7 +138,5 @@ int main(void)
 	STEP("grep fixed string, whole tree",
 	     tree_grep(t, oid, NULL, "kmem_cache_free", 0, 0, count_hit, &hits));
 	printf("grep hits: %u, diff bytes: %zu\n", hits, strlen(diff));
-	tree_free(t);
-	rm_rf(dir);
 	return 0;
 }

@@ -301,6 +301,21 @@ static void test_fetch_main(void **state)
 	assert_string_equal(head, want);
 }
 
+static int cancel_progress(const struct tree_progress *p, void *userdata)
+{
+	(void)p;
+	(*(unsigned *)userdata)++;
+	return 1;
+}
+
+static int count_progress(const struct tree_progress *p, void *userdata)
+{
+	struct tree_progress *last = userdata;
+
+	*last = *p;
+	return 0;
+}
+
 static void test_fetch_errors(void **state)
 {
 	_cleanup_tree_ struct tree *t = NULL;
@@ -311,6 +326,23 @@ static void test_fetch_errors(void **state)
 	assert_int_equal(tree_open_mirror(cache, "gone", "file:///nonexistent/repo", &t), 0);
 	assert_true(tree_fetch(t, NULL, 0, NULL, NULL) < 0);
 	assert_non_null(strstr(tree_error(t), "fetch from file:///nonexistent/repo failed"));
+	tree_free(TAKE_PTR(t));
+
+	/* Progress is reported, and returning non-zero cancels. */
+	{
+		struct tree_progress last = { 0 };
+		unsigned calls = 0;
+		char oid[TREE_OID_HEX];
+
+		assert_int_equal(tree_open_mirror(cache, "cancel", F.url, &t), 0);
+		assert_int_equal(tree_fetch(t, NULL, 0, cancel_progress, &calls), -ECANCELED);
+		assert_true(calls >= 1);
+		assert_int_equal(tree_resolve(t, F.c3, oid), -ENOENT);
+		assert_int_equal(tree_fetch(t, NULL, 0, count_progress, &last), 0);
+		assert_int_equal(last.received_objects, last.total_objects);
+		assert_true(last.total_objects >= 9);
+		assert_int_equal(tree_resolve(t, F.c3, oid), 0);
+	}
 }
 
 static void test_read(void **state)
