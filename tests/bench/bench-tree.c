@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common/fileio.h"
@@ -24,6 +25,17 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds (user + system) of this process: meaningful on a loaded
+ * machine, where wall time is not. */
+static double cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static int make_tree(const char *dir)
@@ -63,10 +75,10 @@ static int count_hit(const char *path, unsigned line_no, const char *line,
 
 #define STEP(label, expr)                                                      \
 	do {                                                                   \
-		double t0 = now();                                             \
+		double t0 = now(), c0 = cpu();                                 \
 		int r_ = (expr);                                               \
-		printf("%-40s %8.3f s%s\n", label, now() - t0,                 \
-		       r_ < 0 ? "  FAILED" : "");                              \
+		printf("%-36s %8.3f s wall %8.3f s cpu%s\n", label,            \
+		       now() - t0, cpu() - c0, r_ < 0 ? "  FAILED" : "");      \
 		if (r_ < 0) {                                                  \
 			fprintf(stderr, "%s: %s %s\n", label, strerror(-r_),   \
 				tree_error(t));                       \
