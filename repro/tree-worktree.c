@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/strutil.h"
@@ -34,22 +35,31 @@ static int dir_is_empty(const char *dir)
 	return r;
 }
 
-/* Points the worktree's object store at the tree's objects. */
+/* Points the worktree's object store at the tree's objects.  Returns 1
+ * when it pointed at another tree's before: the slot changes trees, and
+ * its index and HEAD name objects that may no longer be reachable. */
 static int worktree_set_alternates(git_repository *wrepo, const char *objects)
 {
-	_cleanup_free_ char *path = NULL, *old = NULL, *want = NULL;
+	_cleanup_free_ char *path = NULL, *old = NULL, *want = NULL, *index = NULL;
+	int r;
 
 	if (asprintf(&path, "%sobjects/info/alternates",
 		     git_repository_path(wrepo)) < 0 ||
+	    asprintf(&index, "%sindex", git_repository_path(wrepo)) < 0 ||
 	    asprintf(&want, "%s\n", objects) < 0)
 		return -ENOMEM;
-	if (read_file_bounded(path, 64 * 1024, &old, NULL) == 0 && streq(old, want))
+	if (read_file_bounded(path, 64 * 1024, &old, NULL) < 0)
+		return write_file_atomic(path, want, strlen(want), 0644);
+	if (streq(old, want))
 		return 0;
-	return write_file_atomic(path, want, strlen(want), 0644);
+	if (unlink(index) < 0 && errno != ENOENT)
+		return negerrno();
+	r = write_file_atomic(path, want, strlen(want), 0644);
+	return r < 0 ? r : 1;
 }
 
 static int worktree_open_or_create(struct tree *t, const char *dir,
-				   git_repository **ret)
+				   git_repository **ret, bool *ret_switched)
 {
 	_cleanup_(git_repository_freep) git_repository *w = NULL;
 	_cleanup_(git_config_freep) git_config *cfg = NULL;
@@ -93,6 +103,7 @@ static int worktree_open_or_create(struct tree *t, const char *dir,
 	r = worktree_set_alternates(w, objects);
 	if (r < 0)
 		return tree_fail(t, r, "cannot write alternates in %s", dir);
+	*ret_switched = r > 0;
 	/* Reopen so that the object database sees the alternates. */
 	git_repository_free(TAKE_PTR(w));
 	r = git_repository_open_ext(&w, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
@@ -107,7 +118,10 @@ int tree_worktree_checkout(struct tree *t, const char *dir, const char *rev,
 {
 	_cleanup_(git_repository_freep) git_repository *w = NULL;
 	_cleanup_(git_commit_freep) git_commit *c = NULL, *wc = NULL;
+	_cleanup_(git_tree_freep) git_tree *empty = NULL;
 	git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
+	bool switched = false;
+	git_oid empty_oid;
 	int r;
 
 	if (!dir || !*dir)
@@ -115,9 +129,19 @@ int tree_worktree_checkout(struct tree *t, const char *dir, const char *rev,
 	r = tree_lookup_commit_t(t, rev, &c);
 	if (r < 0)
 		return r;
-	r = worktree_open_or_create(t, dir, &w);
+	r = worktree_open_or_create(t, dir, &w, &switched);
 	if (r < 0)
 		return r;
+	if (switched) {
+		/* Compare with nothing: every file is written anew, and what
+		 * the old tree left is removed. */
+		r = git_tree_create_updated(&empty_oid, w, NULL, 0, NULL);
+		if (r == 0)
+			r = git_tree_lookup(&empty, w, &empty_oid);
+		if (r < 0)
+			return tree_fail_git(t, r, "cannot reset worktree %s", dir);
+		opts.baseline = empty;
+	}
 	r = git_commit_lookup(&wc, w, git_commit_id(c));
 	if (r < 0)
 		return tree_fail_git(t, r, "commit not visible in worktree %s", dir);

@@ -267,6 +267,8 @@ static void test_mirror_fetch(void **state)
 	assert_string_equal(oid, F.c2);
 }
 
+static bool exists(const char *dir, const char *path);
+
 /* A remote whose default branch is "main": the mirror's HEAD follows. */
 static void test_fetch_main(void **state)
 {
@@ -299,6 +301,23 @@ static void test_fetch_main(void **state)
 	assert_int_equal(tree_fetch(t, NULL, 0, NULL, NULL), 0);
 	assert_int_equal(tree_resolve(t, "HEAD", head), 0);
 	assert_string_equal(head, want);
+
+	/* A slot can move from one tree to another and back. */
+	{
+		_cleanup_free_ char *slot = NULL, *text = NULL;
+		char got[TREE_OID_HEX];
+
+		assert_true(asprintf(&slot, "%s/slot-switch", F.dir) > 0);
+		assert_int_equal(tree_worktree_checkout(F.mirror, slot, F.c3, got), 0);
+		assert_true(exists(slot, "fs/a.c"));
+		assert_int_equal(tree_worktree_checkout(t, slot, "HEAD", got), 0);
+		assert_string_equal(got, want);
+		assert_false(exists(slot, "fs/a.c"));
+		assert_false(exists(slot, "mm"));
+		assert_int_equal(tree_worktree_checkout(F.mirror, slot, F.c1, got), 0);
+		text = read_text(slot, "fs/a.c");
+		assert_string_equal(text, "int a;\nint b;\n");
+	}
 }
 
 static int cancel_progress(const struct tree_progress *p, void *userdata)
