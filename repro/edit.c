@@ -316,6 +316,24 @@ static int write_one(int rootfd, const struct edit_file *f)
 	return 0;
 }
 
+static int track_created(const char *dir, const struct edit_file *files,
+			 size_t n, char **ret_error)
+{
+	_cleanup_free_ const char **created = calloc(n ? n : 1, sizeof(char *));
+	size_t k = 0;
+	int r;
+
+	if (!created)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (files[i].is_new)
+			created[k++] = files[i].path;
+	r = tree_worktree_track_new(dir, created, k);
+	if (r < 0 && ret_error)
+		*ret_error = strdup("cannot record the new files in the index");
+	return r;
+}
+
 static void edit_files_free(struct edit_file *files, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -386,6 +404,8 @@ int tree_apply_edits(const char *dir, const struct edit *edits, size_t n,
 						   files[k].path, strerror(-r)) < 0)
 			*ret_error = NULL;
 	}
+	if (r >= 0)
+		r = track_created(dir, files, nfiles, ret_error);
 	edit_files_free(files, nfiles);
 	return r < 0 ? r : 0;
 }

@@ -74,3 +74,13 @@ EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree
 tests_bench_bench_tree_SOURCES = tests/bench/bench-tree.c
 tests_bench_bench_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+
+if FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-cfunc
+FUZZ_BINS += tests/fuzz/fuzz-cfunc
+# cfunc.c is compiled in, so that the fuzzer's coverage sees it.
+tests_fuzz_fuzz_cfunc_SOURCES = tests/fuzz/fuzz-cfunc.c repro/cfunc.c
+tests_fuzz_fuzz_cfunc_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_cfunc_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+endif
+EXTRA_DIST += tests/fuzz/corpus-cfunc/seed-kernel

@@ -64,6 +64,11 @@ int tree_lookup_commit(git_repository *repo, const char *rev,
 int tree_lookup_commit_t(struct tree *t, const char *rev, git_commit **ret);
 /* Opens a worktree created by tree_worktree_checkout. */
 int tree_open_worktree(const char *dir, git_repository **ret);
+/* Adds files an edit or patch created to the worktree's index, so that
+ * diffs and checkouts see them even where a .gitignore would hide them
+ * (Debian's linux-source ignores every top-level entry).  A folder that
+ * is not a worktree is left alone. */
+int tree_worktree_track_new(const char *dir, const char *const *paths, size_t n);
 /* The diff of a worktree against base's tree, untracked files included. */
 int tree_worktree_diff(git_repository *repo, const char *base, git_diff **ret);
 /* Checks a tree-relative path: not absolute, no "", ".", ".." or ".git"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/fileio.h"
 #include "common/strutil.h"
@@ -34,22 +35,31 @@ static int dir_is_empty(const char *dir)
 	return r;
 }
 
-/* Points the worktree's object store at the tree's objects. */
+/* Points the worktree's object store at the tree's objects.  Returns 1
+ * when it pointed at another tree's before: the slot changes trees, and
+ * its index and HEAD name objects that may no longer be reachable. */
 static int worktree_set_alternates(git_repository *wrepo, const char *objects)
 {
-	_cleanup_free_ char *path = NULL, *old = NULL, *want = NULL;
+	_cleanup_free_ char *path = NULL, *old = NULL, *want = NULL, *index = NULL;
+	int r;
 
 	if (asprintf(&path, "%sobjects/info/alternates",
 		     git_repository_path(wrepo)) < 0 ||
+	    asprintf(&index, "%sindex", git_repository_path(wrepo)) < 0 ||
 	    asprintf(&want, "%s\n", objects) < 0)
 		return -ENOMEM;
-	if (read_file_bounded(path, 64 * 1024, &old, NULL) == 0 && streq(old, want))
+	if (read_file_bounded(path, 64 * 1024, &old, NULL) < 0)
+		return write_file_atomic(path, want, strlen(want), 0644);
+	if (streq(old, want))
 		return 0;
-	return write_file_atomic(path, want, strlen(want), 0644);
+	if (unlink(index) < 0 && errno != ENOENT)
+		return negerrno();
+	r = write_file_atomic(path, want, strlen(want), 0644);
+	return r < 0 ? r : 1;
 }
 
 static int worktree_open_or_create(struct tree *t, const char *dir,
-				   git_repository **ret)
+				   git_repository **ret, bool *ret_switched)
 {
 	_cleanup_(git_repository_freep) git_repository *w = NULL;
 	_cleanup_(git_config_freep) git_config *cfg = NULL;
@@ -93,6 +103,7 @@ static int worktree_open_or_create(struct tree *t, const char *dir,
 	r = worktree_set_alternates(w, objects);
 	if (r < 0)
 		return tree_fail(t, r, "cannot write alternates in %s", dir);
+	*ret_switched = r > 0;
 	/* Reopen so that the object database sees the alternates. */
 	git_repository_free(TAKE_PTR(w));
 	r = git_repository_open_ext(&w, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
@@ -107,7 +118,10 @@ int tree_worktree_checkout(struct tree *t, const char *dir, const char *rev,
 {
 	_cleanup_(git_repository_freep) git_repository *w = NULL;
 	_cleanup_(git_commit_freep) git_commit *c = NULL, *wc = NULL;
+	_cleanup_(git_tree_freep) git_tree *empty = NULL;
 	git_checkout_options opts = GIT_CHECKOUT_OPTIONS_INIT;
+	bool switched = false;
+	git_oid empty_oid;
 	int r;
 
 	if (!dir || !*dir)
@@ -115,9 +129,19 @@ int tree_worktree_checkout(struct tree *t, const char *dir, const char *rev,
 	r = tree_lookup_commit_t(t, rev, &c);
 	if (r < 0)
 		return r;
-	r = worktree_open_or_create(t, dir, &w);
+	r = worktree_open_or_create(t, dir, &w, &switched);
 	if (r < 0)
 		return r;
+	if (switched) {
+		/* Compare with nothing: every file is written anew, and what
+		 * the old tree left is removed. */
+		r = git_tree_create_updated(&empty_oid, w, NULL, 0, NULL);
+		if (r == 0)
+			r = git_tree_lookup(&empty, w, &empty_oid);
+		if (r < 0)
+			return tree_fail_git(t, r, "cannot reset worktree %s", dir);
+		opts.baseline = empty;
+	}
 	r = git_commit_lookup(&wc, w, git_commit_id(c));
 	if (r < 0)
 		return tree_fail_git(t, r, "commit not visible in worktree %s", dir);
@@ -149,6 +173,25 @@ int tree_open_worktree(const char *dir, git_repository **ret)
 	}
 	*ret = w;
 	return 0;
+}
+
+int tree_worktree_track_new(const char *dir, const char *const *paths, size_t n)
+{
+	_cleanup_libgit2_ int lib = git_libgit2_init();
+	_cleanup_(git_repository_freep) git_repository *w = NULL;
+	_cleanup_(git_index_freep) git_index *index = NULL;
+	int r;
+
+	if (lib < 0)
+		return -EIO;
+	if (n == 0 || tree_open_worktree(dir, &w) < 0)
+		return 0; /* not a worktree: nothing to track */
+	r = git_repository_index(&index, w);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = git_index_add_bypath(index, paths[i]);
+	if (r == 0)
+		r = git_index_write(index);
+	return tree_errno(r);
 }
 
 int tree_worktree_diff(git_repository *repo, const char *base, git_diff **ret)
@@ -268,6 +311,25 @@ struct apply_state {
 	char *bad_path;
 };
 
+/* Files a patch creates go into the index, like the ones edits create. */
+static int track_added(const char *dir, git_diff *d)
+{
+	_cleanup_free_ const char **added = NULL;
+	size_t n = 0, total = git_diff_num_deltas(d);
+
+	added = calloc(total ? total : 1, sizeof(char *));
+	if (!added)
+		return -ENOMEM;
+	for (size_t i = 0; i < total; i++) {
+		const git_diff_delta *dl = git_diff_get_delta(d, i);
+
+		if (dl->status == GIT_DELTA_ADDED || dl->status == GIT_DELTA_RENAMED ||
+		    dl->status == GIT_DELTA_COPIED)
+			added[n++] = dl->new_file.path;
+	}
+	return tree_worktree_track_new(dir, added, n);
+}
+
 static int apply_delta_cb(const git_diff_delta *delta, void *payload)
 {
 	struct apply_state *s = payload;
@@ -347,5 +409,8 @@ int tree_apply_patch(const char *dir, const char *patch, size_t len,
 		}
 		opts.flags = 0;
 	}
-	return 0;
+	r = track_added(dir, d);
+	if (r < 0 && ret_error)
+		*ret_error = strdup("cannot record the new files in the index");
+	return r;
 }

@@ -53,6 +53,8 @@ int tree_errno(int e)
 }
 
 static void tree_vfail(struct tree *t, bool with_git, const char *fmt,
+		       va_list ap) _printf_(3, 0);
+static void tree_vfail(struct tree *t, bool with_git, const char *fmt,
 		       va_list ap)
 {
 	const git_error *ge = with_git ? git_error_last() : NULL;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common/fileio.h"
@@ -24,6 +25,17 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds (user + system) of this process: meaningful on a loaded
+ * machine, where wall time is not. */
+static double cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static int make_tree(const char *dir)
@@ -63,10 +75,10 @@ static int count_hit(const char *path, unsigned line_no, const char *line,
 
 #define STEP(label, expr)                                                      \
 	do {                                                                   \
-		double t0 = now();                                             \
+		double t0 = now(), c0 = cpu();                                 \
 		int r_ = (expr);                                               \
-		printf("%-40s %8.3f s%s\n", label, now() - t0,                 \
-		       r_ < 0 ? "  FAILED" : "");                              \
+		printf("%-36s %8.3f s wall %8.3f s cpu%s\n", label,            \
+		       now() - t0, cpu() - c0, r_ < 0 ? "  FAILED" : "");      \
 		if (r_ < 0) {                                                  \
 			fprintf(stderr, "%s: %s %s\n", label, strerror(-r_),   \
 				tree_error(t));                       \
@@ -74,22 +86,36 @@ static int count_hit(const char *path, unsigned line_no, const char *line,
 		}                                                              \
 	} while (0)
 
+static void dir_cleanup(char (*dir)[256])
+{
+	if ((*dir)[0])
+		rm_rf(*dir);
+}
+
+static void tree_cleanup(struct tree **t)
+{
+	tree_free(*t);
+}
+
 int main(void)
 {
 	const char *src = getenv("KFIX_BENCH_KERNEL_SRC");
 	const char *file = getenv("KFIX_BENCH_FILE");
 	const char *func = getenv("KFIX_BENCH_FUNC");
 	const char *tmp = getenv("TMPDIR");
-	char dir[256], gen[300], scratch[300], slot[300];
+	_cleanup_(dir_cleanup) char dir[256] = "";
+	char gen[300], scratch[300], slot[300];
 	_cleanup_free_ char *diff = NULL, *text = NULL, *err = NULL;
-	struct tree *t = NULL;
+	_cleanup_(tree_cleanup) struct tree *t = NULL;
 	char oid[TREE_OID_HEX];
 	unsigned hits = 0, line;
 	struct edit e = { 0 };
 
 	snprintf(dir, sizeof(dir), "%s/kfix-bench-tree-XXXXXX", tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
+	if (!mkdtemp(dir)) {
+		dir[0] = 0;
 		return 1;
+	}
 	snprintf(scratch, sizeof(scratch), "%s/snapshot.git", dir);
 	snprintf(slot, sizeof(slot), "%s/slot", dir);
 	if (!src) {
@@ -103,6 +129,7 @@ int main(void)
 		file = "mm/slub.c";
 		func = "kmem_cache_free";
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("source: %s\n", src);
 	STEP("import folder (first)", tree_open_path(src, scratch, &t));
 	tree_free(t);
@@ -123,7 +150,5 @@ int main(void)
 	STEP("grep fixed string, whole tree",
 	     tree_grep(t, oid, NULL, "kmem_cache_free", 0, 0, count_hit, &hits));
 	printf("grep hits: %u, diff bytes: %zu\n", hits, strlen(diff));
-	tree_free(t);
-	rm_rf(dir);
 	return 0;
 }

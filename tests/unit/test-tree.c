@@ -267,6 +267,8 @@ static void test_mirror_fetch(void **state)
 	assert_string_equal(oid, F.c2);
 }
 
+static bool exists(const char *dir, const char *path);
+
 /* A remote whose default branch is "main": the mirror's HEAD follows. */
 static void test_fetch_main(void **state)
 {
@@ -299,6 +301,38 @@ static void test_fetch_main(void **state)
 	assert_int_equal(tree_fetch(t, NULL, 0, NULL, NULL), 0);
 	assert_int_equal(tree_resolve(t, "HEAD", head), 0);
 	assert_string_equal(head, want);
+
+	/* A slot can move from one tree to another and back. */
+	{
+		_cleanup_free_ char *slot = NULL, *text = NULL;
+		char got[TREE_OID_HEX];
+
+		assert_true(asprintf(&slot, "%s/slot-switch", F.dir) > 0);
+		assert_int_equal(tree_worktree_checkout(F.mirror, slot, F.c3, got), 0);
+		assert_true(exists(slot, "fs/a.c"));
+		assert_int_equal(tree_worktree_checkout(t, slot, "HEAD", got), 0);
+		assert_string_equal(got, want);
+		assert_false(exists(slot, "fs/a.c"));
+		assert_false(exists(slot, "mm"));
+		assert_int_equal(tree_worktree_checkout(F.mirror, slot, F.c1, got), 0);
+		text = read_text(slot, "fs/a.c");
+		assert_string_equal(text, "int a;\nint b;\n");
+	}
+}
+
+static int cancel_progress(const struct tree_progress *p, void *userdata)
+{
+	(void)p;
+	(*(unsigned *)userdata)++;
+	return 1;
+}
+
+static int count_progress(const struct tree_progress *p, void *userdata)
+{
+	struct tree_progress *last = userdata;
+
+	*last = *p;
+	return 0;
 }
 
 static void test_fetch_errors(void **state)
@@ -311,6 +345,23 @@ static void test_fetch_errors(void **state)
 	assert_int_equal(tree_open_mirror(cache, "gone", "file:///nonexistent/repo", &t), 0);
 	assert_true(tree_fetch(t, NULL, 0, NULL, NULL) < 0);
 	assert_non_null(strstr(tree_error(t), "fetch from file:///nonexistent/repo failed"));
+	tree_free(TAKE_PTR(t));
+
+	/* Progress is reported, and returning non-zero cancels. */
+	{
+		struct tree_progress last = { 0 };
+		unsigned calls = 0;
+		char oid[TREE_OID_HEX];
+
+		assert_int_equal(tree_open_mirror(cache, "cancel", F.url, &t), 0);
+		assert_int_equal(tree_fetch(t, NULL, 0, cancel_progress, &calls), -ECANCELED);
+		assert_true(calls >= 1);
+		assert_int_equal(tree_resolve(t, F.c3, oid), -ENOENT);
+		assert_int_equal(tree_fetch(t, NULL, 0, count_progress, &last), 0);
+		assert_int_equal(last.received_objects, last.total_objects);
+		assert_true(last.total_objects >= 9);
+		assert_int_equal(tree_resolve(t, F.c3, oid), 0);
+	}
 }
 
 static void test_read(void **state)
@@ -1018,6 +1069,24 @@ static void test_snapshot(void **state)
 	assert_int_equal(tree_apply_edits(slot, ed, 1, &err), 0);
 	assert_int_equal(tree_diff(slot, oid, &diff), 0);
 	assert_non_null(strstr(diff, "+int spoon;\n"));
+	/* New files show although the tarball's .gitignore hides everything,
+	 * and the next checkout removes them. */
+	{
+		struct edit nf[] = { { .file = "kernel/new.c", .before = "", .after = "int n;\n" } };
+		static const char add_patch[] =
+			"diff --git a/kernel/p.c b/kernel/p.c\nnew file mode 100644\n"
+			"--- /dev/null\n+++ b/kernel/p.c\n@@ -0,0 +1 @@\n+int p;\n";
+
+		assert_int_equal(tree_apply_edits(slot, nf, 1, &err), 0);
+		assert_int_equal(tree_apply_patch(slot, add_patch, strlen(add_patch), &err), 0);
+		free(diff);
+		assert_int_equal(tree_diff(slot, oid, &diff), 0);
+		assert_non_null(strstr(diff, "diff --git a/kernel/new.c b/kernel/new.c\nnew file"));
+		assert_non_null(strstr(diff, "diff --git a/kernel/p.c b/kernel/p.c\nnew file"));
+		assert_int_equal(tree_worktree_checkout(t, slot, oid, NULL), 0);
+		assert_false(exists(slot, "kernel/new.c"));
+		assert_false(exists(slot, "kernel/p.c"));
+	}
 	tree_free(TAKE_PTR(t));
 
 	/* Same content, same commit; changed content, new commit. */
@@ -1037,8 +1106,9 @@ static void test_snapshot(void **state)
 	free(data);
 	assert_int_equal(tree_read_file(t, oid2, "kernel/fork.c", 0, &data, NULL), 0);
 	assert_string_equal(data, "int fork2;\n");
-	assert_int_equal(tree_read_file(t, oid2, "Makefile", 0, &data, NULL), -ENOENT);
+	free(data);
 	data = NULL;
+	assert_int_equal(tree_read_file(t, oid2, "Makefile", 0, &data, NULL), -ENOENT);
 	assert_int_equal(tree_open_path("/nonexistent/src", scratch, &t), -ENOENT);
 	assert_non_null(strstr(tree_error(NULL), "/nonexistent/src"));
 }
