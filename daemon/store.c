@@ -1386,6 +1386,8 @@ int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 			    "tttii", message_id, sent_to, branch, now_sec(), id);
 
 	return r < 0 ? r : n == 1 ? 0 : -ENOENT;
+}
+
 /* ---- paged queries ---- */
 
 static int64_t query_limit(const struct store_query *q)
