@@ -34,7 +34,7 @@ tests_helpers_mailtool_LDADD = $(MAIL_LIBS) $(COMMON_LIBS)
 check_PROGRAMS += tests/helpers/outboxtool
 tests_helpers_outboxtool_SOURCES = tests/helpers/outboxtool.c
 tests_helpers_outboxtool_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-tests_helpers_outboxtool_LDADD = $(DAEMON_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
+tests_helpers_outboxtool_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
 
 MAIL_FIXTURES = \
 	tests/fixtures/mail/malformed.eml \
