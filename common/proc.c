@@ -29,7 +29,12 @@ static _noreturn_ void child_exec(char *const argv[], const struct proc_opts *o,
 {
 	int devnull;
 
+	sigset_t none;
+
 	setpgid(0, 0);
+	/* the caller may block signals for its event loop: not the child */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	if (in_fd < 0) {
 		devnull = open("/dev/null", O_RDONLY);

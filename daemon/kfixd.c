@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,8 @@ int main(int argc, char **argv)
 	int64_t run_job = 0;
 	int c, r, prio;
 
+	/* first thing: a SIGTERM during start-up waits for the loop */
+	daemon_block_signals();
 	while ((c = getopt_long(argc, argv, "c:tl:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -141,9 +144,14 @@ int main(int argc, char **argv)
 		}
 		log_set_level(prio);
 	}
-	if (run_job)
+	if (run_job) {
+		sigset_t none;
+
+		/* a job process takes signals the default way */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		return jobs_run_child(config, run_job, owner ? owner : "");
-	daemon_block_signals();
+	}
 	r = self_exe(exe, sizeof(exe));
 	if (r < 0) {
 		log_error("cannot find my own executable: %s", strerror(-r));

@@ -46,6 +46,7 @@ start_kfixd() {
 }
 
 stop_kfixd() {
+	wait_for 30 grep -q "kfixd .* started" "$T/kfixd.log" || true
 	kill -TERM "$KFIXD_PID"
 	wait "$KFIXD_PID" || fail "kfixd exited with $? on SIGTERM"
 }
