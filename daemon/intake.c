@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
+#include "mail/compose.h"
 #include "mail/parse.h"
 #include "store.h"
 
@@ -236,6 +237,40 @@ static int apply_forge(struct front *f, struct intake_item *it)
 	return r;
 }
 
+/* The polite answer to #kfix commands from a sender who may not give
+ * them: queued once per sender and tree (the outbox key is the refusal
+ * key, so later mails from the same sender add nothing). */
+static int queue_refusal(struct front *f, const struct intake_item *it,
+			 const struct store_bug *b)
+{
+	_cleanup_(mail_freep) struct mail *m = NULL;
+	_cleanup_free_ char *key = NULL, *msg = NULL, *err = NULL;
+	const char *from = NULL, *tree = b->tree ? b->tree : "-";
+	char mid[256], dom[128] = "kfix.invalid";
+	const char *at;
+	uint64_t h = 1469598103934665603ULL;
+	int r;
+
+	if (config_get_string(f->cfg, "mail", NULL, "from", &from) < 0)
+		return 0; /* no bot identity: nobody to answer as */
+	r = mail_parse(it->in.payload, it->in.payload_len, it->in.payload_len + 1, &m, &err);
+	if (r < 0)
+		return 0;
+	r = mail_refusal_key(m, tree, &key);
+	if (r < 0)
+		return r;
+	for (const char *c = key; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	at = strrchr(from, '@');
+	if (at)
+		snprintf(dom, sizeof(dom), "%.*s", (int)strcspn(at + 1, ">"), at + 1);
+	snprintf(mid, sizeof(mid), "kfix-refusal-%016llx@%s", (unsigned long long)h, dom);
+	r = mail_compose_refusal(m, from, mid, b->tree, time(NULL), &msg, &err);
+	if (r < 0)
+		return 0; /* e.g. no sender address to answer */
+	return store_outbox_add(f->store, b->id, "mail", key, msg, NULL, NULL);
+}
+
 static int apply_mail(struct front *f, struct intake_item *it)
 {
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
@@ -265,9 +300,13 @@ static int apply_mail(struct front *f, struct intake_item *it)
 	if (r < 0)
 		return r;
 	/* the [tree] allow-commands list decides who may command */
-	if (!b->tree || !mail_sender_allowed(f->cfg, b->tree, it->author))
+	if (!b->tree || !mail_sender_allowed(f->cfg, b->tree, it->author)) {
+		r = queue_refusal(f, it, b);
+		if (r < 0)
+			return r;
 		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
 					     "the sender may not send commands");
+	}
 	j = json_pack("{s:s?, s:s?, s:s, s:s}", "by", it->author, "name", it->author_display,
 		      "command", it->command, "via", "mail");
 	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;

@@ -111,8 +111,8 @@ reply "Eve <eve@example.net>" r0@example.net > "$T/r0"
 [ "$(post_mail "$T/r0" d0)" = 200 ] || fail "webhook refused the mail"
 reply "Mod Erator <mod@example.org>" r1@example.org > "$T/r1"
 [ "$(post_mail "$T/r1" d1)" = 200 ] || fail "webhook refused the mail"
-wait_for 60 sh -c "[ \"\$(ls '$T/spool' | wc -l)\" = 2 ]" || fail "no upstream mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
-up=$(ls "$T"/spool/*.eml | grep -v rfc)
+wait_for 60 sh -c "[ \"\$(ls '$T/spool' | wc -l)\" = 3 ]" || fail "no upstream mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
+up=$(ls "$T"/spool/*.eml | grep -v "rfc\|refusal")
 grep -q "^Subject: \[PATCH\] mm/slub: ignore NULL in slab_free()" "$up" || fail "upstream subject"
 grep -q "^Signed-off-by: Mod Erator <mod@example.org>" "$up" || fail "no sign-off"
 grep -q "^From: Mod Erator <mod@example.org>" "$up" || fail "no in-body From"
@@ -127,13 +127,21 @@ ctl bug 1 | grep -q "State: *sent" || fail "bug not sent"
 	fail "approved by the wrong person"
 [ "$(sqlite3 "$T/state/kfix.db" "SELECT detail FROM inbox WHERE key LIKE '%r0@example.net%'")" = \
 	"the sender may not send commands" ] || fail "a stranger's command was not refused"
+refusal=$(grep -l "^To: .*eve@example.net" "$T"/spool/*.eml) || fail "no polite refusal to the stranger"
+grep -q "^In-Reply-To: <r0@example.net>" "$refusal" || fail "refusal not threaded"
+grep -q "not carried out" "$refusal" || fail "refusal text"
+ok "a stranger's command: refused politely, once"
 ok "upstream mail after approval"
 
 # publishing again: the same branch, no new push or mail
 ctl publish 1 >/dev/null
 sleep 3
 wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' jobs | grep -q '^3 .*done'" || fail "republish job: $(ctl jobs)"
-[ "$(ls "$T/spool" | wc -l)" = 2 ] || fail "republishing sent mail again"
-[ "$(sqlite3 "$T/state/kfix.db" 'SELECT count(*) FROM outbox')" = 3 ] || fail "outbox grew"
+# and the stranger, writing again, is not answered a second time
+sed 's/<r0@example.net>/<r2@example.net>/' "$T/r0" > "$T/r2"
+[ "$(post_mail "$T/r2" d2)" = 200 ] || fail "webhook refused the mail"
+sleep 2
+[ "$(ls "$T/spool" | wc -l)" = 3 ] || fail "republishing or a second refusal sent mail again"
+[ "$(sqlite3 "$T/state/kfix.db" 'SELECT count(*) FROM outbox')" = 4 ] || fail "outbox grew"
 stop_kfixd
 ok "idempotent"
