@@ -592,16 +592,9 @@ void store_list_free(void **items, size_t n, void (*free_fn)(void *))
 int store_bug_list(struct store *s, const char *state, int64_t limit,
 		   struct store_bug ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r = prepare(s, &st,
-			"SELECT " BUG_COLS " FROM bugs WHERE (?1 IS NULL OR state = ?1)"
-			" ORDER BY id LIMIT ?2",
-			"ti", state, limit > 0 ? limit : INT64_MAX);
+	struct store_query q = { .state = state, .limit = limit };
 
-	if (r < 0)
-		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))bug_from_row,
-			  (void (*)(void *))store_bug_free, (void ***)ret, ret_n);
+	return store_bug_query(s, &q, ret, ret_n);
 }
 
 /* ---- jobs ---- */
@@ -897,16 +890,9 @@ int store_job_cancel(struct store *s, int64_t id)
 int store_job_list(struct store *s, const char *state, int64_t bug_id,
 		   int64_t limit, struct store_job ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r = prepare(s, &st,
-			"SELECT " JOB_COLS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
-			" AND (?2 = 0 OR bug_id = ?2) ORDER BY id LIMIT ?3",
-			"tii", state, bug_id, limit > 0 ? limit : INT64_MAX);
+	struct store_query q = { .state = state, .bug_id = bug_id, .limit = limit };
 
-	if (r < 0)
-		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))job_from_row,
-			  (void (*)(void *))store_job_free, (void ***)ret, ret_n);
+	return store_job_query(s, &q, ret, ret_n);
 }
 
 /* ---- outbox ---- */
@@ -1059,16 +1045,9 @@ int store_outbox_park(struct store *s, int64_t id, const char *error)
 int store_outbox_list(struct store *s, const char *state, int64_t limit,
 		      struct store_outbox ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r = prepare(s, &st,
-			"SELECT " OUTBOX_COLS " FROM outbox WHERE (?1 IS NULL OR state = ?1)"
-			" ORDER BY id LIMIT ?2",
-			"ti", state, limit > 0 ? limit : INT64_MAX);
+	struct store_query q = { .state = state, .limit = limit };
 
-	if (r < 0)
-		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))outbox_from_row,
-			  (void (*)(void *))store_outbox_free, (void ***)ret, ret_n);
+	return store_outbox_query(s, &q, ret, ret_n);
 }
 
 /* ---- events, kv, stats ---- */
@@ -1109,17 +1088,9 @@ void store_event_free(struct store_event *e)
 int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
 		     int64_t limit, struct store_event ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r = prepare(s, &st,
-			"SELECT id, ts, bug_id, job_id, kind, detail FROM events"
-			" WHERE (?1 = 0 OR bug_id = ?1) AND (?2 = 0 OR job_id = ?2)"
-			" ORDER BY id LIMIT ?3",
-			"iii", bug_id, job_id, limit > 0 ? limit : INT64_MAX);
+	struct store_query q = { .bug_id = bug_id, .job_id = job_id, .limit = limit };
 
-	if (r < 0)
-		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))event_from_row,
-			  (void (*)(void *))store_event_free, (void ***)ret, ret_n);
+	return store_event_query(s, &q, ret, ret_n);
 }
 
 int store_kv_get(struct store *s, const char *key, char **ret)
