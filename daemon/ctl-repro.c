@@ -349,6 +349,22 @@ static int compile_repro(struct session *s)
 	return r;
 }
 
+static int check_patch_applies(struct session *s)
+{
+	_cleanup_(build_result_free) struct build_result res = { 0 };
+	char *patches[] = { (char *)s->a.patch, NULL };
+	int r;
+
+	s->bo.patches = patches;
+	r = build_check_apply(&s->bo, &res);
+	s->bo.patches = NULL;
+	if (r < 0)
+		return r;
+	if (res.status == BUILD_BAD_PATCH)
+		return input_error(s, "patch-does-not-apply", res.message);
+	return 0;
+}
+
 static int do_side(struct session *s, struct side *sd, bool progress_on, bool stop_on_crash)
 {
 	char *patches[] = { (char *)s->a.patch, NULL };
@@ -465,6 +481,8 @@ static int repro_main(struct ctl *c, int argc, char **argv, bool test_patch)
 	r = session_setup(c, &s);
 	if (r == 0)
 		r = compile_repro(&s);
+	if (r == 0 && test_patch)
+		r = check_patch_applies(&s);
 	if (r == 0)
 		r = do_side(&s, &base, prog, test_patch);
 	if (r == 0) {
