@@ -4,7 +4,8 @@ repro_librepro_a_SOURCES = \
 	repro/ssh.c repro/ssh-internal.h \
 	repro/build.c repro/build.h \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
-	repro/run.c repro/run.h repro/run-classify.c
+	repro/run.c repro/run.h repro/run-classify.c \
+	repro/probe.c repro/probe.h
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(LIBSSH2_CFLAGS) $(JANSSON_CFLAGS)
 REPRO_LIBS = repro/librepro.a $(LIBSSH2_LIBS) -lpthread
 
@@ -33,3 +34,6 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/clock-null-deref/fix.patch \
 	tests/kernel/scenarios/clock-null-deref/wrong-fix.patch \
 	tests/kernel/scenarios/clock-null-deref/repro.c
+
+BENCH_SHELL += tests/bench/kernel-bench.sh
+EXTRA_DIST += tests/bench/kernel-bench.sh

@@ -18,6 +18,7 @@
 #include "common/fileio.h"
 #include "common/strutil.h"
 #include "repro/build.h"
+#include "repro/probe.h"
 #include "repro/run.h"
 #include "repro/ssh-internal.h"
 
@@ -195,12 +196,46 @@ static void test_apply_revert(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+static void test_probe_patch(void **state)
+{
+	char dir[] = "/tmp/kfix-test-probe-XXXXXX";
+	_cleanup_free_ char *file = NULL, *patch = NULL;
+	const struct probe_point pts[] = {
+		{ "f.c", 3, "\"b=%d\\n\", b" },
+		{ "f.c", 1, "\"start\\n\"" },
+		{ "f.c", 9, "\"no such line\"" },
+	};
+	const char console[] = "[ 1.0] KFIXPROBE00 1: start\n[ 1.1] other\n"
+			       "[ 1.2] KFIXPROBE00 0: b=3\n[ 1.3] KFIXPROBE01 0: not ours\n";
+	_cleanup_strv_ char **lines = NULL;
+	char marker[32];
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&file, "%s/f.c", dir) > 0);
+	assert_int_equal(write_file_atomic(file, "int a;\nint b;\nvoid f(void) {\n}\n", 34, 0644), 0);
+	assert_int_equal(probe_marker_new(marker), 0);
+	assert_true(startswith(marker, "KFIXPROBE"));
+	assert_int_equal(strlen(marker), 25);
+	assert_int_equal(probe_make_patch(dir, pts, 2, "KFIXPROBE00", &patch), 0);
+	assert_non_null(strstr(patch, "@@ -1,1 +1,2 @@\n int a;\n+\tprintk(KERN_ERR \"KFIXPROBE00 1: \" \"start\\n\");\n"));
+	assert_non_null(strstr(patch, "@@ -3,1 +4,2 @@\n void f(void) {\n+"));
+	free(patch);
+	patch = NULL;
+	assert_int_equal(probe_make_patch(dir, pts, 3, "KFIXPROBE00", &patch), -EINVAL);
+	assert_int_equal(probe_extract(console, strlen(console), "KFIXPROBE00", &lines), 0);
+	assert_int_equal(strv_len(lines), 2);
+	assert_string_equal(lines[0], "1: start");
+	assert_string_equal(lines[1], "0: b=3");
+	assert_int_equal(rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_patch_files),
 		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
+		cmocka_unit_test(test_probe_patch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
