@@ -25,6 +25,7 @@ static const struct ctl_cmd commands[] = {
 	{ "reproduce", ctl_reproduce, "--src DIR --config F --repro F", "build and run a reproducer" },
 	{ "build", ctl_build, "--src DIR --config F [--patch F]", "build a kernel" },
 	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
+	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 };
 
 static void usage(FILE *f)

@@ -1,16 +1,66 @@
-# repro module: builds, VMs over SSH, reproducer runs, verdicts.
+# repro module: crash reports, trees, builds, VMs, runs.
+# Modules define NAME_LIBS for linking; tests register themselves here.
+REPRO_LIBS =
+
 noinst_LIBRARIES += repro/librepro.a
 repro_librepro_a_SOURCES = \
+	repro/report.h repro/report-internal.h \
+	repro/report.c repro/report-re.c repro/report-table.c \
+	repro/report-title.c repro/report-stack.c \
+	repro/symbolize.c \
 	repro/ssh.c repro/ssh-internal.h \
 	repro/build.c repro/build.h \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c \
 	repro/probe.c repro/probe.h
-repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(LIBSSH2_CFLAGS) $(JANSSON_CFLAGS)
-REPRO_LIBS = repro/librepro.a $(LIBSSH2_LIBS) -lpthread
+repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBSSH2_CFLAGS) \
+	$(JANSSON_CFLAGS)
+REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) $(LIBSSH2_LIBS) -lpthread
 
-CTL_EXTRA_SOURCES += daemon/ctl-repro.c
+CTL_EXTRA_SOURCES += daemon/ctl-report.c daemon/ctl-repro.c
 
+# Crash report tests.
+check_PROGRAMS += tests/unit/test-report-corpus
+TESTS += tests/unit/test-report-corpus
+tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
+tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+
+TESTS += tests/integration/report-cli.sh
+EXTRA_DIST += tests/integration/report-cli.sh
+
+check_PROGRAMS += tests/unit/test-report
+TESTS += tests/unit/test-report
+tests_unit_test_report_SOURCES = tests/unit/test-report.c
+tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+# Fuzzing: the harness under libFuzzer (--enable-fuzzing, CC=clang), and
+# its saved inputs replayed in every `make check`.
+check_PROGRAMS += tests/fuzz/replay-report
+TESTS += tests/fuzz/replay-report
+tests_fuzz_replay_report_SOURCES = tests/fuzz/replay-report.c tests/fuzz/fuzz-report.c
+tests_fuzz_replay_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+EXTRA_DIST += tests/fuzz/corpus-report
+if FUZZING
+# coverage feedback needs the parser itself instrumented
+repro_librepro_a_CFLAGS += -fsanitize=fuzzer-no-link
+noinst_PROGRAMS += tests/fuzz/fuzz-report
+FUZZ_BINS += tests/fuzz/fuzz-report
+tests_fuzz_fuzz_report_SOURCES = tests/fuzz/fuzz-report.c
+tests_fuzz_fuzz_report_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_report_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+endif
+
+# `make bench`: parser throughput and linearity.
+EXTRA_PROGRAMS += tests/bench/bench-report
+BENCH_BINS += tests/bench/bench-report
+tests_bench_bench_report_SOURCES = tests/bench/bench-report.c
+tests_bench_bench_report_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
+tests_bench_bench_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+CLEANFILES += tests/bench/bench-report
+
+# Builds, VMs and runs.
 check_PROGRAMS += tests/unit/test-repro
 TESTS += tests/unit/test-repro
 tests_unit_test_repro_SOURCES = tests/unit/test-repro.c

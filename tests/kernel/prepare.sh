@@ -111,6 +111,11 @@ fi
 
 if [ $build = 1 ]; then
 	mkdir -p "$obj"
+	# kfix's own locks on the slot and the source: never build the same
+	# O= directory twice at once.
+	exec 8>"$obj.lock" 7>"$src/.kfix"
+	flock 8
+	flock 7
 	cmp -s "$top/kasan.config" "$obj/.config" || cp "$top/kasan.config" "$obj/.config"
 	log "building in $obj (make -j$jobs)"
 	cold=0
