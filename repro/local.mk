@@ -72,7 +72,7 @@ tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 KERNEL_TESTS = tests/kernel/kernel.sh
 TESTS += $(KERNEL_TESTS)
 EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
-	tests/kernel/scenarios/kasan.fragment \
+	tests/kernel/scenarios/kasan.fragment tests/kernel/scenarios/README.md \
 	tests/kernel/scenarios/break-build.patch tests/kernel/scenarios/break-boot.patch \
 	tests/kernel/scenarios/msg-uaf/bug.patch tests/kernel/scenarios/msg-uaf/fix.patch \
 	tests/kernel/scenarios/msg-uaf/wrong-fix.patch tests/kernel/scenarios/msg-uaf/repro.c \
