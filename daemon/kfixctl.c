@@ -26,6 +26,7 @@ static const struct ctl_cmd commands[] = {
 	{ "build", ctl_build, "--src DIR --config F [--patch F]", "build a kernel" },
 	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
+	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
 };
 
 static void usage(FILE *f)

@@ -12,12 +12,22 @@ repro_librepro_a_SOURCES = \
 	repro/build.c repro/build.h \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c \
-	repro/probe.c repro/probe.h
+	repro/probe.c repro/probe.h \
+	repro/tree.h \
+	repro/tree-internal.h \
+	repro/tree.c \
+	repro/tree-query.c \
+	repro/tree-worktree.c \
+	repro/tree-snapshot.c \
+	repro/tree-publish.c \
+	repro/cfunc.c \
+	repro/edit.c
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBSSH2_CFLAGS) \
-	$(JANSSON_CFLAGS)
-REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) $(LIBSSH2_LIBS) -lpthread
+	$(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
+REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) $(LIBSSH2_LIBS) $(LIBGIT2_LIBS) \
+	-lpthread
 
-CTL_EXTRA_SOURCES += daemon/ctl-report.c daemon/ctl-repro.c
+CTL_EXTRA_SOURCES += daemon/ctl-report.c daemon/ctl-repro.c daemon/ctl-tree.c
 
 # Crash report tests.
 check_PROGRAMS += tests/unit/test-report-corpus
@@ -87,3 +97,18 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 
 BENCH_SHELL += tests/bench/kernel-bench.sh
 EXTRA_DIST += tests/bench/kernel-bench.sh
+
+# Trees.
+check_PROGRAMS += tests/unit/test-tree
+TESTS += tests/unit/test-tree
+tests_unit_test_tree_SOURCES = tests/unit/test-tree.c
+tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
+tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+TESTS += tests/integration/kfixctl-tree.sh
+EXTRA_DIST += tests/integration/kfixctl-tree.sh
+
+EXTRA_PROGRAMS += tests/bench/bench-tree
+BENCH_BINS += tests/bench/bench-tree
+tests_bench_bench_tree_SOURCES = tests/bench/bench-tree.c
+tests_bench_bench_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
