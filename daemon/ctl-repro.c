@@ -18,6 +18,7 @@
 #include "ctl.h"
 #include "repro/build.h"
 #include "repro/run.h"
+#include "repro/tree.h"
 #include "repro/vm.h"
 
 struct repro_args {
@@ -241,7 +242,7 @@ struct session {
 	struct repro_args a;
 	struct vm_opts vm;
 	struct build_opts bo;
-	char *build_dir, *vm_name, *build_name, *tmpdir, *binary;
+	char *build_dir, *vm_name, *build_name, *tmpdir, *binary, *worktree;
 	int runs, attempts;
 	char *error_kind, *error_msg;
 };
@@ -257,6 +258,7 @@ static void session_free(struct session *s)
 		(void)rm_rf(s->tmpdir);
 	free(s->tmpdir);
 	free(s->binary);
+	free(s->worktree);
 	free(s->error_kind);
 	free(s->error_msg);
 }
@@ -271,6 +273,46 @@ static int input_error(struct session *s, const char *kind, const char *msg)
 	return -EINVAL;
 }
 
+/* --tree NAME: the commit is checked out into the tree's worktree next to
+ * its build directories; only files that differ from the last checkout
+ * are rewritten, so the build stays incremental.  A url that is a local
+ * folder is opened in place (a repository, or a plain source folder that
+ * is imported as a snapshot); any other url is the mirror that
+ * "kfixctl tree fetch" keeps. */
+static int tree_checkout(const struct config *cfg, struct session *s)
+{
+	_cleanup_tree_ struct tree *t = NULL;
+	_cleanup_free_ char *cache = NULL, *scratch = NULL;
+	char oid[TREE_OID_HEX];
+	const char *url = NULL;
+	int r;
+
+	if (config_get_string(cfg, "tree", s->a.tree, "url", &url) < 0 || !url)
+		return input_error(s, "unknown-tree", "no [tree] section with a url for --tree");
+	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
+	if (r < 0)
+		return r;
+	if (asprintf(&scratch, "%s/trees/%s.snapshot", cache, s->a.tree) < 0 ||
+	    asprintf(&s->worktree, "%s/wt-%s", s->build_dir, s->a.tree) < 0)
+		return -ENOMEM;
+	r = url[0] == '/' ? tree_open_path(url, scratch, &t)
+			  : tree_open_mirror(cache, s->a.tree, url, &t);
+	if (r < 0)
+		return input_error(s, "unknown-tree", tree_error(NULL));
+	r = tree_resolve(t, s->a.commit ? s->a.commit : "HEAD", oid);
+	if (r == -ENOENT)
+		return input_error(s, "unknown-commit", tree_error(t));
+	if (r < 0)
+		return r;
+	r = mkdir_p(s->build_dir, 0755);
+	if (r < 0)
+		return r;
+	r = tree_worktree_checkout(t, s->worktree, oid, NULL);
+	if (r < 0)
+		return input_error(s, "checkout-failed", tree_error(t));
+	return 0;
+}
+
 static int session_setup(struct ctl *c, struct session *s)
 {
 	_cleanup_free_ char *msg = NULL, *src_name = NULL;
@@ -280,14 +322,13 @@ static int session_setup(struct ctl *c, struct session *s)
 	r = ctl_config(c, &cfg);
 	if (r < 0)
 		return r;
-	if (s->a.tree)
-		return input_error(s, "unsupported",
-				   "--tree needs the tree module, which is not built in yet; use --src");
-	r = check_src_commit(s->a.src, s->a.commit, &msg);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return input_error(s, "unknown-commit", msg);
+	if (!s->a.tree) {
+		r = check_src_commit(s->a.src, s->a.commit, &msg);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return input_error(s, "unknown-commit", msg);
+	}
 	if (access(s->a.kconfig, R_OK) < 0)
 		return input_error(s, "bad-config", "cannot read the --config file");
 	if (s->a.patch && access(s->a.patch, R_OK) < 0)
@@ -304,6 +345,13 @@ static int session_setup(struct ctl *c, struct session *s)
 	r = build_opts_from_config(cfg, s->build_name, &s->bo, &s->build_dir);
 	if (r < 0)
 		return r;
+	if (s->a.tree) {
+		r = tree_checkout(cfg, s);
+		if (r < 0)
+			return r;
+		s->a.src = s->worktree;
+		s->bo.name = s->a.tree;
+	}
 	s->bo.src = s->a.src;
 	s->bo.config = s->a.kconfig;
 	s->bo.dir = s->build_dir;

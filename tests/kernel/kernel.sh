@@ -27,6 +27,12 @@ kt_kfixctl reproduce "${common[@]}" --commit v5.4 --repro "$S/msg-uaf/repro.c"
 [ $? = 1 ] || kt_fail "unknown commit: exit code"
 expect_json 'd["error"]["kind"]' unknown-commit "unknown commit"
 
+# --tree NAME: a commit the tree does not have.
+mkdir -p "$T/plain" && echo 'VERSION = 6' > "$T/plain/Makefile"
+printf '[tree "plain"]\n\turl = %s\n' "$T/plain" >> "$T/kfix.conf"
+kt_kfixctl reproduce --tree plain --commit 0123456789abcdef --config "$KT_CONFIG" --repro "$S/msg-uaf/repro.c"
+expect_json 'd["error"]["kind"]' unknown-commit "unknown commit in a tree"
+
 echo 'int main(void) { return syntax error; }' > "$T/bad.c"
 kt_kfixctl reproduce "${common[@]}" --repro "$T/bad.c"
 expect_json 'd["error"]["kind"]' repro-does-not-compile "reproducer that does not compile"
