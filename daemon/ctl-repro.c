@@ -108,23 +108,31 @@ static int check_src_commit(const char *src, const char *commit, char **ret_msg)
 	char parts[3][16];
 	size_t len;
 
+	if (access(src, R_OK | X_OK) < 0)
+		return asprintf(ret_msg, "cannot open the source folder %s", src) < 0 ? -ENOMEM
+										    : -ENOTDIR;
+	if (!commit)
+		return 0;
 	if (asprintf(&path, "%s/Makefile", src) < 0)
 		return -ENOMEM;
 	if (read_file_bounded(path, 1024 * 1024, &mk, &len) < 0)
 		return asprintf(ret_msg, "%s is not a kernel source tree", src) < 0 ? -ENOMEM
 										   : -ENOENT;
 	for (size_t i = 0; i < 3; i++) {
-		const char *p = strstr(mk, fields[i]);
+		/* The fields start a line; the first may start the file. */
+		const char *p = strstr(mk, fields[i]), *val = NULL;
 
-		if (!p || sscanf(p + strlen(fields[i]), "%15[0-9]", parts[i]) != 1)
+		if (strncmp(mk, fields[i] + 1, strlen(fields[i]) - 1) == 0)
+			val = mk + strlen(fields[i]) - 1;
+		else if (p)
+			val = p + strlen(fields[i]);
+		if (!val || sscanf(val, "%15[0-9]", parts[i]) != 1)
 			return asprintf(ret_msg, "%s/Makefile has no %s", src, fields[i] + 1) < 0
 				       ? -ENOMEM
 				       : -ENOENT;
 	}
 	if (asprintf(&ver, "%s.%s.%s", parts[0], parts[1], parts[2]) < 0)
 		return -ENOMEM;
-	if (!commit)
-		return 0;
 	if (streq(commit, ver) || (commit[0] == 'v' && streq(commit + 1, ver)))
 		return 0;
 	return asprintf(ret_msg, "unknown commit '%s': the source in %s is %s", commit, src,
@@ -327,7 +335,7 @@ static int session_setup(struct ctl *c, struct session *s)
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
-			return input_error(s, "unknown-commit", msg);
+			return input_error(s, r == -ENOTDIR ? "bad-source" : "unknown-commit", msg);
 	}
 	if (access(s->a.kconfig, R_OK) < 0)
 		return input_error(s, "bad-config", "cannot read the --config file");
