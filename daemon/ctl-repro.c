@@ -216,8 +216,8 @@ static json_t *side_json(const struct side *s)
 			json_object_set_new(x, "title", jstr(r->title));
 		if (r->message)
 			json_object_set_new(x, "message", jstr(r->message));
-		json_object_set_new(x, "boot_seconds", json_real((double)r->boot_usec / 1e6));
-		json_object_set_new(x, "run_seconds", json_real((double)r->run_usec / 1e6));
+		json_object_set_new(x, "boot_ms", json_integer((json_int_t)(r->boot_usec / 1000)));
+		json_object_set_new(x, "run_ms", json_integer((json_int_t)(r->run_usec / 1000)));
 		json_array_append_new(outs, x);
 	}
 	if (s->built && s->build.status != BUILD_OK)
@@ -231,7 +231,7 @@ static json_t *side_json(const struct side *s)
 		json_array_append_new(errs, e);
 	}
 	json_object_set_new(b, "status", json_string(build_status_to_string(s->build.status)));
-	json_object_set_new(b, "seconds", json_real((double)s->build.usec / 1e6));
+	json_object_set_new(b, "ms", json_integer((json_int_t)(s->build.usec / 1000)));
 	if (s->build.message)
 		json_object_set_new(b, "message", jstr(s->build.message));
 	if (s->build.log_path)

@@ -38,8 +38,8 @@ back=$(secs "$t0" "$(now)")
 t0=$(now)
 kt_kfixctl reproduce --src "$KT_SRC" --config "$KT_CONFIG" --repro "$S/msg-uaf/repro.c" --runs 1
 kfix_total=$(secs "$t0" "$(now)")
-boot=$(kt_json 'round(d["base"]["outcomes"][0]["boot_seconds"], 1)')
-run=$(kt_json 'round(d["base"]["outcomes"][0]["run_seconds"], 1)')
+boot=$(kt_json 'round(d["base"]["outcomes"][0]["boot_ms"] / 1000, 1)')
+run=$(kt_json 'round(d["base"]["outcomes"][0]["run_ms"] / 1000, 1)')
 
 # The same work by hand: make, gcc, qemu, ssh until the guest answers,
 # copy and run the reproducer, read the console.
