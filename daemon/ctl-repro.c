@@ -22,7 +22,7 @@
 #include "repro/vm.h"
 
 struct repro_args {
-	const char *tree, *src, *commit, *kconfig, *repro, *patch, *vm, *build;
+	const char *tree, *src, *commit, *kconfig, *repro, *patch, *vm, *build, *kernel;
 	char **titles;
 	int runs, attempts;
 	uint64_t timeout_usec;
@@ -50,6 +50,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		{ "build", required_argument, NULL, 'b' },
 		{ "title", required_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'o' },
+		{ "kernel", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -65,6 +66,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		case 'p': a->patch = optarg; break;
 		case 'v': a->vm = optarg; break;
 		case 'b': a->build = optarg; break;
+		case 'K': a->kernel = optarg; break;
 		case 't':
 			if (strv_push(&a->titles, optarg) < 0)
 				return -ENOMEM;
@@ -87,10 +89,14 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 			return -EINVAL;
 		}
 	}
+	/* --kernel runs a kernel built before (reproduce only): no source. */
+	if (a->kernel && !a->test_patch && !a->build_only && !a->tree && !a->src && a->repro &&
+	    optind == argc)
+		return 0;
 	if (optind < argc || (!a->tree == !a->src) || !a->kconfig || (!a->repro && !a->build_only) ||
 	    (a->test_patch && !a->patch)) {
 		ctl_err("usage: kfixctl %s --tree NAME|--src DIR [--commit REV] --config FILE "
-			"--repro FILE%s [--runs N] [--attempts N] [--title T]... [--vm NAME] "
+			"--repro FILE%s [--kernel BZIMAGE] [--runs N] [--attempts N] [--title T]... [--vm NAME] "
 			"[--build NAME] [--timeout DURATION] [--json]",
 			cmd, a->test_patch ? " --patch FILE" : "");
 		return -EINVAL;
@@ -330,14 +336,14 @@ static int session_setup(struct ctl *c, struct session *s)
 	r = ctl_config(c, &cfg);
 	if (r < 0)
 		return r;
-	if (!s->a.tree) {
+	if (!s->a.tree && s->a.src) {
 		r = check_src_commit(s->a.src, s->a.commit, &msg);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
 			return input_error(s, r == -ENOTDIR ? "bad-source" : "unknown-commit", msg);
 	}
-	if (access(s->a.kconfig, R_OK) < 0)
+	if (s->a.kconfig && access(s->a.kconfig, R_OK) < 0)
 		return input_error(s, "bad-config", "cannot read the --config file");
 	if (s->a.patch && access(s->a.patch, R_OK) < 0)
 		return input_error(s, "bad-patch", "cannot read the --patch file");
@@ -437,11 +443,17 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 	int r;
 
 	s->bo.patches = streq(sd->name, "patched") ? patches : NULL;
-	if (progress_on)
-		fprintf(stderr, "%s: building (%s)\n", sd->name, s->a.src);
-	r = build_kernel(&s->bo, &sd->build);
-	if (r < 0)
-		return r;
+	if (s->a.kernel) {
+		sd->build.bzimage = strdup(s->a.kernel);
+		if (!sd->build.bzimage)
+			return -ENOMEM;
+	} else {
+		if (progress_on)
+			fprintf(stderr, "%s: building (%s)\n", sd->name, s->a.src);
+		r = build_kernel(&s->bo, &sd->build);
+		if (r < 0)
+			return r;
+	}
 	sd->built = true;
 	if (progress_on)
 		fprintf(stderr, "%s: build %s in %.0fs%s%s\n", sd->name,

@@ -100,14 +100,17 @@ vm_variant unreachable "ssh-port=$(kt_free_port)"
 vm_variant badauth "ssh-key=$T/other"
 vm_variant badhostkey "known-hosts=$T/wrong_known_hosts"
 vm_variant noqemu "qemu=/nonexistent/qemu-system-x86_64"
-mkdir -p "$T/noguest" && (cd "$T/initramfs" && rm -f sbin/dropbear && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$T/noguest.cpio.gz"
+cp -a "$T/initramfs" "$T/noguest" && rm -f "$T/noguest/sbin/dropbear"
+(cd "$T/noguest" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$T/noguest.cpio.gz"
 vm_variant noguest "image=$T/noguest.cpio.gz" "boot-timeout=60s"
 
 for v in unreachable:infra-error:"Connection refused" badauth:infra-error:"authentication failed" \
 	 badhostkey:infra-error:"MISMATCH" noqemu:infra-error:"nonexistent" \
 	 noguest:boot-error:"never answered"; do
 	IFS=: read -r name verdict msg <<<"$v"
-	kt_kfixctl reproduce "${common[@]}" --repro "$S/msg-uaf/repro.c" --runs 1 --vm "$name"
+	# The base kernel the previous step built; no build needed.
+	kt_kfixctl reproduce --kernel "$KT_TOP/build/src--kasan/arch/x86/boot/bzImage" \
+		--repro "$S/msg-uaf/repro.c" --runs 1 --vm "$name"
 	expect_json 'd["verdict"]' "$verdict" "VM fault $name"
 	grep -q "$msg" "$T/out.json" || { cat "$T/out.json" >&2; kt_fail "VM fault $name: no '$msg' in the message"; }
 done
