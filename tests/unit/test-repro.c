@@ -215,11 +215,12 @@ static void test_probe_patch(void **state)
 	const char console[] = "[ 1.0] KFIXPROBE00 1: start\n[ 1.1] other\n"
 			       "[ 1.2] KFIXPROBE00 0: b=3\n[ 1.3] KFIXPROBE01 0: not ours\n";
 	_cleanup_strv_ char **lines = NULL;
+	static const char src_text[] = "int a;\nint b;\nvoid f(void) {\n}\n";
 	char marker[32];
 
 	assert_non_null(mkdtemp(dir));
 	assert_true(asprintf(&file, "%s/f.c", dir) > 0);
-	assert_int_equal(write_file_atomic(file, "int a;\nint b;\nvoid f(void) {\n}\n", 34, 0644), 0);
+	assert_int_equal(write_file_atomic(file, src_text, strlen(src_text), 0644), 0);
 	assert_int_equal(probe_marker_new(marker), 0);
 	assert_true(startswith(marker, "KFIXPROBE"));
 	assert_int_equal(strlen(marker), 25);
