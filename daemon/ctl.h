@@ -44,8 +44,10 @@ int ctl_resume(struct ctl *c, int argc, char **argv);
 int ctl_drain(struct ctl *c, int argc, char **argv);
 int ctl_report(struct ctl *c, int argc, char **argv);
 int ctl_tree(struct ctl *c, int argc, char **argv);
-int ctl_report(struct ctl *c, int argc, char **argv);
 int ctl_mail(struct ctl *c, int argc, char **argv);
+int ctl_reproduce(struct ctl *c, int argc, char **argv);
+int ctl_test_patch(struct ctl *c, int argc, char **argv);
+int ctl_build(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
 /* Calls the daemon's REST API (--url, else [http] listen) with the

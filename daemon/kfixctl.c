@@ -32,8 +32,10 @@ static const struct ctl_cmd commands[] = {
 	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd" },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
-	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 	{ "mail", ctl_mail, "parse [--json] FILE|-", "show what kfix understands of a mail" },
+	{ "reproduce", ctl_reproduce, "--src DIR --config F --repro F", "build and run a reproducer" },
+	{ "build", ctl_build, "--src DIR --config F [--patch F]", "build a kernel" },
+	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
 };
 
 static void usage(FILE *f)

@@ -6,6 +6,11 @@ repro_librepro_a_SOURCES = \
 	repro/report.c repro/report-re.c repro/report-table.c \
 	repro/report-title.c repro/report-stack.c \
 	repro/symbolize.c \
+	repro/ssh.c repro/ssh-internal.h \
+	repro/build.c repro/build.h \
+	repro/vm.c repro/vm.h repro/vm-qemu.c \
+	repro/run.c repro/run.h repro/run-classify.c \
+	repro/probe.c repro/probe.h \
 	repro/tree.h \
 	repro/tree-internal.h \
 	repro/tree.c \
@@ -15,17 +20,18 @@ repro_librepro_a_SOURCES = \
 	repro/tree-publish.c \
 	repro/cfunc.c \
 	repro/edit.c
-repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS)
-REPRO_LIBS = repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) $(LIBGIT2_LIBS) $(LIBSSH2_LIBS) -lpthread
+repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) \
+	$(LIBSSH2_CFLAGS) $(JANSSON_CFLAGS)
+REPRO_LIBS = repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) $(LIBGIT2_LIBS) $(LIBSSH2_LIBS) \
+	$(JANSSON_LIBS) -lpthread
 
-CTL_EXTRA_SOURCES += daemon/ctl-report.c
+CTL_EXTRA_SOURCES += daemon/ctl-report.c daemon/ctl-repro.c daemon/ctl-tree.c
 
 # Crash report tests.
 check_PROGRAMS += tests/unit/test-report-corpus
 TESTS += tests/unit/test-report-corpus
 tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
 tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
-CTL_EXTRA_SOURCES += daemon/ctl-tree.c
 
 check_PROGRAMS += tests/unit/test-tree
 TESTS += tests/unit/test-tree
@@ -67,6 +73,35 @@ tests_bench_bench_report_SOURCES = tests/bench/bench-report.c
 tests_bench_bench_report_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
 tests_bench_bench_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
 CLEANFILES += tests/bench/bench-report
+
+# Builds, VMs and runs.
+check_PROGRAMS += tests/unit/test-repro
+TESTS += tests/unit/test-repro
+tests_unit_test_repro_SOURCES = tests/unit/test-repro.c
+tests_unit_test_repro_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+# The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
+# the tools; see tests/kernel/lib.sh.
+KERNEL_TESTS = tests/kernel/kernel.sh
+TESTS += $(KERNEL_TESTS)
+EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
+	tests/kernel/scenarios/kasan.fragment tests/kernel/scenarios/README.md \
+	tests/kernel/scenarios/break-build.patch tests/kernel/scenarios/break-boot.patch \
+	tests/kernel/scenarios/msg-uaf/bug.patch tests/kernel/scenarios/msg-uaf/fix.patch \
+	tests/kernel/scenarios/msg-uaf/wrong-fix.patch tests/kernel/scenarios/msg-uaf/repro.c \
+	tests/kernel/scenarios/watch-queue-oob/bug.patch \
+	tests/kernel/scenarios/watch-queue-oob/fix.patch \
+	tests/kernel/scenarios/watch-queue-oob/wrong-fix.patch \
+	tests/kernel/scenarios/watch-queue-oob/repro.c \
+	tests/kernel/scenarios/clock-null-deref/bug.patch \
+	tests/kernel/scenarios/clock-null-deref/fix.patch \
+	tests/kernel/scenarios/clock-null-deref/wrong-fix.patch \
+	tests/kernel/scenarios/clock-null-deref/repro.c
+
+BENCH_SHELL += tests/bench/kernel-bench.sh
+EXTRA_DIST += tests/bench/kernel-bench.sh
+
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
 

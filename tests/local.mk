@@ -25,3 +25,4 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
 
+# BENCH_SHELL (shell benchmarks) is declared in Makefile.am.
