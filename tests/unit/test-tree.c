@@ -1037,8 +1037,9 @@ static void test_snapshot(void **state)
 	free(data);
 	assert_int_equal(tree_read_file(t, oid2, "kernel/fork.c", 0, &data, NULL), 0);
 	assert_string_equal(data, "int fork2;\n");
-	assert_int_equal(tree_read_file(t, oid2, "Makefile", 0, &data, NULL), -ENOENT);
+	free(data);
 	data = NULL;
+	assert_int_equal(tree_read_file(t, oid2, "Makefile", 0, &data, NULL), -ENOENT);
 	assert_int_equal(tree_open_path("/nonexistent/src", scratch, &t), -ENOENT);
 	assert_non_null(strstr(tree_error(NULL), "/nonexistent/src"));
 }
