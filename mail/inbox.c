@@ -95,6 +95,7 @@ static int epoch_fetch(struct inbox *ib, int n, git_repository **ret, char **ret
 	char *spec = "+refs/heads/*:refs/heads/*";
 	git_strarray specs = { &spec, 1 };
 	git_fetch_options fo = GIT_FETCH_OPTIONS_INIT;
+	git_remote_create_options ro = GIT_REMOTE_CREATE_OPTIONS_INIT;
 	struct stat st;
 
 	if (asprintf(&path, "%s/%d.git", ib->cache, n) < 0 ||
@@ -106,7 +107,11 @@ static int epoch_fetch(struct inbox *ib, int n, git_repository **ret, char **ret
 	} else if (git_repository_init(&repo, path, 1) < 0) {
 		return fail(ret_error, -EIO, "%s: %s", path, git_msg());
 	}
-	if (git_remote_create_anonymous(&remote, repo, url) < 0)
+	/* no url.*.insteadOf from the host's git config: the archive is the
+	 * configured one (and libgit2 1.5 leaks in the insteadOf lookup) */
+	ro.repository = repo;
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if (git_remote_create_with_opts(&remote, url, &ro) < 0)
 		return fail(ret_error, -EIO, "%s: %s", url, git_msg());
 	fo.prune = GIT_FETCH_NO_PRUNE;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;

@@ -15,6 +15,8 @@ MAIL_LIBS = mail/libmail.a $(GMIME_LIBS) $(LIBCURL_LIBS) $(LIBGIT2_LIBS) $(JANSS
 CTL_EXTRA_SOURCES += daemon/ctl-mail.c
 
 if FUZZING
+# coverage feedback from the parser itself, not only from the harness
+mail_libmail_a_CFLAGS += -fsanitize=fuzzer-no-link
 noinst_PROGRAMS += tests/fuzz/fuzz-mail-parse
 FUZZ_BINS += tests/fuzz/fuzz-mail-parse
 tests_fuzz_fuzz_mail_parse_SOURCES = tests/fuzz/fuzz-mail-parse.c

@@ -31,14 +31,13 @@ static int fail(char **ret_error, int r, const char *fmt, ...)
 	return r;
 }
 
-DEFINE_CLEANUP(struct proc_result, proc_result_free)
 
 int mail_maintainers(const char *tree_dir, const char *diff, char ***ret,
 		     char **ret_error)
 {
 	char *argv[] = { "perl", "scripts/get_maintainer.pl", "--no-rolestats", "--no-git",
 			 "--no-git-fallback", "--no-tree", NULL };
-	_cleanup_(proc_result_freep) struct proc_result *res = NULL;
+	_cleanup_(proc_result_free) struct proc_result res = { 0 };
 	struct proc_opts o = PROC_OPTS_DEFAULT;
 	_cleanup_free_ char *script = NULL, *out = NULL;
 	_cleanup_strv_ char **v = NULL;
@@ -51,24 +50,21 @@ int mail_maintainers(const char *tree_dir, const char *diff, char ***ret,
 		return -ENOMEM;
 	if (stat(script, &st) < 0)
 		return fail(ret_error, -ENOENT, "%s: not found", script);
-	res = calloc(1, sizeof(*res));
-	if (!res)
-		return -ENOMEM;
 	o.cwd = tree_dir;
 	o.stdin_data = diff;
 	o.stdin_len = strlen(diff);
 	o.timeout_usec = MAINTAINERS_TIMEOUT_USEC;
 	o.output_max = MAINTAINERS_OUTPUT_MAX;
 	o.discard_stderr = true;
-	r = proc_run(argv, &o, res);
+	r = proc_run(argv, &o, &res);
 	if (r < 0)
 		return fail(ret_error, r, "cannot run get_maintainer.pl: %s", strerror(-r));
-	if (res->timed_out || res->exit_code != 0)
+	if (res.timed_out || res.exit_code != 0)
 		return fail(ret_error, -EIO, "get_maintainer.pl %s %d",
-			    res->timed_out ? "timed out after" : "exited with",
-			    res->timed_out ? (int)(MAINTAINERS_TIMEOUT_USEC / 1000000)
-					   : res->exit_code);
-	out = strndup(res->output_len ? res->output : "", res->output_len);
+			    res.timed_out ? "timed out after" : "exited with",
+			    res.timed_out ? (int)(MAINTAINERS_TIMEOUT_USEC / 1000000)
+					   : res.exit_code);
+	out = strndup(res.output_len ? res.output : "", res.output_len);
 	if (!out)
 		return -ENOMEM;
 	pos = out;
