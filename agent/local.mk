@@ -1,2 +1,14 @@
-# agent module
-AGENT_LIBS =
+# agent module: LLM providers, integrity gates, trajectory, the workflow.
+noinst_LIBRARIES += agent/libagent.a
+agent_libagent_a_SOURCES = \
+	agent/llm.c agent/llm.h agent/llm-internal.h \
+	agent/llm-openai.c agent/llm-anthropic.c
+agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
+AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)
+
+check_PROGRAMS += tests/unit/test-llm
+TESTS += tests/unit/test-llm
+tests_unit_test_llm_SOURCES = tests/unit/test-llm.c
+tests_unit_test_llm_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_llm_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+EXTRA_DIST += tests/agent/llm-server.py
