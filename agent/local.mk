@@ -2,7 +2,11 @@
 noinst_LIBRARIES += agent/libagent.a
 agent_libagent_a_SOURCES = \
 	agent/llm.c agent/llm.h agent/llm-internal.h \
-	agent/llm-openai.c agent/llm-anthropic.c
+	agent/llm-openai.c agent/llm-anthropic.c \
+	agent/udiff.c agent/udiff-internal.h \
+	agent/crashinfo.c agent/crashinfo-internal.h \
+	agent/gates.c agent/gates.h \
+	agent/edits.c agent/edits.h
 agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
 AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)
 
@@ -12,3 +16,14 @@ tests_unit_test_llm_SOURCES = tests/unit/test-llm.c
 tests_unit_test_llm_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_llm_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += tests/agent/llm-server.py
+
+check_PROGRAMS += tests/unit/test-gates
+TESTS += tests/unit/test-gates
+tests_unit_test_gates_SOURCES = tests/unit/test-gates.c
+tests_unit_test_gates_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_gates_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c
+TESTS += tests/integration/check-patch.sh
+EXTRA_DIST += tests/integration/check-patch.sh
+CLEANFILES += -r tests/cache
