@@ -1,3 +1,18 @@
 # repro module: crash reports, trees, builds, VMs, runs.
 # Modules define NAME_LIBS for linking; tests register themselves here.
 REPRO_LIBS =
+
+noinst_LIBRARIES += repro/librepro.a
+repro_librepro_a_SOURCES = \
+	repro/report.h repro/report-internal.h \
+	repro/report.c repro/report-re.c repro/report-table.c \
+	repro/report-title.c repro/report-stack.c \
+	repro/symbolize.c
+repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS)
+REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) -lpthread
+
+# Crash report tests.
+check_PROGRAMS += tests/unit/test-report-corpus
+# TESTS += tests/unit/test-report-corpus (enabled once above the floors)
+tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
+tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)

@@ -1,0 +1,334 @@
+/* Finding the guilty function in a report's stack traces and the guilty
+ * source file of a symbolised report. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strutil.h"
+#include "report-internal.h"
+
+#define FRAMES_MAX 256
+
+struct line_iter {
+	const char *text;
+	size_t len, pos;
+};
+
+static bool next_line(struct line_iter *it, const char **ret, size_t *ret_len)
+{
+	const char *nl;
+	size_t n;
+
+	if (it->pos >= it->len)
+		return false;
+	nl = memchr(it->text + it->pos, '\n', it->len - it->pos);
+	n = nl ? (size_t)(nl - (it->text + it->pos)) : it->len - it->pos;
+	*ret = it->text + it->pos;
+	*ret_len = n;
+	while (*ret_len > 0 && (*ret)[*ret_len - 1] == '\r')
+		(*ret_len)--;
+	it->pos += n + 1;
+	return true;
+}
+
+static bool skipped(const struct stack_fmt *sf, const char *fn, size_t n)
+{
+	return re_match_any(report_skip_frames, fn, n) || re_match_any(sf->skip, fn, n);
+}
+
+/* Appends the first non-skipped capture of a frame match. */
+static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, const char *line,
+		     const size_t *ov, int groups)
+{
+	for (int g = 1; g < groups; g++) {
+		const char *fn = line + ov[2 * g];
+		size_t fl = ov[2 * g + 1] - ov[2 * g];
+		char *copy;
+		char **nv;
+
+		if (ov[2 * g] == SIZE_MAX || skipped(sf, fn, fl))
+			continue;
+		if (*n >= FRAMES_MAX)
+			return 0;
+		copy = strndup(fn, fl);
+		nv = copy ? realloc(*frames, (*n + 2) * sizeof(char *)) : NULL;
+		if (!nv) {
+			free(copy);
+			return -ENOMEM;
+		}
+		nv[(*n)++] = copy;
+		nv[*n] = NULL;
+		*frames = nv;
+		return 0;
+	}
+	return 0;
+}
+
+static bool is_stack_start(const char *l, size_t n)
+{
+	return re_match_any(report_stack_starts, l, n);
+}
+
+static int frame_of_line(const char *l, size_t n, size_t *ov)
+{
+	for (const char *const *re = report_frame_res; *re; re++) {
+		int g = re_search(*re, l, n, 0, ov);
+
+		if (g > 0)
+			return g;
+	}
+	return 0;
+}
+
+static int collect(const char *const *parts, const struct stack_fmt *sf, const char *text,
+		   size_t len, char ***ret_frames, size_t *ret_n)
+{
+	struct line_iter it = { text, len, 0 };
+	size_t ov[2 * RE_MAX_GROUPS];
+	const char *l;
+	size_t ln;
+	int r;
+
+	for (size_t p = 0; p < ARRAY_SIZE(sf->parts) && parts[p]; p++) {
+		bool trace = streq(parts[p], STACK_TRACE);
+
+		while (next_line(&it, &l, &ln)) {
+			int g;
+
+			if (re_match_any(report_corrupted_lines, l, ln))
+				return 0;
+			if (trace) {
+				if (is_stack_start(l, ln))
+					break;
+				g = frame_of_line(l, ln, ov);
+			} else {
+				g = re_search(parts[p], l, ln, 0, ov);
+				if (g <= 0)
+					continue;
+			}
+			if (g > 0) {
+				r = add_frame(ret_frames, ret_n, sf, l, ov, g);
+				if (r < 0)
+					return r;
+			}
+			if (!trace)
+				break;
+		}
+	}
+	return 0;
+}
+
+static bool matches_anchor(const char *f)
+{
+	return re_match_any(report_stall_anchors, f, strlen(f));
+}
+
+static const char *pick_stall(char **frames)
+{
+	static const char *const prefixes[] = {
+		"__x64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_", "__ia32_sys_", "__arm64_sys_",
+		"__se_sys_", "__do_sys_", "__sys_", "ksys_",
+	};
+	const char *prev = frames[0];
+
+	for (size_t i = 0; frames[i]; i++) {
+		if (matches_anchor(frames[i])) {
+			if (strstr(frames[i], "smp_call_function"))
+				prev = "smp_call_function";
+			for (size_t k = 0; k < ARRAY_SIZE(prefixes); k++) {
+				const char *s = startswith(prev, prefixes[k]);
+
+				if (s && *s)
+					prev = s;
+			}
+			return prev;
+		}
+		prev = frames[i];
+	}
+	return NULL;
+}
+
+static const char *pick_hung_task(char **frames)
+{
+	static const struct {
+		const char *anchor, *bucket;
+	} anchors[] = {
+		{ "rtnl_lock", NULL }, { "synchronize_rcu", "synchronize_rcu" },
+		{ "synchronize_srcu", "synchronize_rcu" }, { "synchronize_net", "synchronize_rcu" },
+		{ "synchronize_sched", "synchronize_rcu" },
+	};
+	static const char *const waits[] = {
+		"sched", "_lock", "_slowlock", "down", "rwsem", "completion", "kthread", "wait",
+		"synchronize", "context_switch", "__switch_to", "cancel_delayed_work",
+		"rcu_barrier",
+	};
+
+	for (size_t i = 0; frames[i]; i++)
+		for (size_t a = 0; a < ARRAY_SIZE(anchors); a++)
+			if (strstr(frames[i], anchors[a].anchor))
+				return anchors[a].bucket ? anchors[a].bucket : frames[i];
+	for (size_t i = 0; frames[i]; i++) {
+		bool wait = false;
+
+		for (size_t w = 0; w < ARRAY_SIZE(waits) && !wait; w++)
+			wait = strstr(frames[i], waits[w]) != NULL;
+		if (!wait)
+			return frames[i];
+	}
+	return NULL;
+}
+
+int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
+			char **ret_frame, char ***ret_frames)
+{
+	_cleanup_strv_ char **frames = NULL;
+	const char *pick = NULL;
+	size_t n = 0;
+	int r;
+
+	r = collect(sf->parts, sf, text, len, &frames, &n);
+	if (r >= 0 && n == 0 && sf->parts2[0])
+		r = collect(sf->parts2, sf, text, len, &frames, &n);
+	if (r < 0)
+		return r;
+	if (n > 0) {
+		switch (sf->picker) {
+		case PICK_FIRST:
+			pick = frames[0];
+			break;
+		case PICK_STALL:
+			pick = pick_stall(frames);
+			break;
+		case PICK_HUNG_TASK:
+			pick = pick_hung_task(frames);
+			break;
+		}
+	}
+	*ret_frame = NULL;
+	if (pick) {
+		*ret_frame = strdup(pick);
+		if (!*ret_frame)
+			return -ENOMEM;
+	}
+	if (ret_frames)
+		*ret_frames = TAKE_PTR(frames);
+	return 0;
+}
+
+/* ---- guilty file ------------------------------------------------------ */
+
+static bool path_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.' || c == '/';
+}
+
+/* Normalises "./a//b/../c.c" the way a path cleaner would. */
+static char *clean_path(const char *p, size_t n)
+{
+	char *out = malloc(n + 1);
+	size_t o = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t e = i;
+
+		while (e < n && p[e] != '/')
+			e++;
+		if (e - i == 0 || (e - i == 1 && p[i] == '.')) {
+			/* empty or "." component */
+		} else if (e - i == 2 && p[i] == '.' && p[i + 1] == '.' && o > 0) {
+			while (o > 0 && out[o - 1] != '/')
+				o--;
+			if (o > 0)
+				o--;
+		} else {
+			if (o > 0)
+				out[o++] = '/';
+			memcpy(out + o, p + i, e - i);
+			o += e - i;
+		}
+		i = e + 1;
+	}
+	out[o] = 0;
+	return out;
+}
+
+static bool ignored_file(const char *f)
+{
+	return re_match_any(report_guilty_ignores, f, strlen(f));
+}
+
+static size_t dir_len(const char *f)
+{
+	const char *s = strrchr(f, '/');
+	return s ? (size_t)(s - f) : 0;
+}
+
+/* Walks "path.c:123" / "path.h:12" locations in order. */
+static char *guilty_in(const char *text, size_t len)
+{
+	_cleanup_free_ char *first = NULL, *best = NULL;
+	size_t files = 0;
+
+	for (size_t i = 0; i + 3 < len; i++) {
+		size_t s = i;
+		_cleanup_free_ char *f = NULL;
+
+		if (text[i] != '.' || (text[i + 1] != 'c' && text[i + 1] != 'h') || text[i + 2] != ':' ||
+		    !(text[i + 3] >= '0' && text[i + 3] <= '9'))
+			continue;
+		while (s > 0 && path_char(text[s - 1]))
+			s--;
+		if (s == i)
+			continue;
+		f = clean_path(text + s, i + 2 - s);
+		if (!f)
+			return NULL;
+		if (files++ == 0)
+			first = strdup(f);
+		if (ignored_file(f))
+			continue;
+		if (!best) {
+			best = TAKE_PTR(f);
+			continue;
+		}
+		/* A deeper file under the guilty file's directory further down
+		 * the trace is the more specific culprit. */
+		if (dir_len(f) > dir_len(best) && strncmp(f, best, dir_len(best)) == 0 &&
+		    f[dir_len(best)] == '/') {
+			free(best);
+			best = TAKE_PTR(f);
+		}
+	}
+	return best ? TAKE_PTR(best) : TAKE_PTR(first);
+}
+
+char *guilty_file(const char *text, size_t len, const char *title)
+{
+	if (title && startswith(title, "INFO: rcu detected stall")) {
+		/* Stalls loop in generic code; look from the interrupt entry on. */
+		static const char *const entries[] = { " apic_timer_interrupt+0x", "sysvec_apic_timer_interrupt" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(entries); i++) {
+			const char *p = memmem(text, len, entries[i], strlen(entries[i]));
+			char *f;
+
+			if (!p)
+				continue;
+			f = guilty_in(p, len - (size_t)(p - text));
+			if (f)
+				return f;
+		}
+	}
+	return guilty_in(text, len);
+}
+
+int report_guilty_file_of(const char *text, size_t len, const char *title, char **ret_file)
+{
+	*ret_file = guilty_file(text, len, title);
+	return 0;
+}
