@@ -7,12 +7,27 @@ repro_librepro_a_SOURCES = \
 	repro/report.h repro/report-internal.h \
 	repro/report.c repro/report-re.c repro/report-table.c \
 	repro/report-title.c repro/report-stack.c \
-	repro/symbolize.c
-repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS)
-REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) -lpthread
+	repro/symbolize.c \
+	repro/tree.h \
+	repro/tree-internal.h \
+	repro/tree.c \
+	repro/tree-query.c \
+	repro/tree-worktree.c \
+	repro/tree-snapshot.c \
+	repro/tree-publish.c \
+	repro/cfunc.c \
+	repro/edit.c
+repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS)
+REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) -lpthread $(LIBGIT2_LIBS) $(LIBSSH2_LIBS)
 
 # Crash report tests.
 check_PROGRAMS += tests/unit/test-report-corpus
 # TESTS += tests/unit/test-report-corpus (enabled once above the floors)
 tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
 tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+
+check_PROGRAMS += tests/unit/test-tree
+TESTS += tests/unit/test-tree
+tests_unit_test_tree_SOURCES = tests/unit/test-tree.c
+tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
+tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
