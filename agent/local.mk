@@ -6,7 +6,13 @@ agent_libagent_a_SOURCES = \
 	agent/udiff.c agent/udiff-internal.h \
 	agent/crashinfo.c agent/crashinfo-internal.h \
 	agent/gates.c agent/gates.h \
-	agent/edits.c agent/edits.h
+	agent/edits.c agent/edits.h \
+	agent/trajectory.c agent/trajectory.h \
+	agent/search.c agent/search.h \
+	agent/kb.c agent/kb.h \
+	agent/prompt.c agent/prompt.h \
+	agent/repair.c agent/repair.h agent/repair-internal.h \
+	agent/repair-llm.c agent/repair-explain.c
 agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
 AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)
 
@@ -27,3 +33,17 @@ CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c
 TESTS += tests/integration/check-patch.sh
 EXTRA_DIST += tests/integration/check-patch.sh
 CLEANFILES += -r tests/cache
+
+# Prompts are data, installed under PKGDATADIR/prompts.
+agentpromptsdir = $(pkgdatadir)/prompts
+dist_agentprompts_DATA = \
+	agent/prompts/system.txt agent/prompts/localise.txt agent/prompts/probe.txt \
+	agent/prompts/hypotheses.txt agent/prompts/review.txt agent/prompts/patch.txt \
+	agent/prompts/reflect.txt agent/prompts/distil.txt agent/prompts/explain.txt \
+	agent/prompts/tools.json
+
+check_PROGRAMS += tests/unit/test-repair
+TESTS += tests/unit/test-repair
+tests_unit_test_repair_SOURCES = tests/unit/test-repair.c
+tests_unit_test_repair_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_repair_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
