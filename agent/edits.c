@@ -58,11 +58,30 @@ static bool path_ok(const char *p)
 	return true;
 }
 
-static int load(const char *src, struct edited *files, size_t *n, const char *path,
+struct disk {
+	const char *src;
+};
+
+/* Reads a regular file of the tree on disk; symlinks are refused so an
+ * edit cannot reach outside it. */
+static int read_disk(void *ud, const char *path, char **ret, size_t *ret_len)
+{
+	const struct disk *d = ud;
+	_cleanup_free_ char *full = NULL;
+	struct stat st;
+
+	if (asprintf(&full, "%s/%s", d->src, path) < 0)
+		return -ENOMEM;
+	if (lstat(full, &st) < 0 || !S_ISREG(st.st_mode))
+		return -ENOENT;
+	return read_file_bounded(full, EDIT_FILE_MAX, ret, ret_len);
+}
+
+static int load(edits_read_fn rd, void *ud, struct edited *files, size_t *n, const char *path,
 		struct edited **ret, char **ret_error)
 {
-	_cleanup_free_ char *full = NULL, *data = NULL;
-	struct stat st;
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
 	int r;
 
 	for (size_t i = 0; i < *n; i++)
@@ -74,15 +93,11 @@ static int load(const char *src, struct edited *files, size_t *n, const char *pa
 		*ret_error = llm_errorf("edits touch more than %d files", EDIT_FILES_MAX);
 		return -EINVAL;
 	}
-	if (asprintf(&full, "%s/%s", src, path) < 0)
-		return -ENOMEM;
-	if (lstat(full, &st) < 0 || !S_ISREG(st.st_mode)) {
-		*ret_error = llm_errorf("%s is not a file of the tree", path);
-		return -EINVAL;
-	}
-	r = read_file_bounded(full, EDIT_FILE_MAX, &data, NULL);
-	if (r < 0) {
-		*ret_error = llm_errorf("%s cannot be read: %s", path, strerror(-r));
+	r = rd(ud, path, &data, &len);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || len > EDIT_FILE_MAX || strlen(data) != len) {
+		*ret_error = llm_errorf("%s is not a text file of the tree", path);
 		return -EINVAL;
 	}
 	files[*n].path = path;
@@ -132,6 +147,14 @@ static int replace_once(struct edited *f, const char *before, const char *after,
 int edits_apply(const char *src_dir, const json_t *edits, char **ret_diff,
 		char **ret_error)
 {
+	struct disk d = { src_dir };
+
+	return edits_apply_fn(read_disk, &d, edits, ret_diff, ret_error);
+}
+
+int edits_apply_fn(edits_read_fn rd, void *ud, const json_t *edits, char **ret_diff,
+		   char **ret_error)
+{
 	struct edited files[EDIT_FILES_MAX] = {};
 	size_t n = 0, i;
 	_cleanup_buf_ struct buf out = BUF_INIT(4 * 1024 * 1024);
@@ -158,7 +181,7 @@ int edits_apply(const char *src_dir, const json_t *edits, char **ret_diff,
 			r = -EINVAL;
 			break;
 		}
-		r = load(src_dir, files, &n, file, &f, ret_error);
+		r = load(rd, ud, files, &n, file, &f, ret_error);
 		if (r >= 0)
 			r = replace_once(f, before, after, i, ret_error);
 		if (r < 0)

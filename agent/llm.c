@@ -371,6 +371,36 @@ int llm_replay(struct llm *l, const char *path)
 	return 0;
 }
 
+int llm_new_for_replay(const char *path, struct llm **ret)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	struct llm_settings s = {};
+	json_t *first;
+	int r;
+
+	r = llm_alloc(&l);
+	if (r < 0)
+		return r;
+	r = llm_replay(l, path);
+	if (r < 0)
+		return r;
+	first = json_array_get(l->replay, 0);
+	s.provider = json_get_str(first, "provider");
+	s.model = json_get_str(first, "model");
+	if (!provider_find(s.provider))
+		return -EBADMSG;
+	{
+		_cleanup_(llm_freep) struct llm *n = NULL;
+
+		r = llm_new(&s, &n);
+		if (r < 0)
+			return r;
+		n->replay = TAKE_PTR(l->replay);
+		*ret = TAKE_PTR(n);
+	}
+	return 0;
+}
+
 bool llm_is_replay(const struct llm *l)
 {
 	return l->replay != NULL;
@@ -383,8 +413,9 @@ static void record_exchange(struct llm *l, const struct llm_call *c)
 
 	if (!l->record)
 		return;
-	e = json_pack("{s:i, s:s, s:O}", "n", (json_int_t)l->exchange,
-		      "provider", llm_provider_name(l), "request", c->request);
+	e = json_pack("{s:i, s:s, s:s, s:O}", "n", (json_int_t)l->exchange,
+		      "provider", llm_provider_name(l), "model", llm_model(l),
+		      "request", c->request);
 	if (!e)
 		return;
 	if (c->error)

@@ -97,6 +97,9 @@ const char *llm_provider_name(const struct llm *l);
 int llm_record(struct llm *l, const char *path);
 int llm_replay(struct llm *l, const char *path);
 bool llm_is_replay(const struct llm *l);
+/* A replaying model configured from the cassette itself (provider and
+ * model as recorded), for runs without a configured endpoint. */
+int llm_new_for_replay(const char *path, struct llm **ret);
 
 /* Asynchronous calls.  llm_step() drives every call of l for at most
  * max_wait_ms; a finished call is collected with llm_call_finish(), which

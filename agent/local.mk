@@ -12,7 +12,8 @@ agent_libagent_a_SOURCES = \
 	agent/kb.c agent/kb.h \
 	agent/prompt.c agent/prompt.h \
 	agent/repair.c agent/repair.h agent/repair-internal.h \
-	agent/repair-llm.c agent/repair-explain.c
+	agent/repair-llm.c agent/repair-explain.c \
+	agent/toolstack.c agent/toolstack.h
 agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
 AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)
 
@@ -29,7 +30,7 @@ tests_unit_test_gates_SOURCES = tests/unit/test-gates.c
 tests_unit_test_gates_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gates_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
-CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c
+CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c daemon/ctl-repair.c daemon/ctl-trace.c
 TESTS += tests/integration/check-patch.sh
 EXTRA_DIST += tests/integration/check-patch.sh
 CLEANFILES += -r tests/cache
@@ -47,3 +48,5 @@ TESTS += tests/unit/test-repair
 tests_unit_test_repair_SOURCES = tests/unit/test-repair.c
 tests_unit_test_repair_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_repair_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+TESTS += tests/integration/repair-cli.sh
+EXTRA_DIST += tests/integration/repair-cli.sh

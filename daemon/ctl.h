@@ -33,6 +33,8 @@ int ctl_cancel(struct ctl *c, int argc, char **argv);
 int ctl_submit(struct ctl *c, int argc, char **argv);
 int ctl_outbox(struct ctl *c, int argc, char **argv);
 int ctl_check_patch(struct ctl *c, int argc, char **argv);
+int ctl_repair(struct ctl *c, int argc, char **argv);
+int ctl_trace(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
 int ctl_store(struct ctl *c, struct store **ret);

@@ -22,6 +22,8 @@ static const struct ctl_cmd commands[] = {
 	{ "cancel", ctl_cancel, "JOB", "cancel a queued or running job" },
 	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
 	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
+	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
+	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
 	  "run the agent's integrity gates on a patch" },
 };
