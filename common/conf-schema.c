@@ -95,6 +95,12 @@ const struct config_key config_schema[] = {
 	I("vm", true, "cpus", "2", 1, 256),
 	NS("vm", "qemu", "qemu-system-x86_64"),
 	T("vm", true, "boot-timeout", CONFIG_DURATION, "5min"),
+	NS("vm", "guest-user", "root"),
+	NS("vm", "workdir", "/tmp/kfix-vm"),
+	NS("vm", "cmdline", ""),
+	T("vm", true, "run-timeout", CONFIG_DURATION, "5min"),
+	I("vm", true, "runs", "3", 1, 100),
+	I("vm", true, "max-attempts", "6", 1, 1000),
 
 	/* [build "name"]: a build host */
 	NS("build", "host", "local"),

@@ -35,6 +35,8 @@ int ctl_outbox(struct ctl *c, int argc, char **argv);
 int ctl_check_patch(struct ctl *c, int argc, char **argv);
 int ctl_repair(struct ctl *c, int argc, char **argv);
 int ctl_trace(struct ctl *c, int argc, char **argv);
+int ctl_reproduce(struct ctl *c, int argc, char **argv);
+int ctl_test_patch(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
 int ctl_store(struct ctl *c, struct store **ret);

@@ -22,6 +22,8 @@ static const struct ctl_cmd commands[] = {
 	{ "cancel", ctl_cancel, "JOB", "cancel a queued or running job" },
 	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
 	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
+	{ "reproduce", ctl_reproduce, "--src DIR --config F --repro F", "build and run a reproducer" },
+	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",

@@ -16,8 +16,12 @@ repro_librepro_a_SOURCES = \
 	repro/tree-snapshot.c \
 	repro/tree-publish.c \
 	repro/cfunc.c \
-	repro/edit.c
-repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS)
+	repro/edit.c \
+	repro/ssh.c repro/ssh-internal.h \
+	repro/build.c repro/build.h \
+	repro/vm.c repro/vm.h repro/vm-qemu.c \
+	repro/run.c repro/run.h repro/run-classify.c
+repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS) $(JANSSON_CFLAGS)
 REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) -lpthread $(LIBGIT2_LIBS) $(LIBSSH2_LIBS)
 
 # Crash report tests.
@@ -31,3 +35,5 @@ TESTS += tests/unit/test-tree
 tests_unit_test_tree_SOURCES = tests/unit/test-tree.c
 tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
 tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+CTL_EXTRA_SOURCES += daemon/ctl-repro.c

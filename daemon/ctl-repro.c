@@ -1,0 +1,499 @@
+/* kfixctl reproduce / test-patch: build a kernel, boot it in VMs, run a
+ * reproducer, and (test-patch) do it again with a patch, like syzbot's
+ * "#syz test". */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+#include "ctl.h"
+#include "repro/build.h"
+#include "repro/run.h"
+#include "repro/vm.h"
+
+struct repro_args {
+	const char *tree, *src, *commit, *kconfig, *repro, *patch, *vm, *build;
+	char **titles;
+	int runs, attempts;
+	uint64_t timeout_usec;
+	bool test_patch;
+	bool progress;
+};
+
+static void repro_args_free(struct repro_args *a)
+{
+	strv_free(a->titles);
+}
+
+static int parse_args(const char *cmd, int argc, char **argv, struct repro_args *a)
+{
+	static const struct option opts[] = {
+		{ "tree", required_argument, NULL, 'T' },
+		{ "src", required_argument, NULL, 's' },
+		{ "commit", required_argument, NULL, 'C' },
+		{ "config", required_argument, NULL, 'k' },
+		{ "repro", required_argument, NULL, 'r' },
+		{ "patch", required_argument, NULL, 'p' },
+		{ "runs", required_argument, NULL, 'n' },
+		{ "attempts", required_argument, NULL, 'a' },
+		{ "vm", required_argument, NULL, 'v' },
+		{ "build", required_argument, NULL, 'b' },
+		{ "title", required_argument, NULL, 't' },
+		{ "timeout", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'T': a->tree = optarg; break;
+		case 's': a->src = optarg; break;
+		case 'C': a->commit = optarg; break;
+		case 'k': a->kconfig = optarg; break;
+		case 'r': a->repro = optarg; break;
+		case 'p': a->patch = optarg; break;
+		case 'v': a->vm = optarg; break;
+		case 'b': a->build = optarg; break;
+		case 't':
+			if (strv_push(&a->titles, optarg) < 0)
+				return -ENOMEM;
+			break;
+		case 'n':
+		case 'a':
+			if (parse_int(optarg, ch == 'n' ? &a->runs : &a->attempts) < 0 ||
+			    (ch == 'n' ? a->runs : a->attempts) < 1) {
+				ctl_err("%s: '%s' is not a positive number", cmd, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			if (parse_duration(optarg, &a->timeout_usec) < 0) {
+				ctl_err("%s: '%s' is not a duration", cmd, optarg);
+				return -EINVAL;
+			}
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc || (!a->tree == !a->src) || !a->kconfig || !a->repro ||
+	    (a->test_patch && !a->patch)) {
+		ctl_err("usage: kfixctl %s --tree NAME|--src DIR [--commit REV] --config FILE "
+			"--repro FILE%s [--runs N] [--attempts N] [--title T]... [--vm NAME] "
+			"[--build NAME] [--timeout DURATION] [--json]",
+			cmd, a->test_patch ? " --patch FILE" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* With --src the commit names the source's release (e.g. "v6.1.158" or
+ * "6.1.158"), read from its top Makefile: an unknown commit is refused
+ * rather than built under the wrong name. */
+static int check_src_commit(const char *src, const char *commit, char **ret_msg)
+{
+	_cleanup_free_ char *mk = NULL, *path = NULL, *ver = NULL;
+	const char *fields[] = { "\nVERSION = ", "\nPATCHLEVEL = ", "\nSUBLEVEL = " };
+	char parts[3][16];
+	size_t len;
+
+	if (asprintf(&path, "%s/Makefile", src) < 0)
+		return -ENOMEM;
+	if (read_file_bounded(path, 1024 * 1024, &mk, &len) < 0)
+		return asprintf(ret_msg, "%s is not a kernel source tree", src) < 0 ? -ENOMEM
+										   : -ENOENT;
+	for (size_t i = 0; i < 3; i++) {
+		const char *p = strstr(mk, fields[i]);
+
+		if (!p || sscanf(p + strlen(fields[i]), "%15[0-9]", parts[i]) != 1)
+			return asprintf(ret_msg, "%s/Makefile has no %s", src, fields[i] + 1) < 0
+				       ? -ENOMEM
+				       : -ENOENT;
+	}
+	if (asprintf(&ver, "%s.%s.%s", parts[0], parts[1], parts[2]) < 0)
+		return -ENOMEM;
+	if (!commit)
+		return 0;
+	if (streq(commit, ver) || (commit[0] == 'v' && streq(commit + 1, ver)))
+		return 0;
+	return asprintf(ret_msg, "unknown commit '%s': the source in %s is %s", commit, src,
+			ver) < 0
+		       ? -ENOMEM
+		       : -ENOENT;
+}
+
+static int first_subsection(const struct config *cfg, const char *section, const char *want,
+			    char **ret)
+{
+	_cleanup_strv_ char **subs = NULL;
+	int r;
+
+	if (want) {
+		*ret = strdup(want);
+		return *ret ? 0 : -ENOMEM;
+	}
+	r = config_subsections(cfg, section, &subs);
+	if (r < 0)
+		return r;
+	*ret = strdup(subs && subs[0] ? subs[0] : "default");
+	return *ret ? 0 : -ENOMEM;
+}
+
+struct side {
+	const char *name;
+	struct build_result build;
+	struct run_series series;
+	bool built, ran;
+};
+
+static void side_free(struct side *s)
+{
+	build_result_free(&s->build);
+	run_series_free(&s->series);
+}
+
+static void progress(void *userdata, const struct run_result *r, int counted, int attempts)
+{
+	const char *name = userdata;
+	_cleanup_free_ char *t = NULL;
+
+	t = str_escape(r->title ? r->title : r->message ? r->message : "",
+		       r->title ? strlen(r->title) : r->message ? strlen(r->message) : 0, 160);
+	fprintf(stderr, "  %s run %d: %s%s%s (boot %.1fs)\n", name, attempts,
+		run_outcome_to_string(r->outcome), t && *t ? ": " : "", t ? t : "",
+		(double)r->boot_usec / 1e6);
+	(void)counted;
+}
+
+/* Console text may hold bytes that are not UTF-8, which jansson refuses. */
+static json_t *jstr(const char *s)
+{
+	_cleanup_free_ char *esc = NULL;
+	json_t *j = json_string(s);
+
+	if (j)
+		return j;
+	esc = str_escape(s, strlen(s), 64 * 1024);
+	return esc ? json_string(esc) : NULL;
+}
+
+static json_t *side_json(const struct side *s)
+{
+	json_t *o = json_object(), *outs = json_array(), *errs = json_array(), *b = json_object();
+
+	if (!o || !outs || !errs || !b) {
+		json_decref(o);
+		json_decref(outs);
+		json_decref(errs);
+		json_decref(b);
+		return NULL;
+	}
+	for (size_t i = 0; i < s->series.n_results; i++) {
+		const struct run_result *r = &s->series.results[i];
+		json_t *x = json_object();
+
+		json_object_set_new(x, "outcome", json_string(run_outcome_to_string(r->outcome)));
+		if (r->title)
+			json_object_set_new(x, "title", jstr(r->title));
+		if (r->message)
+			json_object_set_new(x, "message", jstr(r->message));
+		json_object_set_new(x, "boot_seconds", json_real((double)r->boot_usec / 1e6));
+		json_object_set_new(x, "run_seconds", json_real((double)r->run_usec / 1e6));
+		json_array_append_new(outs, x);
+	}
+	if (s->built && s->build.status != BUILD_OK)
+		json_array_append_new(outs, json_string("build-error"));
+	for (size_t i = 0; i < s->build.n_errors; i++) {
+		json_t *e = json_object();
+
+		json_object_set_new(e, "file", json_string(s->build.errors[i].file));
+		json_object_set_new(e, "line", json_integer(s->build.errors[i].line));
+		json_object_set_new(e, "message", jstr(s->build.errors[i].message));
+		json_array_append_new(errs, e);
+	}
+	json_object_set_new(b, "status", json_string(build_status_to_string(s->build.status)));
+	json_object_set_new(b, "seconds", json_real((double)s->build.usec / 1e6));
+	if (s->build.message)
+		json_object_set_new(b, "message", jstr(s->build.message));
+	if (s->build.log_path)
+		json_object_set_new(b, "log", json_string(s->build.log_path));
+	json_object_set_new(b, "errors", errs);
+	json_object_set_new(o, "runs", json_integer(s->series.counted));
+	json_object_set_new(o, "attempts", json_integer(s->series.attempts));
+	json_object_set_new(o, "crashed", json_integer(s->series.crashed));
+	json_object_set_new(o, "title", s->series.title ? jstr(s->series.title) : json_null());
+	json_object_set_new(o, "outcomes", outs);
+	json_object_set_new(o, "build", b);
+	return o;
+}
+
+struct session {
+	struct repro_args a;
+	struct vm_opts vm;
+	struct build_opts bo;
+	char *build_dir, *vm_name, *build_name, *tmpdir, *binary;
+	int runs, attempts;
+	char *error_kind, *error_msg;
+};
+
+static void session_free(struct session *s)
+{
+	repro_args_free(&s->a);
+	vm_opts_free(&s->vm);
+	free(s->build_dir);
+	free(s->vm_name);
+	free(s->build_name);
+	if (s->tmpdir)
+		(void)rm_rf(s->tmpdir);
+	free(s->tmpdir);
+	free(s->binary);
+	free(s->error_kind);
+	free(s->error_msg);
+}
+
+/* An input error: reported as {"error": {...}} and exit code 1. */
+static int input_error(struct session *s, const char *kind, const char *msg)
+{
+	free(s->error_kind);
+	free(s->error_msg);
+	s->error_kind = strdup(kind);
+	s->error_msg = strdup(msg ? msg : "");
+	return -EINVAL;
+}
+
+static int session_setup(struct ctl *c, struct session *s)
+{
+	_cleanup_free_ char *msg = NULL, *src_name = NULL;
+	struct config *cfg;
+	int r;
+
+	r = ctl_config(c, &cfg);
+	if (r < 0)
+		return r;
+	if (s->a.tree)
+		return input_error(s, "unsupported",
+				   "--tree needs the tree module, which is not built in yet; use --src");
+	r = check_src_commit(s->a.src, s->a.commit, &msg);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return input_error(s, "unknown-commit", msg);
+	if (access(s->a.kconfig, R_OK) < 0)
+		return input_error(s, "bad-config", "cannot read the --config file");
+	if (s->a.patch && access(s->a.patch, R_OK) < 0)
+		return input_error(s, "bad-patch", "cannot read the --patch file");
+	r = first_subsection(cfg, "vm", s->a.vm, &s->vm_name);
+	if (r < 0)
+		return r;
+	r = vm_opts_from_config(cfg, s->vm_name, &s->vm);
+	if (r < 0)
+		return r;
+	r = first_subsection(cfg, "build", s->a.build, &s->build_name);
+	if (r < 0)
+		return r;
+	r = build_opts_from_config(cfg, s->build_name, &s->bo, &s->build_dir);
+	if (r < 0)
+		return r;
+	s->bo.src = s->a.src;
+	s->bo.config = s->a.kconfig;
+	s->bo.dir = s->build_dir;
+	{
+		int64_t v;
+
+		s->runs = s->a.runs;
+		if (!s->runs)
+			s->runs = config_get_int(cfg, "vm", s->vm_name, "runs", &v) >= 0 ? (int)v : 3;
+		s->attempts = s->a.attempts;
+		if (!s->attempts)
+			s->attempts = s->a.runs
+					      ? 2 * s->runs
+					      : (config_get_int(cfg, "vm", s->vm_name,
+								"max-attempts", &v) >= 0
+							 ? (int)v
+							 : 6);
+		s->attempts = MAX(s->attempts, s->runs);
+	}
+	return 0;
+}
+
+static int compile_repro(struct session *s)
+{
+	_cleanup_free_ char *msg = NULL;
+	char tmpl[] = "/tmp/kfixctl-XXXXXX";
+	int r;
+
+	if (!mkdtemp(tmpl))
+		return -errno;
+	s->tmpdir = strdup(tmpl);
+	if (!s->tmpdir || asprintf(&s->binary, "%s/repro", tmpl) < 0)
+		return -ENOMEM;
+	if (!endswith(s->a.repro, ".c")) {
+		/* Already a binary. */
+		free(s->binary);
+		s->binary = strdup(s->a.repro);
+		return s->binary ? 0 : -ENOMEM;
+	}
+	r = run_compile_repro(s->a.repro, NULL, s->binary, &msg);
+	if (r == -EINVAL)
+		return input_error(s, "repro-does-not-compile", msg);
+	return r;
+}
+
+static int do_side(struct session *s, struct side *sd, bool progress_on, bool stop_on_crash)
+{
+	char *patches[] = { (char *)s->a.patch, NULL };
+	struct run_opts ro = {
+		.vm = &s->vm,
+		.backend = vm_backend_find(s->vm.backend ? s->vm.backend : "qemu"),
+		.timeout_usec = s->a.timeout_usec,
+		.runs = s->runs,
+		.max_attempts = s->attempts,
+		.stop_on_crash = stop_on_crash,
+		.progress = progress_on ? progress : NULL,
+		.userdata = (void *)sd->name,
+	};
+	int r;
+
+	s->bo.patches = streq(sd->name, "patched") ? patches : NULL;
+	if (progress_on)
+		fprintf(stderr, "%s: building (%s)\n", sd->name, s->a.src);
+	r = build_kernel(&s->bo, &sd->build);
+	if (r < 0)
+		return r;
+	sd->built = true;
+	if (progress_on)
+		fprintf(stderr, "%s: build %s in %.0fs%s%s\n", sd->name,
+			build_status_to_string(sd->build.status), (double)sd->build.usec / 1e6,
+			sd->build.message ? ": " : "", sd->build.message ? sd->build.message : "");
+	if (sd->build.status == BUILD_BAD_PATCH)
+		return input_error(s, "patch-does-not-apply", sd->build.message);
+	if (sd->build.status == BUILD_BAD_CONFIG)
+		return input_error(s, "config-missing-options", sd->build.message);
+	if (sd->build.status != BUILD_OK)
+		return 0;
+	if (!ro.backend)
+		return input_error(s, "bad-vm", "unknown VM backend");
+	ro.kernel = sd->build.bzimage;
+	ro.repro = s->binary;
+	r = run_series(&ro, &sd->series);
+	if (r < 0)
+		return r;
+	sd->ran = true;
+	return 0;
+}
+
+static enum verdict side_verdict(const struct session *s, const struct side *sd, bool base,
+				 enum verdict base_v)
+{
+	if (sd->build.status == BUILD_FAILED)
+		return VERDICT_BUILD_ERROR;
+	if (sd->build.status != BUILD_OK)
+		return VERDICT_INFRA_ERROR;
+	if (base)
+		return verdict_base(&sd->series, s->a.titles, s->runs);
+	return verdict_patch(base_v, &sd->series, s->runs);
+}
+
+static int print_result(struct ctl *c, struct session *s, struct side *base, struct side *patched,
+			const char *verdict)
+{
+	if (c->json) {
+		_cleanup_json_ json_t *o = json_object();
+
+		if (!o)
+			return -ENOMEM;
+		if (s->error_kind) {
+			json_t *e = json_object();
+
+			json_object_set_new(e, "kind", json_string(s->error_kind));
+			json_object_set_new(e, "message", jstr(s->error_msg));
+			json_object_set_new(o, "error", e);
+		}
+		if (base->built)
+			json_object_set_new(o, "base", side_json(base));
+		if (patched && patched->built)
+			json_object_set_new(o, "patched", side_json(patched));
+		json_object_set_new(o, "verdict", verdict ? json_string(verdict) : json_null());
+		return json_print(o);
+	}
+	if (s->error_kind) {
+		_cleanup_free_ char *m = str_escape(s->error_msg, strlen(s->error_msg), 4000);
+
+		ctl_err("%s: %s", s->error_kind, m ? m : "");
+		return 0;
+	}
+	for (struct side *sd = base; sd; sd = sd == base ? patched : NULL) {
+		if (!sd->built)
+			continue;
+		printf("%-8s build %s", sd->name, build_status_to_string(sd->build.status));
+		if (sd->ran)
+			printf(", runs %d, crashed %d", sd->series.counted, sd->series.crashed);
+		printf("\n");
+		if (sd->series.title)
+			ctl_print_escaped("  title", sd->series.title);
+		for (size_t i = 0; i < sd->build.n_errors && i < 5; i++)
+			printf("  %s:%d: %s\n", sd->build.errors[i].file, sd->build.errors[i].line,
+			       sd->build.errors[i].message);
+	}
+	if (verdict)
+		printf("verdict: %s\n", verdict);
+	return 0;
+}
+
+static int repro_main(struct ctl *c, int argc, char **argv, bool test_patch)
+{
+	_cleanup_(session_free) struct session s = { .a.test_patch = test_patch };
+	_cleanup_(side_free) struct side base = { .name = "base" }, patched = { .name = "patched" };
+	const char *cmd = test_patch ? "test-patch" : "reproduce";
+	bool prog = !c->json && isatty(STDERR_FILENO);
+	enum verdict vb = VERDICT_INFRA_ERROR, v = VERDICT_INFRA_ERROR;
+	int r;
+
+	r = parse_args(cmd, argc, argv, &s.a);
+	if (r < 0)
+		return 2;
+	r = session_setup(c, &s);
+	if (r == 0)
+		r = compile_repro(&s);
+	if (r == 0)
+		r = do_side(&s, &base, prog, test_patch);
+	if (r == 0) {
+		vb = side_verdict(&s, &base, true, 0);
+		v = vb;
+		if (test_patch && vb == VERDICT_REPRODUCED) {
+			r = do_side(&s, &patched, prog, true);
+			if (r == 0)
+				v = side_verdict(&s, &patched, false, vb);
+		} else if (test_patch && vb == VERDICT_BUILD_ERROR)
+			v = VERDICT_INFRA_ERROR; /* the base, not the patch, broke */
+	}
+	if (r < 0 && !s.error_kind) {
+		ctl_err("%s: %s", cmd, strerror(-r));
+		return 1;
+	}
+	print_result(c, &s, &base, test_patch ? &patched : NULL,
+		     s.error_kind ? NULL : verdict_to_string(v));
+	if (s.error_kind)
+		return 1;
+	return (test_patch ? v == VERDICT_FIXED : v == VERDICT_REPRODUCED) ? 0 : 1;
+}
+
+int ctl_reproduce(struct ctl *c, int argc, char **argv)
+{
+	return repro_main(c, argc, argv, false);
+}
+
+int ctl_test_patch(struct ctl *c, int argc, char **argv)
+{
+	return repro_main(c, argc, argv, true);
+}

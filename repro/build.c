@@ -1,0 +1,658 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "common/strutil.h"
+
+#define JOURNAL ".kfix-applied"
+#define LOG_MAX (64 * 1024 * 1024)
+#define PATCH_MAX (16 * 1024 * 1024)
+#define CONFIG_MAX (4 * 1024 * 1024)
+#define ERRORS_MAX 50
+
+/* What the VM and the crash reports need from any config. */
+static const char *const required_options[] = {
+	"CONFIG_BLK_DEV_INITRD", "CONFIG_SERIAL_8250_CONSOLE", "CONFIG_NET",
+	"CONFIG_INET", "CONFIG_VIRTIO_NET", "CONFIG_VIRTIO_PCI", "CONFIG_PRINTK",
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+const char *build_status_to_string(enum build_status s)
+{
+	static const char *const names[] = {
+		[BUILD_OK] = "ok", [BUILD_FAILED] = "build-error",
+		[BUILD_BAD_PATCH] = "patch-error", [BUILD_BAD_CONFIG] = "config-error",
+		[BUILD_INFRA] = "infra-error",
+	};
+	return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+void build_errors_free(struct build_error *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].file);
+		free(e[i].message);
+	}
+	free(e);
+}
+
+void build_result_free(struct build_result *r)
+{
+	free(r->message);
+	free(r->objdir);
+	free(r->log_path);
+	free(r->bzimage);
+	free(r->vmlinux);
+	free(r->system_map);
+	build_errors_free(r->errors, r->n_errors);
+	*r = (struct build_result){ 0 };
+}
+
+static int set_message(struct build_result *r, enum build_status st, const char *fmt, ...)
+	_printf_(3, 4);
+static int set_message(struct build_result *r, enum build_status st, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	r->status = st;
+	free(r->message);
+	va_start(ap, fmt);
+	n = vasprintf(&r->message, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		r->message = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int build_opts_from_config(const struct config *cfg, const char *name,
+			   struct build_opts *opts, char **ret_dir)
+{
+	_cleanup_free_ char *dir = NULL, *cache = NULL;
+	int64_t jobs = 0;
+	int r;
+
+	if (config_get_int(cfg, "build", name, "jobs", &jobs) >= 0)
+		opts->jobs = (int)jobs;
+	(void)config_get_bool(cfg, "build", name, "ccache", &opts->ccache);
+	(void)config_get_duration(cfg, "build", name, "timeout", &opts->timeout_usec);
+	r = config_get_path(cfg, "build", name, "dir", &dir);
+	if (r == -ENOENT) {
+		r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
+		if (r < 0)
+			return r;
+		if (asprintf(&dir, "%s/builds", cache) < 0)
+			return -ENOMEM;
+	} else if (r < 0)
+		return r;
+	*ret_dir = TAKE_PTR(dir);
+	return 0;
+}
+
+/* Runs a tool and returns its exit code (or -ETIMEDOUT); output in *ret_out. */
+static int run_tool(char *const argv[], uint64_t timeout_usec, int tee_fd, char **ret_out)
+{
+	struct proc_opts po = PROC_OPTS_DEFAULT;
+	struct proc_result pr = { 0 };
+	int r;
+
+	po.timeout_usec = timeout_usec;
+	po.tee_fd = tee_fd;
+	po.output_max = 256 * 1024;
+	r = proc_run(argv, &po, &pr);
+	if (r < 0)
+		return r;
+	if (ret_out)
+		*ret_out = TAKE_PTR(pr.output);
+	r = pr.timed_out ? -ETIMEDOUT : pr.exit_code < 0 ? -EINTR : pr.exit_code;
+	proc_result_free(&pr);
+	return r;
+}
+
+static int patch_run(const char *src, const char *file, bool reverse, bool dry, char **ret_out)
+{
+	char *argv[] = { "patch", "-p1", "--batch", "--silent", "--no-backup-if-mismatch",
+			 "--reject-file=-", "-d", (char *)src, "-i", (char *)file,
+			 reverse ? "-R" : "--forward", dry ? "--dry-run" : NULL, NULL };
+
+	return run_tool(argv, 60 * 1000000ULL, -1, ret_out);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int journal_list(const char *src, char ***ret)
+{
+	_cleanup_free_ char *jdir = NULL;
+	_cleanup_strv_ char **v = NULL;
+	DIR *d;
+	struct dirent *de;
+
+	if (asprintf(&jdir, "%s/" JOURNAL, src) < 0)
+		return -ENOMEM;
+	d = opendir(jdir);
+	if (!d) {
+		*ret = NULL;
+		return errno == ENOENT ? 0 : -errno;
+	}
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *p = NULL;
+
+		if (!endswith(de->d_name, ".patch"))
+			continue;
+		if (asprintf(&p, "%s/%s", jdir, de->d_name) < 0 || strv_push(&v, p) < 0) {
+			closedir(d);
+			return -ENOMEM;
+		}
+	}
+	closedir(d);
+	if (v)
+		qsort(v, strv_len(v), sizeof(char *), cmp_str);
+	*ret = TAKE_PTR(v);
+	return 0;
+}
+
+/* Undoes the patches of this or an interrupted earlier build, newest
+ * first.  The reverted files get a new mtime, so make rebuilds them. */
+static int journal_revert(const char *src, char **ret_msg)
+{
+	_cleanup_strv_ char **v = NULL;
+	_cleanup_free_ char *jdir = NULL;
+	int r;
+
+	r = journal_list(src, &v);
+	if (r < 0)
+		return r;
+	for (size_t i = strv_len(v); i > 0; i--) {
+		_cleanup_free_ char *out = NULL;
+
+		r = patch_run(src, v[i - 1], true, false, &out);
+		if (r != 0) {
+			if (ret_msg)
+				*ret_msg = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
+			return -EIO;
+		}
+		if (unlink(v[i - 1]) < 0)
+			return -errno;
+	}
+	if (asprintf(&jdir, "%s/" JOURNAL, src) < 0)
+		return -ENOMEM;
+	(void)rmdir(jdir);
+	return 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len;
+	int r;
+
+	r = read_file_bounded(from, PATCH_MAX, &data, &len);
+	if (r < 0)
+		return r;
+	return write_file_atomic(to, data, len, 0644);
+}
+
+static int apply_patches(const struct build_opts *o, struct build_result *res)
+{
+	_cleanup_free_ char *jdir = NULL;
+	int r;
+
+	if (!o->patches || !o->patches[0])
+		return 0;
+	if (asprintf(&jdir, "%s/" JOURNAL, o->src) < 0)
+		return -ENOMEM;
+	r = mkdir_p(jdir, 0755);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; o->patches[i]; i++) {
+		_cleanup_free_ char *out = NULL, *jfile = NULL, *esc = NULL;
+
+		r = patch_run(o->src, o->patches[i], false, true, &out);
+		if (r != 0) {
+			esc = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
+			return set_message(res, BUILD_BAD_PATCH, "patch %s does not apply: %s",
+					   o->patches[i], esc ? esc : "");
+		}
+		/* Journal first: a crash between the two steps leaves a
+		 * journal entry whose reverse fails, which is reported,
+		 * rather than an applied patch nobody knows about. */
+		if (asprintf(&jfile, "%s/%02zu.patch", jdir, i) < 0)
+			return -ENOMEM;
+		r = copy_file(o->patches[i], jfile);
+		if (r < 0)
+			return r;
+		free(out);
+		out = NULL;
+		r = patch_run(o->src, o->patches[i], false, false, &out);
+		if (r != 0) {
+			(void)unlink(jfile);
+			esc = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
+			return set_message(res, BUILD_BAD_PATCH, "patch %s failed: %s",
+					   o->patches[i], esc ? esc : "");
+		}
+	}
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int objdir_path(const struct build_opts *o, char **ret)
+{
+	_cleanup_free_ char *cfg = strdup(base_name(o->config));
+	char *dot;
+
+	if (!cfg)
+		return -ENOMEM;
+	dot = strrchr(cfg, '.');
+	if (dot && dot != cfg)
+		*dot = '\0';
+	for (char *p = cfg; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+			*p = '_';
+	return asprintf(ret, "%s/%s--%s", o->dir, o->name ? o->name : base_name(o->src), cfg) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+static int make_argv(const struct build_opts *o, const char *objdir, char *const *targets,
+		     char ***ret)
+{
+	_cleanup_strv_ char **v = NULL;
+	_cleanup_free_ char *c = NULL, *ob = NULL, *j = NULL;
+	long jobs = o->jobs > 0 ? o->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (asprintf(&c, "-C%s", o->src) < 0 || asprintf(&ob, "O=%s", objdir) < 0 ||
+	    asprintf(&j, "-j%ld", jobs > 0 ? jobs : 1) < 0)
+		return -ENOMEM;
+	if (strv_push(&v, "make") < 0 || strv_push(&v, c) < 0 || strv_push(&v, ob) < 0 ||
+	    strv_push(&v, j) < 0)
+		return -ENOMEM;
+	if (o->ccache && strv_push(&v, "CC=ccache gcc") < 0)
+		return -ENOMEM;
+	for (size_t i = 0; targets[i]; i++)
+		if (strv_push(&v, targets[i]) < 0)
+			return -ENOMEM;
+	*ret = TAKE_PTR(v);
+	return 0;
+}
+
+/* Copies the config in and runs olddefconfig only when the input changed,
+ * so an unchanged config costs nothing. */
+static int prepare_config(const struct build_opts *o, const char *objdir, int log_fd,
+			  struct build_result *res)
+{
+	_cleanup_free_ char *in = NULL, *old = NULL, *mark = NULL, *dotcfg = NULL, *final = NULL;
+	_cleanup_strv_ char **argv = NULL;
+	_cleanup_buf_ struct buf missing = BUF_INIT(4096);
+	size_t in_len, old_len = 0, final_len;
+	int r;
+
+	r = read_file_bounded(o->config, CONFIG_MAX, &in, &in_len);
+	if (r < 0)
+		return set_message(res, BUILD_BAD_CONFIG, "cannot read config %s: %s", o->config,
+				   strerror(-r));
+	if (asprintf(&mark, "%s/.kfix-input-config", objdir) < 0 ||
+	    asprintf(&dotcfg, "%s/.config", objdir) < 0)
+		return -ENOMEM;
+	if (read_file_bounded(mark, CONFIG_MAX, &old, &old_len) < 0 || old_len != in_len ||
+	    memcmp(old, in, in_len) != 0) {
+		r = write_file_atomic(dotcfg, in, in_len, 0644);
+		if (r < 0)
+			return r;
+		r = make_argv(o, objdir, (char *const[]){ "olddefconfig", NULL }, &argv);
+		if (r < 0)
+			return r;
+		r = run_tool(argv, o->timeout_usec, log_fd, NULL);
+		if (r != 0)
+			return set_message(res, r == -ETIMEDOUT ? BUILD_INFRA : BUILD_FAILED,
+					   "make olddefconfig failed (%d)", r);
+		r = write_file_atomic(mark, in, in_len, 0644);
+		if (r < 0)
+			return r;
+	}
+	r = read_file_bounded(dotcfg, CONFIG_MAX, &final, &final_len);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < ARRAY_SIZE(required_options); i++) {
+		_cleanup_free_ char *needle = NULL;
+
+		if (asprintf(&needle, "\n%s=y\n", required_options[i]) < 0)
+			return -ENOMEM;
+		if (!strstr(final, needle) &&
+		    buf_printf(&missing, " %s", required_options[i]) < 0)
+			return -ENOMEM;
+	}
+	if (missing.len > 0) {
+		/* Forget the input so the next build re-runs olddefconfig. */
+		(void)unlink(mark);
+		return set_message(res, BUILD_BAD_CONFIG,
+				   "config %s lacks options the VM needs:%s", o->config,
+				   missing.data);
+	}
+	return 0;
+}
+
+static void unlockp(int *fd)
+{
+	if (*fd >= 0) {
+		flock(*fd, LOCK_UN);
+		close(*fd);
+	}
+}
+
+static int lock_slot(const char *objdir, int *ret_fd)
+{
+	_cleanup_free_ char *p = NULL;
+	int fd;
+
+	if (asprintf(&p, "%s.lock", objdir) < 0)
+		return -ENOMEM;
+	fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		return -errno;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static bool is_file(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static int classify_log(const struct build_opts *o, struct build_result *res, int make_rc)
+{
+	_cleanup_free_ char *log = NULL;
+	size_t len = 0;
+	int r;
+
+	if (make_rc == -ETIMEDOUT)
+		return set_message(res, BUILD_INFRA, "build timed out");
+	(void)read_file_bounded(res->log_path, LOG_MAX, &log, &len);
+	if (log && strstr(log, "No space left on device"))
+		return set_message(res, BUILD_INFRA, "disk full during the build (log: %s)",
+				   res->log_path);
+	if (make_rc == 127 || make_rc < 0)
+		return set_message(res, BUILD_INFRA, "cannot run make (%d)", make_rc);
+	if (log) {
+		r = build_parse_errors(log, len, o->src, ERRORS_MAX, &res->errors, &res->n_errors);
+		if (r < 0)
+			return r;
+	}
+	if (res->n_errors > 0) {
+		_cleanup_free_ char *m = str_escape(res->errors[0].message,
+						     strlen(res->errors[0].message), 200);
+		return set_message(res, BUILD_FAILED, "build failed: %s:%d: %s (%zu errors)",
+				   res->errors[0].file, res->errors[0].line, m ? m : "",
+				   res->n_errors);
+	}
+	return set_message(res, BUILD_FAILED, "build failed, make exit %d (log: %s)", make_rc,
+			   res->log_path);
+}
+
+static int do_build(const struct build_opts *o, char *const *targets, struct build_result *res)
+{
+	_cleanup_close_ int log_fd = -1;
+	_cleanup_strv_ char **argv = NULL;
+	int r, rc;
+
+	log_fd = open(res->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (log_fd < 0)
+		return -errno;
+	r = apply_patches(o, res);
+	if (r < 0 || res->status != BUILD_OK)
+		return r;
+	r = prepare_config(o, res->objdir, log_fd, res);
+	if (r < 0 || res->status != BUILD_OK)
+		return r;
+	r = make_argv(o, res->objdir, targets, &argv);
+	if (r < 0)
+		return r;
+	rc = run_tool(argv, o->timeout_usec, log_fd, NULL);
+	if (rc != 0)
+		return classify_log(o, res, rc);
+	return 0;
+}
+
+static int build_common(const struct build_opts *o, char *const *targets,
+			struct build_result *ret)
+{
+	_cleanup_(build_result_free) struct build_result res = { 0 };
+	_cleanup_(unlockp) int slot_lock = -1, src_lock = -1;
+	_cleanup_free_ char *srclock = NULL, *revert_msg = NULL;
+	uint64_t start = now_usec();
+	int r, r2;
+
+	r = objdir_path(o, &res.objdir);
+	if (r < 0)
+		return r;
+	r = mkdir_p(res.objdir, 0755);
+	if (r < 0)
+		return r;
+	if (asprintf(&res.log_path, "%s/kfix-build.log", res.objdir) < 0 ||
+	    asprintf(&srclock, "%s/.kfix", o->src) < 0)
+		return -ENOMEM;
+	r = lock_slot(res.objdir, &slot_lock);
+	if (r < 0)
+		return r;
+	r = lock_slot(srclock, &src_lock);
+	if (r < 0)
+		return r;
+	r = journal_revert(o->src, &revert_msg);
+	if (r < 0) {
+		if (set_message(&res, BUILD_INFRA,
+				"source %s holds a patch from an earlier build that does not revert: %s",
+				o->src, revert_msg ? revert_msg : strerror(-r)) < 0)
+			return -ENOMEM;
+		*ret = res;
+		res = (struct build_result){ 0 };
+		return 0;
+	}
+	r = do_build(o, targets, &res);
+	r2 = journal_revert(o->src, &revert_msg);
+	if (r < 0)
+		return r;
+	if (r2 < 0 && res.status == BUILD_OK)
+		set_message(&res, BUILD_INFRA, "cannot revert the patches: %s",
+			    revert_msg ? revert_msg : strerror(-r2));
+	if (res.status == BUILD_OK && streq(targets[0], "bzImage")) {
+		if (asprintf(&res.bzimage, "%s/arch/x86/boot/bzImage", res.objdir) < 0 ||
+		    asprintf(&res.vmlinux, "%s/vmlinux", res.objdir) < 0 ||
+		    asprintf(&res.system_map, "%s/System.map", res.objdir) < 0)
+			return -ENOMEM;
+		if (!is_file(res.bzimage))
+			set_message(&res, BUILD_FAILED, "make succeeded but %s is missing",
+				    res.bzimage);
+	}
+	res.usec = now_usec() - start;
+	*ret = res;
+	res = (struct build_result){ 0 };
+	return 0;
+}
+
+int build_kernel(const struct build_opts *o, struct build_result *ret)
+{
+	return build_common(o, (char *const[]){ "bzImage", NULL }, ret);
+}
+
+int build_check_patch(const struct build_opts *o, struct build_result *ret)
+{
+	_cleanup_strv_ char **files = NULL;
+	int r;
+
+	for (size_t i = 0; o->patches && o->patches[i]; i++) {
+		_cleanup_free_ char *p = NULL;
+		_cleanup_strv_ char **f = NULL;
+		size_t len;
+
+		r = read_file_bounded(o->patches[i], PATCH_MAX, &p, &len);
+		if (r < 0)
+			return r;
+		r = build_patch_files(p, len, &f);
+		if (r < 0)
+			return r;
+		for (size_t k = 0; f && f[k]; k++) {
+			size_t n = strlen(f[k]);
+
+			/* make builds path/file.o from path/file.c. */
+			f[k][n - 1] = 'o';
+			if (!strv_contains(files, f[k]) && strv_push(&files, f[k]) < 0)
+				return -ENOMEM;
+		}
+	}
+	if (!files) {
+		*ret = (struct build_result){ .status = BUILD_OK };
+		return 0;
+	}
+	return build_common(o, files, ret);
+}
+
+static char *strip_src(const char *path, size_t n, const char *src)
+{
+	size_t sl = src ? strlen(src) : 0;
+
+	if (sl > 0 && n > sl && strncmp(path, src, sl) == 0 && path[sl] == '/') {
+		path += sl + 1;
+		n -= sl + 1;
+	}
+	while (n > 3 && strncmp(path, "../", 3) == 0) {
+		path += 3;
+		n -= 3;
+	}
+	return strndup(path, n);
+}
+
+static int push_error(struct build_error **v, size_t *n, char *file, int line, const char *msg,
+		      size_t msg_len)
+{
+	struct build_error *nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv) {
+		free(file);
+		return -ENOMEM;
+	}
+	*v = nv;
+	nv[*n] = (struct build_error){ .file = file, .line = line,
+				       .message = strndup(msg, msg_len) };
+	if (!file || !nv[*n].message) {
+		free(file);
+		free(nv[*n].message);
+		return -ENOMEM;
+	}
+	(*n)++;
+	return 0;
+}
+
+/* Recognises "path:line:col: error: msg", "path:line: error: msg" and
+ * "ld: ...: undefined reference to ..." lines. */
+int build_parse_errors(const char *log, size_t len, const char *src, size_t max,
+		       struct build_error **ret, size_t *ret_n)
+{
+	struct build_error *v = NULL;
+	size_t n = 0;
+	const char *p = log, *end = log + len;
+	int r;
+
+	while (p < end && n < max) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *e, *colon;
+		size_t ll;
+
+		if (!eol)
+			eol = end;
+		ll = (size_t)(eol - p);
+		e = memmem(p, ll, ": error: ", 9);
+		if (!e)
+			e = memmem(p, ll, ": fatal error: ", 15);
+		colon = memchr(p, ':', ll);
+		if (e && colon && colon < e && isdigit((unsigned char)colon[1])) {
+			const char *msg = memchr(e + 1, ':', (size_t)(eol - e - 1));
+
+			msg = msg ? msg + 2 : e;
+			r = push_error(&v, &n, strip_src(p, (size_t)(colon - p), src),
+				       atoi(colon + 1), msg, (size_t)(eol > msg ? eol - msg : 0));
+			if (r < 0) {
+				build_errors_free(v, n);
+				return r;
+			}
+		} else if ((e = memmem(p, ll, "undefined reference to", 22))) {
+			r = push_error(&v, &n, strdup(""), 0, e, (size_t)(eol - e));
+			if (r < 0) {
+				build_errors_free(v, n);
+				return r;
+			}
+		}
+		p = eol + 1;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int build_patch_files(const char *patch, size_t len, char ***ret)
+{
+	_cleanup_strv_ char **v = NULL;
+	const char *p = patch, *end = patch + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *name;
+
+		if (!eol)
+			eol = end;
+		if ((size_t)(eol - p) > 6 && strncmp(p, "+++ b/", 6) == 0) {
+			_cleanup_free_ char *f = NULL;
+			const char *tab;
+
+			name = p + 6;
+			tab = memchr(name, '\t', (size_t)(eol - name));
+			f = strndup(name, (size_t)((tab ? tab : eol) - name));
+			if (!f)
+				return -ENOMEM;
+			if (endswith(f, ".c") && !strstr(f, "..") && f[0] != '/' &&
+			    !strv_contains(v, f) && strv_push(&v, f) < 0)
+				return -ENOMEM;
+		}
+		p = eol + 1;
+	}
+	*ret = TAKE_PTR(v);
+	return 0;
+}

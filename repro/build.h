@@ -1,0 +1,74 @@
+/* Kernel builds: an out-of-tree (O=) directory kept per (tree, config) so
+ * that a build after a small patch is incremental, patches applied to the
+ * source only for the duration of a build, a kept build log, and compiler
+ * errors parsed into file:line:message for the agent. */
+#ifndef KFIX_REPRO_BUILD_H
+#define KFIX_REPRO_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+
+struct build_opts {
+	const char *src;	   /* kernel source; patched in place while building */
+	const char *config;	   /* a .config (full, or partial for olddefconfig) */
+	const char *dir;	   /* where the O= directories live */
+	const char *name;	   /* tree name: the O= dir is DIR/NAME--CONFIGNAME */
+	char *const *patches;	   /* applied in order for this build (NULL-terminated) */
+	int jobs;		   /* make -j; 0: number of CPUs */
+	bool ccache;
+	uint64_t timeout_usec;	   /* 0: none */
+};
+
+/* Fills opts from [build "name"] (jobs, ccache, dir, timeout); the
+ * strings stay owned by cfg. */
+int build_opts_from_config(const struct config *cfg, const char *name,
+			   struct build_opts *opts, char **ret_dir);
+
+enum build_status {
+	BUILD_OK,
+	BUILD_FAILED,	     /* the compiler or linker refused: build-error */
+	BUILD_BAD_PATCH,     /* a patch does not apply */
+	BUILD_BAD_CONFIG,    /* options the VM needs are missing */
+	BUILD_INFRA,	     /* time-out, disk full, make missing */
+};
+
+struct build_error {
+	char *file;	/* relative to the source tree; "" for link errors */
+	int line;
+	char *message;
+};
+
+struct build_result {
+	enum build_status status;
+	char *message;	      /* one line for people, untrusted text escaped */
+	char *objdir;
+	char *log_path;	      /* the full make output, kept */
+	char *bzimage, *vmlinux, *system_map;
+	struct build_error *errors;
+	size_t n_errors;
+	uint64_t usec;
+};
+void build_result_free(struct build_result *r);
+
+const char *build_status_to_string(enum build_status s);
+
+/* Returns 0 with ret->status telling the outcome; < 0 only when kfix
+ * itself failed (memory, cannot create the build directory). */
+int build_kernel(const struct build_opts *o, struct build_result *ret);
+
+/* Compiles only the .c files the patches touch (make path/file.o), for
+ * fast feedback before a full build. */
+int build_check_patch(const struct build_opts *o, struct build_result *ret);
+
+/* file:line: error: message lines of a gcc/ld log, at most max. */
+int build_parse_errors(const char *log, size_t len, const char *src, size_t max,
+		       struct build_error **ret, size_t *ret_n);
+void build_errors_free(struct build_error *e, size_t n);
+
+/* The .c files a unified diff touches (NULL-terminated). */
+int build_patch_files(const char *patch, size_t len, char ***ret);
+
+#endif

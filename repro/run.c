@@ -1,0 +1,355 @@
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/fileio.h"
+#include "common/proc.h"
+#include "common/strutil.h"
+#include "run.h"
+
+#define REPRO_MAX (64 * 1024 * 1024)
+#define CONSOLE_MAX (4 * 1024 * 1024)
+/* After the reproducer ends, late reports (RCU callbacks, workqueues) get
+ * this long to reach the console. */
+#define SETTLE_USEC (1500 * 1000ULL)
+/* A guest that dropped SSH has this long to finish its panic and stop. */
+#define PANIC_WAIT_USEC (20 * 1000000ULL)
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+const char *run_outcome_to_string(enum run_outcome o)
+{
+	static const char *const names[] = {
+		[RUN_CRASHED] = "crashed", [RUN_NO_CRASH] = "no-crash",
+		[RUN_BUILD_ERROR] = "build-error", [RUN_BOOT_ERROR] = "boot-error",
+		[RUN_INFRA_ERROR] = "infra-error",
+	};
+	return (unsigned)o < ARRAY_SIZE(names) ? names[o] : "unknown";
+}
+
+const char *verdict_to_string(enum verdict v)
+{
+	static const char *const names[] = {
+		[VERDICT_FIXED] = "fixed", [VERDICT_NOT_FIXED] = "not-fixed",
+		[VERDICT_NOT_REPRODUCED] = "not-reproduced", [VERDICT_REPRODUCED] = "reproduced",
+		[VERDICT_BUILD_ERROR] = "build-error", [VERDICT_BOOT_ERROR] = "boot-error",
+		[VERDICT_INFRA_ERROR] = "infra-error",
+	};
+	return (unsigned)v < ARRAY_SIZE(names) ? names[v] : "unknown";
+}
+
+void run_result_free(struct run_result *r)
+{
+	free(r->title);
+	free(r->report);
+	free(r->message);
+	free(r->console);
+	*r = (struct run_result){ 0 };
+}
+
+void run_series_free(struct run_series *s)
+{
+	for (size_t i = 0; i < s->n_results; i++)
+		run_result_free(&s->results[i]);
+	free(s->results);
+	*s = (struct run_series){ 0 };
+}
+
+int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
+		      char **ret_msg)
+{
+	_cleanup_strv_ char **argv = NULL;
+	struct proc_opts po = PROC_OPTS_DEFAULT;
+	struct proc_result pr = { 0 };
+	int r;
+
+	if (strv_push(&argv, "gcc") < 0 || strv_push(&argv, "-static") < 0 ||
+	    strv_push(&argv, "-pthread") < 0 || strv_push(&argv, "-O1") < 0 ||
+	    strv_push(&argv, "-w") < 0 || strv_push(&argv, "-o") < 0 ||
+	    strv_push(&argv, out_path) < 0 || strv_push(&argv, c_file) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; flags && flags[i]; i++)
+		if (strv_push(&argv, flags[i]) < 0)
+			return -ENOMEM;
+	po.timeout_usec = 120 * 1000000ULL;
+	po.output_max = 64 * 1024;
+	r = proc_run(argv, &po, &pr);
+	if (r < 0)
+		return r;
+	if (pr.exit_code != 0) {
+		*ret_msg = str_escape(pr.output ? pr.output : "", pr.output_len, 2000);
+		proc_result_free(&pr);
+		return -EINVAL;
+	}
+	proc_result_free(&pr);
+	return 0;
+}
+
+static int set_msg(struct run_result *r, enum run_outcome o, const char *msg)
+{
+	r->outcome = o;
+	free(r->message);
+	r->message = strdup(msg ? msg : "");
+	return r->message ? 0 : -ENOMEM;
+}
+
+/* Fetches and classifies the console; a crash found there decides. */
+static int take_console(const struct run_opts *o, struct vm *vm, struct run_result *res)
+{
+	size_t len = 0;
+	int r;
+
+	r = o->backend->console(vm, CONSOLE_MAX, &res->console, &len);
+	if (r < 0)
+		return 0;
+	r = run_classify_console(res->console, len, &res->title, &res->report);
+	return r == -ENOENT ? 0 : r;
+}
+
+static void vm_stopp(const struct run_opts *o, struct vm **vm)
+{
+	if (*vm)
+		o->backend->stop(*vm);
+	*vm = NULL;
+}
+
+static int run_in_vm(const struct run_opts *o, struct vm *vm, const void *bin, size_t bin_len,
+		     struct run_result *res)
+{
+	struct vm_exec_result x = { 0 };
+	uint64_t timeout = o->timeout_usec ? o->timeout_usec : o->vm->run_timeout_usec;
+	uint64_t start, deadline;
+	_cleanup_free_ char *cmd = NULL;
+	bool lost;
+	int r;
+
+	r = o->backend->exec(vm, "cat > /tmp/kfix-repro && chmod +x /tmp/kfix-repro", bin,
+			     bin_len, 120 * 1000000ULL, &x);
+	if (r < 0)
+		return r;
+	lost = x.lost || x.exit_status != 0;
+	vm_exec_result_free(&x);
+	start = now_usec();
+	if (!lost) {
+		/* busybox's timeout kills the reproducer; the channel's own
+		 * limit is the backstop if the guest hangs. */
+		if (asprintf(&cmd, "cd /tmp && timeout -s KILL %llu ./kfix-repro",
+			     (unsigned long long)(timeout / 1000000 + 1)) < 0)
+			return -ENOMEM;
+		r = o->backend->exec(vm, cmd, NULL, 0, timeout + 30 * 1000000ULL, &x);
+		if (r < 0)
+			return r;
+		lost = x.lost || x.timed_out;
+		vm_exec_result_free(&x);
+	}
+	res->run_usec = now_usec() - start;
+	if (lost) {
+		deadline = now_usec() + PANIC_WAIT_USEC;
+		while (!o->backend->exited(vm) && now_usec() < deadline)
+			usleep(200 * 1000);
+	} else
+		usleep(SETTLE_USEC);
+	r = take_console(o, vm, res);
+	if (r < 0)
+		return r;
+	if (res->title)
+		res->outcome = RUN_CRASHED;
+	else if (lost)
+		return set_msg(res, RUN_INFRA_ERROR, "lost the guest's SSH without a crash report");
+	else
+		res->outcome = RUN_NO_CRASH;
+	return 0;
+}
+
+int run_once(const struct run_opts *o, struct run_result *ret)
+{
+	_cleanup_(run_result_free) struct run_result res = { 0 };
+	_cleanup_free_ char *bin = NULL, *msg = NULL;
+	struct vm *vm = NULL;
+	enum vm_failure failure = VM_OK;
+	size_t bin_len;
+	uint64_t start = now_usec();
+	int r;
+
+	r = read_file_bounded(o->repro, REPRO_MAX, &bin, &bin_len);
+	if (r < 0)
+		return r;
+	r = o->backend->start(o->vm, o->kernel, &vm, &failure, &msg);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			return r;
+		r = set_msg(&res, failure == VM_NO_BOOT ? RUN_BOOT_ERROR : RUN_INFRA_ERROR,
+			    msg ? msg : strerror(-r));
+		if (r < 0)
+			return r;
+		*ret = res;
+		res = (struct run_result){ 0 };
+		return 0;
+	}
+	res.boot_usec = now_usec() - start;
+	r = run_in_vm(o, vm, bin, bin_len, &res);
+	vm_stopp(o, &vm);
+	if (r < 0)
+		return r;
+	*ret = res;
+	res = (struct run_result){ 0 };
+	return 0;
+}
+
+struct series_state {
+	const struct run_opts *o;
+	pthread_mutex_t lock;
+	struct run_series s;
+	int inflight;
+	bool stop;
+	int error;
+};
+
+static bool counted(enum run_outcome o)
+{
+	return o == RUN_CRASHED || o == RUN_NO_CRASH;
+}
+
+static int series_record(struct series_state *st, struct run_result *r)
+{
+	struct run_series *s = &st->s;
+	struct run_result *nv = realloc(s->results, (s->n_results + 1) * sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	s->results = nv;
+	nv[s->n_results++] = *r;
+	*r = (struct run_result){ 0 };
+	r = &nv[s->n_results - 1];
+	if (counted(r->outcome))
+		s->counted++;
+	if (r->outcome == RUN_CRASHED) {
+		s->crashed++;
+		if (st->o->stop_on_crash)
+			st->stop = true;
+	}
+	if (r->outcome == RUN_BOOT_ERROR) {
+		/* A kernel that cannot boot will not boot on retry. */
+		s->boot_error = true;
+		st->stop = true;
+	}
+	if (st->o->progress)
+		st->o->progress(st->o->userdata, r, s->counted, s->attempts);
+	return 0;
+}
+
+static void *series_worker(void *arg)
+{
+	struct series_state *st = arg;
+
+	for (;;) {
+		struct run_result r = { 0 };
+		int k;
+
+		pthread_mutex_lock(&st->lock);
+		if (st->stop || st->error < 0 || st->s.counted + st->inflight >= st->o->runs ||
+		    st->s.attempts >= st->o->max_attempts) {
+			pthread_mutex_unlock(&st->lock);
+			return NULL;
+		}
+		st->s.attempts++;
+		st->inflight++;
+		pthread_mutex_unlock(&st->lock);
+
+		k = run_once(st->o, &r);
+
+		pthread_mutex_lock(&st->lock);
+		st->inflight--;
+		if (k < 0)
+			st->error = k;
+		else
+			k = series_record(st, &r);
+		if (k < 0)
+			st->error = k;
+		pthread_mutex_unlock(&st->lock);
+		run_result_free(&r);
+	}
+}
+
+int run_series(const struct run_opts *o, struct run_series *ret)
+{
+	struct series_state st = { .o = o, .lock = PTHREAD_MUTEX_INITIALIZER };
+	int parallel = o->parallel > 0 ? o->parallel : o->vm->count;
+	pthread_t threads[64];
+	int n = 0;
+
+	if (parallel < 1)
+		parallel = 1;
+	parallel = MIN(parallel, (int)ARRAY_SIZE(threads));
+	parallel = MIN(parallel, o->runs);
+	for (int i = 1; i < parallel; i++) {
+		if (pthread_create(&threads[n], NULL, series_worker, &st) != 0)
+			break;
+		n++;
+	}
+	series_worker(&st);
+	for (int i = 0; i < n; i++)
+		pthread_join(threads[i], NULL);
+	pthread_mutex_destroy(&st.lock);
+	if (st.error < 0) {
+		run_series_free(&st.s);
+		return st.error;
+	}
+	for (size_t i = 0; i < st.s.n_results; i++)
+		if (st.s.results[i].outcome == RUN_CRASHED) {
+			st.s.title = st.s.results[i].title;
+			break;
+		}
+	*ret = st.s;
+	return 0;
+}
+
+bool run_title_matches(const char *title, char *const *titles)
+{
+	if (!title)
+		return false;
+	if (!titles || !titles[0])
+		return true;
+	for (size_t i = 0; titles[i]; i++)
+		if (streq(titles[i], title))
+			return true;
+	return false;
+}
+
+enum verdict verdict_base(const struct run_series *base, char *const *titles, int runs_wanted)
+{
+	for (size_t i = 0; i < base->n_results; i++)
+		if (base->results[i].outcome == RUN_CRASHED &&
+		    run_title_matches(base->results[i].title, titles))
+			return VERDICT_REPRODUCED;
+	if (base->boot_error)
+		return VERDICT_BOOT_ERROR;
+	if (base->counted < runs_wanted)
+		return VERDICT_INFRA_ERROR;
+	return VERDICT_NOT_REPRODUCED;
+}
+
+enum verdict verdict_patch(enum verdict base, const struct run_series *patched, int runs_wanted)
+{
+	if (base != VERDICT_REPRODUCED)
+		return base;
+	if (patched->crashed > 0)
+		return VERDICT_NOT_FIXED;
+	if (patched->boot_error)
+		return VERDICT_BOOT_ERROR;
+	if (patched->counted < runs_wanted)
+		return VERDICT_INFRA_ERROR;
+	return VERDICT_FIXED;
+}

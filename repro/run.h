@@ -1,0 +1,94 @@
+/* Reproducer runs and verdicts: boot the kernel in a VM, copy a statically
+ * linked reproducer in over SSH, run it with a time limit and classify the
+ * serial console with the crash parser.  Infrastructure failures are
+ * retried a bounded number of times and never count as a result. */
+#ifndef KFIX_REPRO_RUN_H
+#define KFIX_REPRO_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vm.h"
+
+enum run_outcome {
+	RUN_CRASHED,
+	RUN_NO_CRASH,
+	RUN_BUILD_ERROR,
+	RUN_BOOT_ERROR,
+	RUN_INFRA_ERROR,
+};
+const char *run_outcome_to_string(enum run_outcome o);
+
+struct run_result {
+	enum run_outcome outcome;
+	char *title;	/* RUN_CRASHED (and a boot crash): the report's title */
+	char *report;	/* RUN_CRASHED: the report text */
+	char *message;	/* boot and infra errors: why */
+	char *console;	/* the console, bounded; NULL when unavailable */
+	uint64_t boot_usec, run_usec;
+};
+void run_result_free(struct run_result *r);
+
+/* Compiles a C reproducer on this host: gcc -static -pthread -O1 plus
+ * flags (syzbot gives some per bug).  On a compiler error returns -EINVAL
+ * with the compiler's message in *ret_msg. */
+int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
+		      char **ret_msg);
+
+struct run_opts {
+	const struct vm_opts *vm;
+	const struct vm_backend *backend;
+	const char *kernel;	   /* bzImage on this host */
+	const char *repro;	   /* static binary on this host */
+	uint64_t timeout_usec;	   /* per run; 0: the VM's run-timeout */
+	int runs;		   /* counted runs wanted */
+	int max_attempts;	   /* including infra errors */
+	int parallel;		   /* VMs at once; 0: the VM's count */
+	bool stop_on_crash;
+	/* Called after each attempt, from the thread that ran it, under
+	 * the series lock. */
+	void (*progress)(void *userdata, const struct run_result *r, int counted, int attempts);
+	void *userdata;
+};
+
+int run_once(const struct run_opts *o, struct run_result *ret);
+
+struct run_series {
+	int attempts, counted, crashed;
+	struct run_result *results; /* every attempt, in completion order */
+	size_t n_results;
+	const char *title;	    /* first crash title, points into results */
+	bool boot_error;	    /* a run found the kernel unbootable */
+};
+void run_series_free(struct run_series *s);
+
+int run_series(const struct run_opts *o, struct run_series *ret);
+
+enum verdict {
+	VERDICT_FIXED,
+	VERDICT_NOT_FIXED,
+	VERDICT_NOT_REPRODUCED,
+	VERDICT_REPRODUCED,
+	VERDICT_BUILD_ERROR,
+	VERDICT_BOOT_ERROR,
+	VERDICT_INFRA_ERROR,
+};
+const char *verdict_to_string(enum verdict v);
+
+/* True when title is the bug's title or one of its alternatives (any
+ * crash matches when titles is empty). */
+bool run_title_matches(const char *title, char *const *titles);
+
+/* The base's verdict alone: reproduced, not-reproduced, boot-error or
+ * infra-error (fewer than runs_wanted counted runs and no crash). */
+enum verdict verdict_base(const struct run_series *base, char *const *titles, int runs_wanted);
+/* Fixed needs a reproduced base and a patched kernel that survived
+ * runs_wanted counted runs with no crash at all. */
+enum verdict verdict_patch(enum verdict base, const struct run_series *patched, int runs_wanted);
+
+/* Picks the crash report out of a console: 0 with title and report when
+ * one is found, -ENOENT when not. */
+int run_classify_console(const char *console, size_t len, char **ret_title, char **ret_report);
+
+#endif

@@ -1,0 +1,60 @@
+/* A small client over libssh2: connect with a verified host key, run a
+ * command on an exec channel with bounded output and a time limit.  Files
+ * are copied as a command's stdin because the guest's dropbear has no
+ * SFTP. */
+#ifndef KFIX_REPRO_SSH_INTERNAL_H
+#define KFIX_REPRO_SSH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/macro.h"
+
+struct ssh;
+
+struct ssh_target {
+	const char *host;
+	int port;
+	const char *user;
+	const char *key;	 /* private key file; NULL: no key auth */
+	const char *known_hosts; /* OpenSSH known_hosts, checked for host:port */
+	bool pin_any_host;	 /* known_hosts pins a key whatever the host name */
+	uint64_t timeout_usec;	 /* connect, handshake and each blocking step */
+};
+
+/* Errors: -ECONNREFUSED/-EHOSTUNREACH/-ETIMEDOUT (network), -EPROTO
+ * (handshake), -EKEYREJECTED (host key unknown or different), -EACCES
+ * (authentication).  *ret_msg (when non-NULL) explains. */
+int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg);
+void ssh_free(struct ssh *s);
+DEFINE_CLEANUP(struct ssh, ssh_free);
+
+struct ssh_exec_result {
+	int exit_status;     /* -1 when unknown (connection lost) */
+	bool lost;	     /* the connection dropped before the command ended */
+	bool timed_out;
+	char *output;	     /* stdout and stderr, NUL-terminated */
+	size_t output_len;
+};
+void ssh_exec_result_free(struct ssh_exec_result *r);
+
+/* Runs cmd (a remote shell sees it: quote every argument with
+ * ssh_quote), feeding in/in_len as stdin. */
+int ssh_exec(struct ssh *s, const char *cmd, const void *in, size_t in_len,
+	     uint64_t timeout_usec, size_t output_max,
+	     struct ssh_exec_result *ret);
+
+/* A command left running (a VM): its stdin stays open until
+ * ssh_job_finish sends EOF. */
+struct ssh_job;
+int ssh_job_start(struct ssh *s, const char *cmd, struct ssh_job **ret);
+/* True once the command has exited (non-blocking). */
+bool ssh_job_exited(struct ssh_job *j);
+/* Sends EOF on stdin, waits up to timeout for the exit, frees the job. */
+int ssh_job_finish(struct ssh_job *j, uint64_t timeout_usec, int *ret_status);
+
+/* 'arg' with embedded single quotes escaped for a POSIX shell. */
+char *ssh_quote(const char *arg);
+
+#endif

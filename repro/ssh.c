@@ -1,0 +1,422 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libssh2.h>
+
+#include "common/buf.h"
+#include "common/strutil.h"
+#include "ssh-internal.h"
+
+struct ssh {
+	int fd;
+	LIBSSH2_SESSION *session;
+	uint64_t timeout_usec;
+};
+
+struct ssh_job {
+	struct ssh *ssh;
+	LIBSSH2_CHANNEL *channel;
+	bool exited;
+};
+
+static pthread_once_t ssh_once = PTHREAD_ONCE_INIT;
+
+static void ssh_global_init(void)
+{
+	libssh2_init(0);
+}
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void set_msg(char **ret_msg, const struct ssh_target *t, const char *what)
+{
+	if (!ret_msg)
+		return;
+	free(*ret_msg);
+	if (asprintf(ret_msg, "%s@%s:%d: %s", t->user, t->host, t->port, what) < 0)
+		*ret_msg = NULL;
+}
+
+static int connect_with_timeout(int fd, const struct sockaddr *sa, socklen_t len,
+				uint64_t timeout_usec)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t elen = sizeof(int);
+	int err = 0, r;
+
+	if (connect(fd, sa, len) == 0)
+		return 0;
+	if (errno != EINPROGRESS)
+		return -errno;
+	r = poll(&p, 1, (int)(timeout_usec / 1000));
+	if (r == 0)
+		return -ETIMEDOUT;
+	if (r < 0)
+		return -errno;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) < 0)
+		return -errno;
+	return -err;
+}
+
+static int tcp_connect(const char *host, int port, uint64_t timeout_usec, int *ret_fd)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_family = AF_UNSPEC };
+	struct addrinfo *ai = NULL;
+	char service[16];
+	int r = -EHOSTUNREACH;
+
+	snprintf(service, sizeof(service), "%d", port);
+	if (getaddrinfo(host, service, &hints, &ai) != 0)
+		return -EHOSTUNREACH;
+	for (struct addrinfo *a = ai; a; a = a->ai_next) {
+		/* Non-blocking only for the bounded connect; libssh2 then
+		 * drives the socket in blocking mode with its own timeout. */
+		_cleanup_close_ int fd = socket(a->ai_family,
+						 a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+		if (fd < 0) {
+			r = -errno;
+			continue;
+		}
+		r = connect_with_timeout(fd, a->ai_addr, a->ai_addrlen, timeout_usec);
+		if (r < 0)
+			continue;
+		if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+			r = -errno;
+			continue;
+		}
+		*ret_fd = TAKE_FD(fd);
+		break;
+	}
+	freeaddrinfo(ai);
+	return r;
+}
+
+static char *base64(const unsigned char *p, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)p[i] << 16;
+
+		if (i + 1 < n)
+			v |= (unsigned)p[i + 1] << 8;
+		if (i + 2 < n)
+			v |= p[i + 2];
+		*o++ = tab[(v >> 18) & 63];
+		*o++ = tab[(v >> 12) & 63];
+		*o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+static int hostkey_bit(int type)
+{
+	switch (type) {
+	case LIBSSH2_HOSTKEY_TYPE_RSA:
+		return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
+#ifdef LIBSSH2_HOSTKEY_TYPE_ECDSA_256
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
+		return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
+		return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
+	case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
+		return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
+#endif
+#ifdef LIBSSH2_HOSTKEY_TYPE_ED25519
+	case LIBSSH2_HOSTKEY_TYPE_ED25519:
+		return LIBSSH2_KNOWNHOST_KEY_ED25519;
+#endif
+	default:
+		return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
+	}
+}
+
+static void knownhost_freep(LIBSSH2_KNOWNHOSTS **k)
+{
+	if (*k)
+		libssh2_knownhost_free(*k);
+}
+
+/* Refuses any key that known_hosts does not list for this host (or, when
+ * pinning, anywhere in the file): kfix never learns keys on first use. */
+static int verify_hostkey(LIBSSH2_SESSION *s, const struct ssh_target *t, char **ret_msg)
+{
+	_cleanup_(knownhost_freep) LIBSSH2_KNOWNHOSTS *kh = NULL;
+	struct libssh2_knownhost *entry = NULL;
+	_cleanup_free_ char *b64 = NULL;
+	const char *key;
+	size_t len;
+	int type, r;
+
+	if (!t->known_hosts) {
+		set_msg(ret_msg, t, "no known_hosts file configured: refusing an unverified host key");
+		return -EKEYREJECTED;
+	}
+	key = libssh2_session_hostkey(s, &len, &type);
+	kh = libssh2_knownhost_init(s);
+	if (!key || !kh)
+		return -EPROTO;
+	if (libssh2_knownhost_readfile(kh, t->known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0) {
+		set_msg(ret_msg, t, "cannot read the known_hosts file");
+		return -EKEYREJECTED;
+	}
+	if (t->pin_any_host) {
+		b64 = base64((const unsigned char *)key, len);
+		if (!b64)
+			return -ENOMEM;
+		while (libssh2_knownhost_get(kh, &entry, entry) == 0)
+			if (entry->key && streq(entry->key, b64))
+				return 0;
+		set_msg(ret_msg, t, "host key is not the pinned key");
+		return -EKEYREJECTED;
+	}
+	r = libssh2_knownhost_checkp(kh, t->host, t->port, key, len,
+				     LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
+					     hostkey_bit(type),
+				     &entry);
+	switch (r) {
+	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
+		return 0;
+	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
+		set_msg(ret_msg, t, "HOST KEY MISMATCH with known_hosts: refusing to connect");
+		return -EKEYREJECTED;
+	default:
+		set_msg(ret_msg, t, "host key not in known_hosts: refusing to connect");
+		return -EKEYREJECTED;
+	}
+}
+
+int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)
+{
+	_cleanup_(ssh_freep) struct ssh *s = NULL;
+	uint64_t timeout = t->timeout_usec ? t->timeout_usec : 30 * 1000000ULL;
+	int r;
+
+	pthread_once(&ssh_once, ssh_global_init);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	s->timeout_usec = timeout;
+	r = tcp_connect(t->host, t->port, timeout, &s->fd);
+	if (r < 0) {
+		set_msg(ret_msg, t, strerror(-r));
+		return r;
+	}
+	s->session = libssh2_session_init();
+	if (!s->session)
+		return -ENOMEM;
+	libssh2_session_set_timeout(s->session, (long)(timeout / 1000));
+	if (libssh2_session_handshake(s->session, s->fd) != 0) {
+		set_msg(ret_msg, t, "SSH handshake failed");
+		return -EPROTO;
+	}
+	r = verify_hostkey(s->session, t, ret_msg);
+	if (r < 0)
+		return r;
+	if (!t->key ||
+	    libssh2_userauth_publickey_fromfile(s->session, t->user, NULL, t->key, NULL) != 0) {
+		set_msg(ret_msg, t, "authentication failed");
+		return -EACCES;
+	}
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+void ssh_free(struct ssh *s)
+{
+	if (!s)
+		return;
+	if (s->session) {
+		libssh2_session_set_timeout(s->session, 2000);
+		libssh2_session_disconnect(s->session, "bye");
+		libssh2_session_free(s->session);
+	}
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
+
+void ssh_exec_result_free(struct ssh_exec_result *r)
+{
+	free(r->output);
+	r->output = NULL;
+}
+
+static void channel_freep(LIBSSH2_CHANNEL **c)
+{
+	if (*c)
+		libssh2_channel_free(*c);
+}
+
+static bool session_lost(struct ssh *s)
+{
+	int e = libssh2_session_last_errno(s->session);
+
+	return e == LIBSSH2_ERROR_SOCKET_RECV || e == LIBSSH2_ERROR_SOCKET_SEND ||
+	       e == LIBSSH2_ERROR_SOCKET_DISCONNECT || e == LIBSSH2_ERROR_CHANNEL_CLOSED;
+}
+
+static int write_all(LIBSSH2_CHANNEL *c, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = libssh2_channel_write(c, p, n);
+
+		if (w < 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return libssh2_channel_send_eof(c) < 0 ? -EIO : 0;
+}
+
+int ssh_exec(struct ssh *s, const char *cmd, const void *in, size_t in_len,
+	     uint64_t timeout_usec, size_t output_max, struct ssh_exec_result *ret)
+{
+	_cleanup_(channel_freep) LIBSSH2_CHANNEL *c = NULL;
+	_cleanup_buf_ struct buf out = BUF_INIT(output_max ? output_max : 1024 * 1024);
+	uint64_t deadline = timeout_usec ? now_usec() + timeout_usec : UINT64_MAX;
+	struct ssh_exec_result res = { .exit_status = -1 };
+	char chunk[16384];
+
+	c = libssh2_channel_open_session(s->session);
+	if (!c)
+		return session_lost(s) ? -ECONNRESET : -EIO;
+	libssh2_channel_handle_extended_data2(c, LIBSSH2_CHANNEL_EXTENDED_DATA_MERGE);
+	if (libssh2_channel_exec(c, cmd) != 0)
+		return -EIO;
+	if (write_all(c, in, in ? in_len : 0) < 0)
+		res.lost = true;
+	/* Reads in short blocking slices so that the overall limit holds. */
+	libssh2_session_set_timeout(s->session, 500);
+	while (!res.lost) {
+		ssize_t n = libssh2_channel_read(c, chunk, sizeof(chunk));
+
+		if (n > 0) {
+			buf_append_trunc(&out, chunk, (size_t)n);
+			continue;
+		}
+		if (n == 0 && libssh2_channel_eof(c))
+			break;
+		if (n < 0 && n != LIBSSH2_ERROR_TIMEOUT && n != LIBSSH2_ERROR_EAGAIN) {
+			res.lost = true;
+			break;
+		}
+		if (now_usec() > deadline) {
+			res.timed_out = true;
+			break;
+		}
+	}
+	if (!res.lost && !res.timed_out) {
+		libssh2_channel_close(c);
+		libssh2_channel_wait_closed(c);
+		res.exit_status = libssh2_channel_get_exit_status(c);
+	}
+	libssh2_session_set_timeout(s->session, (long)(s->timeout_usec / 1000));
+	if (!out.data && buf_puts(&out, "") < 0)
+		return -ENOMEM;
+	res.output = buf_steal(&out, &res.output_len);
+	*ret = res;
+	return 0;
+}
+
+int ssh_job_start(struct ssh *s, const char *cmd, struct ssh_job **ret)
+{
+	_cleanup_(channel_freep) LIBSSH2_CHANNEL *c = NULL;
+	struct ssh_job *j;
+
+	c = libssh2_channel_open_session(s->session);
+	if (!c)
+		return -EIO;
+	libssh2_channel_handle_extended_data2(c, LIBSSH2_CHANNEL_EXTENDED_DATA_MERGE);
+	if (libssh2_channel_exec(c, cmd) != 0)
+		return -EIO;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->ssh = s;
+	j->channel = TAKE_PTR(c);
+	*ret = j;
+	return 0;
+}
+
+bool ssh_job_exited(struct ssh_job *j)
+{
+	char chunk[4096];
+	ssize_t n;
+
+	if (j->exited)
+		return true;
+	/* The job's output is not kept (the VM console goes to a file);
+	 * draining it keeps the channel window open. */
+	libssh2_session_set_blocking(j->ssh->session, 0);
+	do
+		n = libssh2_channel_read(j->channel, chunk, sizeof(chunk));
+	while (n > 0);
+	if (libssh2_channel_eof(j->channel) || (n < 0 && n != LIBSSH2_ERROR_EAGAIN))
+		j->exited = true;
+	libssh2_session_set_blocking(j->ssh->session, 1);
+	return j->exited;
+}
+
+int ssh_job_finish(struct ssh_job *j, uint64_t timeout_usec, int *ret_status)
+{
+	uint64_t deadline = now_usec() + timeout_usec;
+	int status = -1;
+
+	if (!j)
+		return 0;
+	libssh2_channel_send_eof(j->channel);
+	while (!ssh_job_exited(j) && now_usec() < deadline)
+		usleep(50 * 1000);
+	if (j->exited) {
+		libssh2_session_set_timeout(j->ssh->session, 2000);
+		libssh2_channel_close(j->channel);
+		libssh2_channel_wait_closed(j->channel);
+		status = libssh2_channel_get_exit_status(j->channel);
+		libssh2_session_set_timeout(j->ssh->session, (long)(j->ssh->timeout_usec / 1000));
+	}
+	libssh2_channel_free(j->channel);
+	free(j);
+	if (ret_status)
+		*ret_status = status;
+	return status >= 0 ? 0 : -ETIMEDOUT;
+}
+
+char *ssh_quote(const char *arg)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(strlen(arg) * 4 + 3);
+
+	if (buf_puts(&b, "'") < 0)
+		return NULL;
+	for (const char *p = arg; *p; p++)
+		if ((*p == '\'' ? buf_puts(&b, "'\\''") : buf_append(&b, p, 1)) < 0)
+			return NULL;
+	if (buf_puts(&b, "'") < 0)
+		return NULL;
+	return buf_steal(&b, NULL);
+}

@@ -1,0 +1,318 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/fileio.h"
+#include "common/strutil.h"
+#include "ssh-internal.h"
+#include "vm.h"
+
+#define KERNEL_MAX (256 * 1024 * 1024)
+#define QEMU_OUT_MAX (64 * 1024)
+/* A VM outlives its run by at most this much if kfix and sshd both fail
+ * to stop it. */
+#define VM_MAX_LIFETIME_SEC 3600
+
+struct vm {
+	const struct vm_opts *o;
+	struct ssh *host;
+	struct ssh *guest;
+	struct ssh_job *job;
+	char *dir; /* on the VM host */
+	int port;
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void qemu_stop(struct vm *vm)
+{
+	if (!vm)
+		return;
+	ssh_free(vm->guest);
+	if (vm->job)
+		(void)ssh_job_finish(vm->job, 15 * 1000000ULL, NULL);
+	if (vm->host && vm->dir) {
+		_cleanup_free_ char *q = ssh_quote(vm->dir), *cmd = NULL;
+		struct ssh_exec_result r = { 0 };
+
+		if (q && asprintf(&cmd, "rm -rf %s", q) >= 0 &&
+		    ssh_exec(vm->host, cmd, NULL, 0, 10 * 1000000ULL, 4096, &r) >= 0)
+			ssh_exec_result_free(&r);
+	}
+	ssh_free(vm->host);
+	free(vm->dir);
+	free(vm);
+}
+DEFINE_CLEANUP(struct vm, qemu_stop);
+
+static int host_run(struct vm *vm, const char *cmd, const void *in, size_t in_len,
+		    char **ret_out)
+{
+	struct ssh_exec_result r = { 0 };
+	int k;
+
+	k = ssh_exec(vm->host, cmd, in, in_len, 120 * 1000000ULL, QEMU_OUT_MAX, &r);
+	if (k < 0)
+		return k;
+	k = r.lost || r.timed_out ? -EIO : r.exit_status;
+	if (ret_out)
+		*ret_out = TAKE_PTR(r.output);
+	ssh_exec_result_free(&r);
+	return k;
+}
+
+static bool is_loopback(const char *h)
+{
+	return streq(h, "localhost") || streq(h, "::1") || startswith(h, "127.");
+}
+
+/* The remote script: qemu in the background under a time limit, and a
+ * watcher that kills it as soon as our channel's stdin closes, which
+ * happens when kfix stops the VM, exits or loses the connection. */
+static int qemu_command(const struct vm *vm, char **ret)
+{
+	const struct vm_opts *o = vm->o;
+	_cleanup_free_ char *dir = ssh_quote(vm->dir), *qemu = ssh_quote(o->qemu),
+			    *image = ssh_quote(o->image), *append = NULL, *qappend = NULL;
+
+	if (!dir || !qemu || !image)
+		return -ENOMEM;
+	if (asprintf(&append, "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 %s",
+		     o->cmdline ? o->cmdline : "") < 0)
+		return -ENOMEM;
+	qappend = ssh_quote(append);
+	if (!qappend)
+		return -ENOMEM;
+	return asprintf(ret,
+			"cd %s || exit 1; exec 3<&0; "
+			"timeout -k 5 %d %s -m %d -smp %d -display none -monitor none "
+			"-no-reboot -kernel bzImage -initrd %s -append %s "
+			"-netdev user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22 "
+			"-device virtio-net-pci,netdev=n0 -serial file:console.log "
+			"</dev/null >qemu.out 2>&1 & q=$!; "
+			"( cat <&3; kill $q ) >/dev/null 2>&1 & "
+			"exec 3<&-; wait $q; rc=$?; echo \"qemu exited $rc\" >>qemu.out; exit $rc",
+			dir, VM_MAX_LIFETIME_SEC, qemu, o->memory, o->cpus, image, qappend,
+			vm->port) < 0
+		       ? -ENOMEM
+		       : 0;
+}
+
+static int pick_port(void)
+{
+	unsigned v = 0;
+
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = (unsigned)getpid() * 2654435761u;
+	return 20000 + (int)(v % 40000);
+}
+
+static int prepare_host(struct vm *vm, const char *kernel, char **ret_msg)
+{
+	_cleanup_free_ char *data = NULL, *cmd = NULL, *q = NULL, *out = NULL;
+	unsigned rnd = 0;
+	size_t len;
+	int r;
+
+	r = read_file_bounded(kernel, KERNEL_MAX, &data, &len);
+	if (r < 0)
+		return asprintf(ret_msg, "cannot read kernel %s: %s", kernel, strerror(-r)) < 0
+			       ? -ENOMEM
+			       : r;
+	(void)getrandom(&rnd, sizeof(rnd), 0);
+	if (asprintf(&vm->dir, "%s/vm-%d-%08x", vm->o->workdir, getpid(), rnd) < 0)
+		return -ENOMEM;
+	q = ssh_quote(vm->dir);
+	if (!q || asprintf(&cmd, "mkdir -p %s && cat > %s/bzImage", q, q) < 0)
+		return -ENOMEM;
+	r = host_run(vm, cmd, data, len, &out);
+	if (r != 0)
+		return asprintf(ret_msg, "cannot copy the kernel to the VM host: %s",
+				out ? out : "connection lost") < 0
+			       ? -ENOMEM
+			       : -EIO;
+	return 0;
+}
+
+static int connect_guest(struct vm *vm, struct ssh **ret, char **ret_msg)
+{
+	struct ssh_target g = {
+		.host = vm->o->ssh_host,
+		.port = vm->port,
+		.user = vm->o->guest_user,
+		.key = vm->o->guest_key,
+		.known_hosts = vm->o->guest_known_hosts,
+		.pin_any_host = true,
+		.timeout_usec = 10 * 1000000ULL,
+	};
+
+	return ssh_connect(&g, ret, ret_msg);
+}
+
+/* Explains a VM that stopped or never answered, from qemu's own output
+ * and whether the kernel printed anything. */
+static void boot_failure(struct vm *vm, bool exited, enum vm_failure *ret_failure,
+			 char **ret_msg)
+{
+	_cleanup_free_ char *out = NULL, *cmd = NULL, *q = ssh_quote(vm->dir), *esc = NULL,
+			    *tail = NULL;
+	char *mark;
+	bool console;
+
+	/* The console's tail shows a crash during boot (the run's boot
+	 * error); qemu's own output shows why qemu failed. */
+	if (q && asprintf(&cmd, "cat %s/qemu.out; test -s %s/console.log && "
+			  "echo KFIX-CONSOLE && tail -c 1500 %s/console.log", q, q, q) >= 0)
+		(void)host_run(vm, cmd, NULL, 0, &out);
+	mark = out ? strstr(out, "KFIX-CONSOLE") : NULL;
+	console = mark != NULL;
+	if (mark) {
+		*mark = '\0';
+		tail = str_escape(mark + 13, strlen(mark + 13), 1500);
+	}
+	esc = str_escape(out ? out : "", out ? strlen(out) : 0, 300);
+	*ret_failure = console ? VM_NO_BOOT : VM_INFRA;
+	free(*ret_msg);
+	if (asprintf(ret_msg, "%s%s: %s%s%s",
+		     exited ? "the VM stopped before guest SSH answered"
+			    : "guest SSH never answered",
+		     console ? "" : " (no console output)", esc ? esc : "",
+		     tail ? " console tail: " : "", tail ? tail : "") < 0)
+		*ret_msg = NULL;
+}
+
+static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **ret,
+		      enum vm_failure *ret_failure, char **ret_msg)
+{
+	_cleanup_(qemu_stopp) struct vm *vm = NULL;
+	_cleanup_free_ char *cmd = NULL;
+	struct ssh_target h = {
+		.host = o->ssh_host,
+		.port = o->ssh_port,
+		.user = o->ssh_user,
+		.key = o->ssh_key,
+		.known_hosts = o->known_hosts,
+		.timeout_usec = 20 * 1000000ULL,
+	};
+	uint64_t deadline;
+	int r;
+
+	*ret_failure = VM_INFRA;
+	if (!is_loopback(o->ssh_host))
+		return asprintf(ret_msg, "VM host %s: guests are reached through the VM host's "
+				"loopback, which kfix supports only when the VM host is local",
+				o->ssh_host) < 0 ? -ENOMEM : -EOPNOTSUPP;
+	if (!o->image)
+		return asprintf(ret_msg, "[vm \"%s\"] has no image", o->name) < 0 ? -ENOMEM
+										 : -EINVAL;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -ENOMEM;
+	vm->o = o;
+	vm->port = pick_port();
+	r = ssh_connect(&h, &vm->host, ret_msg);
+	if (r < 0)
+		return r;
+	r = prepare_host(vm, kernel, ret_msg);
+	if (r < 0)
+		return r;
+	r = qemu_command(vm, &cmd);
+	if (r < 0)
+		return r;
+	r = ssh_job_start(vm->host, cmd, &vm->job);
+	if (r < 0)
+		return asprintf(ret_msg, "cannot start qemu on the VM host") < 0 ? -ENOMEM : r;
+	deadline = now_usec() + o->boot_timeout_usec;
+	for (;;) {
+		_cleanup_free_ char *msg = NULL;
+
+		if (ssh_job_exited(vm->job)) {
+			boot_failure(vm, true, ret_failure, ret_msg);
+			return -ECHILD;
+		}
+		r = connect_guest(vm, &vm->guest, &msg);
+		if (r == 0)
+			break;
+		if (r == -EKEYREJECTED || r == -EACCES) {
+			/* The guest answered but refused us or showed another
+			 * key: retrying cannot help. */
+			*ret_msg = TAKE_PTR(msg);
+			return r;
+		}
+		if (now_usec() > deadline) {
+			boot_failure(vm, false, ret_failure, ret_msg);
+			return -ETIMEDOUT;
+		}
+		usleep(500 * 1000);
+	}
+	*ret_failure = VM_OK;
+	*ret = TAKE_PTR(vm);
+	return 0;
+}
+
+static int qemu_exec(struct vm *vm, const char *cmd, const void *in, size_t in_len,
+		     uint64_t timeout_usec, struct vm_exec_result *ret)
+{
+	struct ssh_exec_result r = { 0 };
+	int k;
+
+	k = ssh_exec(vm->guest, cmd, in, in_len, timeout_usec, 1024 * 1024, &r);
+	if (k < 0) {
+		if (k != -ECONNRESET && k != -EIO)
+			return k;
+		/* The guest died before the channel opened. */
+		r.lost = true;
+		r.exit_status = -1;
+	}
+	*ret = (struct vm_exec_result){ .exit_status = r.exit_status, .lost = r.lost,
+					 .timed_out = r.timed_out, .output = r.output,
+					 .output_len = r.output_len };
+	return 0;
+}
+
+static bool qemu_exited(struct vm *vm)
+{
+	return ssh_job_exited(vm->job);
+}
+
+static int qemu_console(struct vm *vm, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_free_ char *q = ssh_quote(vm->dir), *cmd = NULL;
+	struct ssh_exec_result r = { 0 };
+	int k;
+
+	if (!q || asprintf(&cmd, "tail -c %zu %s/console.log", max, q) < 0)
+		return -ENOMEM;
+	k = ssh_exec(vm->host, cmd, NULL, 0, 60 * 1000000ULL, max + 1, &r);
+	if (k < 0)
+		return k;
+	if (r.lost || r.timed_out || r.exit_status != 0) {
+		ssh_exec_result_free(&r);
+		return -EIO;
+	}
+	*ret = r.output;
+	*ret_len = r.output_len;
+	return 0;
+}
+
+const struct vm_backend vm_backend_qemu = {
+	.name = "qemu",
+	.start = qemu_start,
+	.exec = qemu_exec,
+	.exited = qemu_exited,
+	.console = qemu_console,
+	.stop = qemu_stop,
+};
