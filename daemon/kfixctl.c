@@ -28,6 +28,7 @@ static const struct ctl_cmd commands[] = {
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
 	  "run the agent's integrity gates on a patch" },
+	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 };
 
 static void usage(FILE *f)

@@ -24,6 +24,8 @@ repro_librepro_a_SOURCES = \
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS) $(JANSSON_CFLAGS)
 REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) -lpthread $(LIBGIT2_LIBS) $(LIBSSH2_LIBS)
 
+CTL_EXTRA_SOURCES += daemon/ctl-report.c
+
 # Crash report tests.
 check_PROGRAMS += tests/unit/test-report-corpus
 # TESTS += tests/unit/test-report-corpus (enabled once above the floors)
@@ -37,3 +39,12 @@ tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
 tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 CTL_EXTRA_SOURCES += daemon/ctl-repro.c
+
+TESTS += tests/integration/report-cli.sh
+EXTRA_DIST += tests/integration/report-cli.sh
+
+check_PROGRAMS += tests/unit/test-report
+TESTS += tests/unit/test-report
+tests_unit_test_report_SOURCES = tests/unit/test-report.c
+tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)

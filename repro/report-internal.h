@@ -67,6 +67,7 @@ extern const struct line_pattern report_log_suppressions[];
 extern const char *const report_start_ignores[];
 extern const char *const report_info_with_stack[];
 extern const char *const report_rip_frame;
+extern const struct stack_fmt report_trace_fmt;
 
 /* Regex matching (PCRE2, compiled once with {{FUNC}}-style macros
  * expanded, bounded by a match limit).  Returns the number of capture
@@ -90,7 +91,7 @@ const char *title_type(const char *title);
 
 /* Stack helpers (report-stack.c). */
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
-			char **ret_frame, char ***ret_frames);
+			char **ret_frame, char ***ret_frames, bool *ret_traced);
 char *guilty_file(const char *text, size_t len, const char *title);
 
 #endif

@@ -148,7 +148,7 @@ bool re_match_any(const char *const *list, const char *s, size_t len)
 		return false;
 	rc = pcre2_match(code, (PCRE2_SPTR)s, len, 0, 0, md, match_ctx);
 	pcre2_match_data_free(md);
-	return rc > 0;
+	return rc >= 0; /* 0: matched, more groups than the ovector holds */
 }
 
 int re_search(const char *pattern, const char *s, size_t len, size_t start,
@@ -165,7 +165,9 @@ int re_search(const char *pattern, const char *s, size_t len, size_t start,
 	if (!md)
 		return 0;
 	rc = pcre2_match(code, (PCRE2_SPTR)s, len, start, 0, md, match_ctx);
-	if (rc <= 0) {
+	if (rc == 0)
+		rc = RE_MAX_GROUPS;
+	if (rc < 0) {
 		pcre2_match_data_free(md);
 		return 0;
 	}

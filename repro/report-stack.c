@@ -83,7 +83,7 @@ static int frame_of_line(const char *l, size_t n, size_t *ov)
 }
 
 static int collect(const char *const *parts, const struct stack_fmt *sf, const char *text,
-		   size_t len, char ***ret_frames, size_t *ret_n)
+		   size_t len, char ***ret_frames, size_t *ret_n, bool *traced)
 {
 	struct line_iter it = { text, len, 0 };
 	size_t ov[2 * RE_MAX_GROUPS];
@@ -112,6 +112,8 @@ static int collect(const char *const *parts, const struct stack_fmt *sf, const c
 				r = add_frame(ret_frames, ret_n, sf, l, ov, g);
 				if (r < 0)
 					return r;
+				if (trace)
+					*traced = true;
 			}
 			if (!trace)
 				break;
@@ -128,8 +130,7 @@ static bool matches_anchor(const char *f)
 static const char *pick_stall(char **frames)
 {
 	static const char *const prefixes[] = {
-		"__x64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_", "__ia32_sys_", "__arm64_sys_",
-		"__se_sys_", "__do_sys_", "__sys_", "ksys_",
+		"__x64_", "__ia32_", "__arm64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_",
 	};
 	const char *prev = frames[0];
 
@@ -181,16 +182,17 @@ static const char *pick_hung_task(char **frames)
 }
 
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
-			char **ret_frame, char ***ret_frames)
+			char **ret_frame, char ***ret_frames, bool *ret_traced)
 {
+	bool traced = false;
 	_cleanup_strv_ char **frames = NULL;
 	const char *pick = NULL;
 	size_t n = 0;
 	int r;
 
-	r = collect(sf->parts, sf, text, len, &frames, &n);
+	r = collect(sf->parts, sf, text, len, &frames, &n, &traced);
 	if (r >= 0 && n == 0 && sf->parts2[0])
-		r = collect(sf->parts2, sf, text, len, &frames, &n);
+		r = collect(sf->parts2, sf, text, len, &frames, &n, &traced);
 	if (r < 0)
 		return r;
 	if (n > 0) {
@@ -214,6 +216,8 @@ int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len
 	}
 	if (ret_frames)
 		*ret_frames = TAKE_PTR(frames);
+	if (ret_traced)
+		*ret_traced = traced;
 	return 0;
 }
 

@@ -247,7 +247,7 @@ static int normalize_into(struct buf *b, const char *t)
 			r = buf_puts(b, "ADDR");
 			i += n;
 		} else if (isdigit((unsigned char)*p) && (n = span(p, DIGITS)) &&
-			   (n >= 5 || (!after_word && !is_word(p[n])))) {
+			   !is_word(p[n]) && (n >= 5 || !after_word)) {
 			r = buf_puts(b, "NUM");
 			i += n;
 		} else {

@@ -35,6 +35,7 @@ struct report {
 	char *text;
 	const char *corrupted_reason;
 	size_t start, end;
+	size_t prefix_len;
 	int exec_proc, exec_id;
 	bool has_exec, corrupted, suppressed, panicked;
 };
@@ -188,6 +189,7 @@ static bool line_contains(const struct line *l, const char *what)
 
 struct gather {
 	struct buf text;
+	size_t prefix_len; /* context lines before the oops line */
 	size_t end_pos;    /* end of the last oops line in the log */
 	size_t report_end; /* text length before a second report began */
 };
@@ -246,6 +248,8 @@ static int gather(const char *log, size_t len, size_t start, const char *ctx, st
 				if (r < 0)
 					return r;
 			}
+		if (oops_line)
+			g->prefix_len = g->text.len;
 		if (line_oops(l.raw, l.raw_len)) {
 			g->end_pos = next;
 			if (!oops_line && second == 0 && !re_match_any(report_start_ignores, l.raw, MIN(l.raw_len, (size_t)REPORT_LINE_MAX)))
@@ -319,6 +323,7 @@ struct description {
 	char **frames;
 	const struct oops_format *format;
 	const char *corrupted;
+	bool traced; /* frames came from a parsed call trace */
 };
 
 static void description_done(struct description *d)
@@ -341,6 +346,7 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 		_cleanup_free_ char *frame = NULL;
 		_cleanup_strv_ char **frames = NULL;
 		const char *corrupted = NULL;
+		bool traced = false;
 		int groups = re_search(f->title, text, len, 0, ov);
 
 		if (groups <= 0 || ov[0] > best)
@@ -358,7 +364,7 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 				continue;
 		}
 		if (f->stack) {
-			r = stack_extract_frame(f->stack, text + ov[0], len - ov[0], &frame, &frames);
+			r = stack_extract_frame(f->stack, text + ov[0], len - ov[0], &frame, &frames, &traced);
 			if (r < 0)
 				return r;
 			if (!frame)
@@ -372,6 +378,7 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 		d->frames = TAKE_PTR(frames);
 		d->format = f;
 		d->corrupted = corrupted;
+		d->traced = traced;
 	}
 	if (!d->title) {
 		const char *h = memmem(text, len, o->header, strlen(o->header));
@@ -428,7 +435,8 @@ static bool has_frame_soon(const char *p, const char *end)
 	return false;
 }
 
-static const char *judge_corrupted(const char *title, const char *text, size_t len, const struct oops_format *f)
+static const char *judge_corrupted(const char *title, const char *text, size_t len, const struct oops_format *f,
+				   bool have_frames)
 {
 	if (re_match("\\[ *[0-9]+\\.[0-9]+\\]", title, strlen(title)))
 		return "title has a timestamp in it";
@@ -436,8 +444,10 @@ static const char *judge_corrupted(const char *title, const char *text, size_t l
 		return NULL;
 	if (f->no_stack_trace)
 		return NULL;
+	/* KMSAN and some arches print frames without a "Call Trace" line:
+	 * frames found by the format count as a stack trace too. */
 	if (!memmem(text, len, "Call Trace", 10) && !memmem(text, len, "backtrace", 9) &&
-	    !memmem(text, len, "Call trace", 10))
+	    !memmem(text, len, "Call trace", 10) && !memmem(text, len, "Backtrace", 9) && !have_frames)
 		return "no stack trace in report";
 	for (const char *const *k = stack_keywords; *k; k++) {
 		size_t ov[2 * RE_MAX_GROUPS];
@@ -528,7 +538,7 @@ static void init(void)
 static int fill(struct report *rep, const char *log, size_t len, size_t start, const struct oops *o,
 		const char *ctx)
 {
-	_cleanup_(buf_freep) struct buf unused = {};
+	_cleanup_free_ char *frame = NULL;
 	struct gather g = {};
 	struct description d = {};
 	char *text;
@@ -544,7 +554,12 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 	text = buf_steal(&g.text, NULL);
 	if (!text)
 		return -ENOMEM;
+	/* The text is a C string: NULs from the log must not cut it. */
+	for (size_t i = 0; i < text_len; i++)
+		if (text[i] == 0)
+			text[i] = '?';
 	rep->text = text;
+	rep->prefix_len = g.prefix_len;
 	rep->start = start;
 	rep->end = g.end_pos;
 	r = describe(text, g.report_end, o, &d);
@@ -562,7 +577,7 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 	rep->corrupted_reason = d.corrupted;
 	if (!rep->corrupted_reason)
 		rep->corrupted_reason = judge_corrupted(d.title ? d.title : "", text, text_len,
-							d.format ? d.format : NULL);
+							d.format ? d.format : NULL, d.traced);
 	rep->title = d.title ? title_normalize(d.title) : NULL;
 	if (d.alt) {
 		char *alt = title_normalize(d.alt);
@@ -574,8 +589,11 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 		}
 		free(alt);
 	}
-	rep->frames = TAKE_PTR(d.frames);
 	description_done(&d);
+	r = stack_extract_frame(&report_trace_fmt, text + g.prefix_len, text_len - g.prefix_len, &frame,
+				&rep->frames, NULL);
+	if (r < 0)
+		return r;
 	if (!rep->title)
 		return -ENOMEM;
 	return 0;
@@ -622,7 +640,8 @@ int report_parse(const char *log, size_t len, struct report **ret_report)
 		rep->panicked = memmem(log, len, "Kernel panic", 12) != NULL;
 		rep->type = title_type(rep->title);
 		rep->frame = frame_of_title(rep->title);
-		rep->guilty_file = guilty_file(rep->text, strlen(rep->text), rep->title);
+		rep->guilty_file = guilty_file(rep->text + rep->prefix_len, strlen(rep->text + rep->prefix_len),
+					       rep->title);
 		find_executor(rep);
 	}
 	*ret_report = TAKE_PTR(rep);

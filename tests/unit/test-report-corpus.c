@@ -128,6 +128,7 @@ static int check_report(const char *path, const char *name, struct counter *titl
 static int check_guilty(const char *path, const char *name, struct counter *guilty)
 {
 	_cleanup_free_ char *data = NULL, *want = NULL, *got = NULL;
+	_cleanup_(report_freep) struct report *rep = NULL;
 	const char *nl, *text;
 	size_t len;
 	int r;
@@ -144,9 +145,17 @@ static int check_guilty(const char *path, const char *name, struct counter *guil
 	text = nl + 1;
 	if (text < data + len && *text == '\n')
 		text++;
-	r = report_guilty_file_of(text, len - (size_t)(text - data), NULL, &got);
+	/* Like syzkaller: parse first, so that title-specific rules apply. */
+	r = report_parse(text, len - (size_t)(text - data), &rep);
 	if (r < 0)
 		return r;
+	if (report_title(rep))
+		got = strdup_safe(report_guilty_file(rep));
+	else {
+		r = report_guilty_file_of(text, len - (size_t)(text - data), NULL, &got);
+		if (r < 0)
+			return r;
+	}
 	count(guilty, streq(want, got ? got : ""), name, want, got);
 	return 0;
 }

@@ -1,0 +1,267 @@
+/* Unit tests of repro/report.h: the API contract, title normalisation and
+ * hostile input (empty, garbage, NULs, huge lines, truncation). */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "common/strutil.h"
+#include "repro/report.h"
+
+static const char kasan_log[] =
+	"[   10.000000][ T100] syz-executor0: some context\n"
+	"[   10.000001][ T200] other task noise\n"
+	"[   10.100000][ T100] ==================================================================\n"
+	"[   10.100001][ T100] BUG: KASAN: use-after-free in ip6_send_skb+0x2f5/0x330\n"
+	"[   10.100002][ T100] Read of size 8 at addr ffff88004fab1858 by task syz-executor0/30168\n"
+	"[   10.100003][ T100]\n"
+	"[   10.100004][ T100] CPU: 0 PID: 30168 Comm: syz.3.1234 Not tainted 4.12.0-rc3+ #3\n"
+	"[   10.100005][ T100] Call Trace:\n"
+	"[   10.100006][ T100]  dump_stack+0x292/0x395 lib/dump_stack.c:52\n"
+	"[   10.100007][ T200] interleaved line of another task\n"
+	"[   10.100008][ T100]  kasan_report+0x230/0x340 mm/kasan/report.c:408\n"
+	"[   10.100009][ T100]  ip6_send_skb+0x2f5/0x330 net/ipv6/ip6_output.c:1748\n"
+	"[   10.100010][ T100]  ip6_push_pending_frames+0xb8/0xe0 net/ipv6/ip6_output.c:1763\n"
+	"[   10.100011][ T100]  rawv6_sendmsg+0x2ede/0x4400 net/ipv6/raw.c:932\n"
+	"[   10.100012][ T100]  entry_SYSCALL_64_fastpath+0x1f/0xbe\n"
+	"[   10.100013][ T100] Kernel panic - not syncing: panic_on_warn set ...\n";
+
+static struct report *parse(const char *s, size_t n)
+{
+	struct report *r = NULL;
+
+	assert_int_equal(report_parse(s, n, &r), 0);
+	assert_non_null(r);
+	return r;
+}
+
+static void test_kasan(void **state)
+{
+	_cleanup_(report_freep) struct report *r = parse(kasan_log, sizeof(kasan_log) - 1);
+	char *const *frames = report_frames(r);
+	int proc = -1, id = -1;
+
+	assert_string_equal(report_title(r), "KASAN: use-after-free Read in ip6_send_skb");
+	assert_string_equal(report_type(r), "KASAN-USE-AFTER-FREE-READ");
+	assert_string_equal(report_frame(r), "ip6_send_skb");
+	assert_string_equal(report_guilty_file(r), "net/ipv6/ip6_output.c");
+	assert_non_null(frames[0]);
+	assert_string_equal(frames[0], "ip6_send_skb");
+	assert_string_equal(frames[1], "ip6_push_pending_frames");
+	assert_false(report_corrupted(r));
+	assert_false(report_suppressed(r));
+	assert_true(report_panicked(r));
+	assert_true(report_matches_title(r, "KASAN: use-after-free Read in ip6_send_skb"));
+	assert_true(report_matches_title(r, "bad-access in ip6_send_skb"));
+	assert_false(report_matches_title(r, "KASAN: use-after-free Read in ip6_fragment"));
+	assert_true(report_executor(r, &proc, &id));
+	assert_int_equal(proc, 3);
+	assert_int_equal(id, 1234);
+	/* the text holds the same task's lines only, with the context before */
+	assert_non_null(strstr(report_text(r), "syz-executor0: some context\n"));
+	assert_null(strstr(report_text(r), "interleaved line"));
+	assert_null(strstr(report_text(r), "[   10.1"));
+	assert_int_equal(report_start(r), strstr(kasan_log, "[   10.100001]") - kasan_log);
+	assert_true(report_end(r) > report_start(r));
+	assert_true(report_end(r) <= sizeof(kasan_log) - 1);
+}
+
+static void test_no_crash(void **state)
+{
+	static const char log[] = "[    0.000000] Linux version 6.1\n[    1.0] login: \n";
+	_cleanup_(report_freep) struct report *r = parse(log, sizeof(log) - 1);
+	_cleanup_(report_freep) struct report *e = parse("", 0);
+
+	assert_null(report_title(r));
+	assert_null(report_text(r));
+	assert_null(report_type(r));
+	assert_null(report_alt_titles(r)[0]);
+	assert_null(report_frames(r)[0]);
+	assert_false(report_matches_title(r, "anything"));
+	assert_null(report_title(e));
+}
+
+static void test_too_big(void **state)
+{
+	struct report *r = NULL;
+
+	/* the length is checked before any byte is read */
+	assert_int_equal(report_parse("", REPORT_INPUT_MAX + 1, &r), -E2BIG);
+	assert_null(r);
+}
+
+static void test_normalize(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "INFO: task syz-executor.3:1234 blocked", "INFO: task syz-executor blocked" },
+		{ "BUG: Dentry ffff88801234abcd{i=0} in use", "BUG: Dentry ADDR{i=NUM} in use" },
+		{ "WARNING: at fs/ext4/inode.c:1234 ext4_foo+0x1a/0x2b", "WARNING: at fs/ext4/inode.c:LINE ext4_foo" },
+		{ "connect to 10.128.0.17 failed", "connect to IP failed" },
+		{ "INFO: rcu detected stall on CPU#3", "INFO: rcu detected stall on CPU" },
+		{ "INFO: Allocated in x age=1 cpu=0 pid=6024", "INFO: Allocated in x age=NUM cpu=NUM pid=NUM" },
+		{ "in mac80211_rx ext4_iget ip6_fragment loop4", "in mac80211_rx ext4_iget ip6_fragment loop4" },
+		{ "mkdir ./syzkaller-testdir264563108: read-only", "mkdir ./syzkaller-testdirNUM: read-only" },
+		{ "a\tb  \x01 c\xff", "a b c" },
+	};
+	char long_title[400];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *t = NULL;
+
+		assert_int_equal(report_normalize_title(cases[i].in, &t), 0);
+		assert_string_equal(t, cases[i].out);
+	}
+	memset(long_title, 'x', sizeof(long_title) - 1);
+	long_title[sizeof(long_title) - 1] = 0;
+	{
+		_cleanup_free_ char *t = NULL;
+
+		assert_int_equal(report_normalize_title(long_title, &t), 0);
+		assert_int_equal(strlen(t), 120);
+	}
+}
+
+static void test_suppressed_and_corrupted(void **state)
+{
+	static const char oom[] = "[ 1.0] Out of memory: Kill process 123 (syz-fuzzer) score 1\n"
+				  "[ 2.0] BUG: unable to handle kernel NULL pointer dereference at 0000000000000000\n";
+	static const char cut[] = "[ 2.0] general protection fault: 0000 [#1] SMP KASAN\n"
+				  "[ 2.1] Modules linked in:\n";
+	_cleanup_(report_freep) struct report *a = parse(oom, sizeof(oom) - 1);
+	_cleanup_(report_freep) struct report *b = parse(cut, sizeof(cut) - 1);
+
+	assert_non_null(report_title(a));
+	assert_true(report_suppressed(a));
+	assert_string_equal(report_title(b), "general protection fault in corrupted");
+	assert_true(report_corrupted(b));
+	assert_non_null(report_corrupted_reason(b));
+}
+
+static void test_nuls_and_crs(void **state)
+{
+	char log[2 * sizeof(kasan_log)];
+	_cleanup_(report_freep) struct report *r = NULL;
+	size_t n = 0;
+	char *p;
+
+	/* CRLF line ends, as serial consoles give them */
+	for (const char *q = kasan_log; *q; q++) {
+		if (*q == '\n')
+			log[n++] = '\r';
+		log[n++] = *q;
+	}
+	p = memmem(log, n, "other task noise", 16);
+	assert_non_null(p);
+	p[5] = 0; /* a NUL in the noise */
+	p = memmem(log, n, "ip6_push_pending_frames", 23);
+	assert_non_null(p);
+	p[-2] = 0; /* and one inside the report */
+	r = parse(log, n);
+	assert_string_equal(report_title(r), "KASAN: use-after-free Read in ip6_send_skb");
+	assert_non_null(strstr(report_text(r), "rawv6_sendmsg"));
+	assert_null(strchr(report_text(r), '\r'));
+}
+
+/* Builds len bytes of repeated pattern, NUL-terminated. */
+static char *repeat(const char *pattern, size_t len)
+{
+	size_t n = strlen(pattern);
+	char *s = malloc(len + 1);
+
+	assert_non_null(s);
+	for (size_t i = 0; i < len; i++)
+		s[i] = pattern[i % n];
+	s[len] = 0;
+	return s;
+}
+
+static void test_huge_lines(void **state)
+{
+	static const char *const patterns[] = {
+		"BUG: KASAN: a in f+", "WARNING: at a.c:1 f+", "INFO: task ", "[ 1.0] ", "BUG:",
+		"\xff\xfe\x00", "Call Trace:\n", "general protection fault:", " ? x+0x1/0x2",
+	};
+	const size_t len = 10u << 20;
+
+	for (size_t i = 0; i < ARRAY_SIZE(patterns); i++) {
+		_cleanup_free_ char *s = repeat(patterns[i], len);
+		_cleanup_(report_freep) struct report *r = parse(s, len);
+
+		if (report_title(r)) {
+			assert_true(strlen(report_title(r)) <= 120);
+			assert_true(strlen(report_text(r)) <= REPORT_TEXT_MAX);
+		}
+	}
+}
+
+static void test_garbage(void **state)
+{
+	unsigned seed = 12345;
+	const size_t len = 4u << 20;
+	_cleanup_free_ char *s = malloc(len);
+
+	assert_non_null(s);
+	for (int round = 0; round < 4; round++) {
+		_cleanup_(report_freep) struct report *r = NULL;
+
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245u + 12345u;
+			s[i] = (char)(seed >> 16);
+			/* sprinkle oops headers and newlines into the noise */
+			if ((seed & 0xfff) == 7 && i + 8 < len)
+				memcpy(s + i, "\nBUG: ", 6);
+		}
+		r = parse(s, len);
+		if (report_title(r))
+			assert_non_null(report_text(r));
+	}
+}
+
+static const char *report_reason_or_empty(const struct report *r)
+{
+	return report_corrupted_reason(r) ? report_corrupted_reason(r) : "";
+}
+
+static void test_unterminated(void **state)
+{
+	/* cut in the middle of the CPU line: no call trace at all */
+	size_t n = strstr(kasan_log, "Not tainted") - kasan_log;
+	_cleanup_(report_freep) struct report *r = parse(kasan_log, n);
+	/* cut right after the header */
+	size_t m = strstr(kasan_log, "Read of size") - kasan_log;
+	_cleanup_(report_freep) struct report *h = parse(kasan_log, m);
+
+	assert_string_equal(report_title(r), "KASAN: use-after-free Read in ip6_send_skb");
+	assert_true(report_corrupted(r));
+	assert_string_equal(report_reason_or_empty(r), "no stack trace in report");
+	assert_string_equal(report_title(h), "KASAN: use-after-free in ip6_send_skb");
+	assert_true(report_corrupted(h));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kasan),
+		cmocka_unit_test(test_no_crash),
+		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_normalize),
+		cmocka_unit_test(test_suppressed_and_corrupted),
+		cmocka_unit_test(test_nuls_and_crs),
+		cmocka_unit_test(test_huge_lines),
+		cmocka_unit_test(test_garbage),
+		cmocka_unit_test(test_unterminated),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
