@@ -29,6 +29,7 @@ static const struct ctl_cmd commands[] = {
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
 	  "run the agent's integrity gates on a patch" },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
+	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
 };
 
 static void usage(FILE *f)

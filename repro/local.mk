@@ -31,6 +31,7 @@ check_PROGRAMS += tests/unit/test-report-corpus
 # TESTS += tests/unit/test-report-corpus (enabled once above the floors)
 tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
 tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+CTL_EXTRA_SOURCES += daemon/ctl-tree.c
 
 check_PROGRAMS += tests/unit/test-tree
 TESTS += tests/unit/test-tree
@@ -48,3 +49,6 @@ TESTS += tests/unit/test-report
 tests_unit_test_report_SOURCES = tests/unit/test-report.c
 tests_unit_test_report_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+TESTS += tests/integration/kfixctl-tree.sh
+EXTRA_DIST += tests/integration/kfixctl-tree.sh

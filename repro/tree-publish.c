@@ -197,7 +197,7 @@ struct push_state {
 	struct tree *t;
 	const struct tree_push_auth *auth;
 	int port;
-	unsigned cred_tries;
+	bool key_offered, token_offered;
 	uint64_t deadline;
 	bool timed_out;
 	char reason[512];
@@ -329,26 +329,34 @@ static int push_cred_cb(git_credential **out, const char *url,
 	_cleanup_free_ char *pub = NULL;
 
 	(void)url;
-	if (!a || ++s->cred_tries > 3) {
-		snprintf(s->reason, sizeof(s->reason), "authentication failed");
+	if (!a) {
+		snprintf(s->reason, sizeof(s->reason), "authentication required");
 		return GIT_EAUTH;
 	}
 	user = a->username ? a->username : user_from_url ? user_from_url : "git";
 	if (allowed & GIT_CREDENTIAL_USERNAME)
 		return git_credential_username_new(out, user);
-	if ((allowed & GIT_CREDENTIAL_SSH_KEY) && a->ssh_key) {
+	/* libgit2 asks again after a refusal: each credential is offered once. */
+	if ((allowed & GIT_CREDENTIAL_SSH_KEY) && a->ssh_key && !s->key_offered) {
 		const char *pubkey = a->ssh_pubkey;
 
+		s->key_offered = true;
 		if (!pubkey && asprintf(&pub, "%s.pub", a->ssh_key) >= 0 &&
 		    access(pub, R_OK) == 0)
 			pubkey = pub;
 		return git_credential_ssh_key_new(out, user, pubkey, a->ssh_key, NULL);
 	}
-	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && a->token)
+	if ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) && a->token &&
+	    !s->token_offered) {
+		s->token_offered = true;
 		return git_credential_userpass_plaintext_new(
 			out, a->username ? a->username : user_from_url ? user_from_url : "kfix",
 			a->token);
-	snprintf(s->reason, sizeof(s->reason), "no usable credentials configured");
+	}
+	snprintf(s->reason, sizeof(s->reason), "%s",
+		 s->key_offered || s->token_offered ?
+			 "authentication failed: credentials refused" :
+			 "no usable credentials configured");
 	return GIT_EAUTH;
 }
 

@@ -144,11 +144,12 @@ int tree_grep(struct tree *t, const char *rev, const char *path_prefix,
 	      const char *pattern, unsigned flags, size_t max_hits,
 	      tree_grep_fn cb, void *userdata)
 {
+	/* g outlives re, which points into it. */
+	_cleanup_free_ struct grep_state *g = NULL;
+	_cleanup_(regfreep) regex_t *re = NULL;
 	_cleanup_(git_commit_freep) git_commit *c = NULL;
 	_cleanup_(git_tree_freep) git_tree *root = NULL;
-	_cleanup_(regfreep) regex_t *re = NULL;
 	_cleanup_free_ char *quoted = NULL;
-	_cleanup_free_ struct grep_state *g = NULL;
 	int r;
 
 	if (!pattern || !*pattern || strlen(pattern) > 4096)

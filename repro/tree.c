@@ -293,6 +293,21 @@ static int fetch_transfer(const git_indexer_progress *stats, void *payload)
 	return 0;
 }
 
+/* Points the mirror's HEAD at the remote's default branch (master, main,
+ * ...) so that "HEAD" means what it means upstream.  Best effort: an old
+ * server may not say. */
+static void mirror_follow_head(git_repository *repo, git_remote *remote)
+{
+	_cleanup_git_buf_ git_buf head = GIT_BUF_INIT;
+	_cleanup_(git_reference_freep) git_reference *ref = NULL;
+
+	if (git_remote_default_branch(&head, remote) < 0 || !head.ptr ||
+	    !startswith(head.ptr, "refs/heads/"))
+		return;
+	if (git_reference_lookup(&ref, repo, head.ptr) == 0)
+		(void)git_repository_set_head(repo, head.ptr);
+}
+
 int tree_fetch(struct tree *t, const char *refspec, uint64_t timeout_usec,
 	       tree_progress_fn progress, void *userdata)
 {
@@ -327,6 +342,8 @@ int tree_fetch(struct tree *t, const char *refspec, uint64_t timeout_usec,
 	if (r < 0)
 		return tree_fail_git(t, r, "fetch from %s failed",
 				     git_remote_url(remote));
+	if (!refspec)
+		mirror_follow_head(t->repo, remote);
 	return 0;
 }
 

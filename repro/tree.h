@@ -228,9 +228,12 @@ struct tree_push_auth {
 	const char *token;	 /* https password/token */
 };
 /* Pushes refspecs (e.g. "refs/heads/kfix/1/v1:refs/heads/kfix/1/v1", or
- * with a leading '+' to force) to url.  file:// and local paths need no
- * auth.  A ref the remote rejects fails with -EREMOTEIO and the remote's
- * reason in tree_error(); pushing what is already there is a success. */
+ * with a leading '+' to force) to url: ssh://[user@]host[:port]/path,
+ * https://host/path or file:///path (no auth needed).  Errors: -EPERM for
+ * an unknown or mismatching ssh host key (or no known_hosts given),
+ * -EACCES when the credentials are refused, -EREMOTEIO when the remote
+ * rejects a ref (e.g. not a fast-forward), -ETIMEDOUT; tree_error() has
+ * the details.  Pushing what is already there is a success. */
 int tree_push(struct tree *t, const char *url, const char *const *refspecs,
 	      const struct tree_push_auth *auth, uint64_t timeout_usec);
 

@@ -12,7 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,6 +28,25 @@
 #include "common/proc.h"
 #include "common/strutil.h"
 #include "repro/tree.h"
+
+/* libgit2 1.5 leaks a PCRE2 match block per remote created (its config
+ * regex path; fixed upstream by libgit2 PR 6382) and small blocks in its
+ * ssh transport (libgit2 issue 6598): not ours to fix, so LeakSanitizer is
+ * told about those stacks only. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libpcre2-8.so\n"
+	       "leak:libssh2.so\n"
+	       "leak:git_remote_connect_ext\n";
+}
+
+/* Full stacks, so that the suppressions above match libgit2 frames. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "fast_unwind_on_malloc=0";
+}
 
 static const char SLAB_C1[] =
 	"// SPDX-License-Identifier: GPL-2.0\n"
@@ -75,6 +100,7 @@ struct fixture {
 	char c1[TREE_OID_HEX], c2[TREE_OID_HEX], c3[TREE_OID_HEX];
 	struct tree *mirror;
 	bool have_git;
+	pid_t sshd; /* killed in teardown even when a check fails */
 };
 static struct fixture F;
 
@@ -141,6 +167,19 @@ static void up_commit(const char *msg, int64_t when, char ret[TREE_OID_HEX],
 	git_repository_free(repo);
 }
 
+static bool git_installed(void)
+{
+	char *argv[] = { "git", "--version", NULL };
+	struct proc_opts o = PROC_OPTS_DEFAULT;
+	struct proc_result r = { 0 };
+	bool ok;
+
+	o.timeout_usec = 10 * 1000000ull;
+	ok = proc_run(argv, &o, &r) == 0 && r.exit_code == 0;
+	proc_result_free(&r);
+	return ok;
+}
+
 static int setup(void **state)
 {
 	git_repository *repo;
@@ -164,13 +203,17 @@ static int setup(void **state)
 		  1700000100, F.c2, "mm/slab.c", SLAB_C2, NULL);
 	up_commit("fs: add c\n", 1700000200, F.c3, "fs/a.c",
 		  "int a;\nint b;\nint c;\n", NULL);
-	F.have_git = access("/usr/bin/git", X_OK) == 0;
+	F.have_git = git_installed();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	if (F.sshd > 0) {
+		kill(F.sshd, SIGTERM);
+		waitpid(F.sshd, NULL, 0);
+	}
 	tree_free(F.mirror);
 	if (!getenv("KFIX_TEST_KEEP"))
 		rm_rf(F.dir);
@@ -222,6 +265,40 @@ static void test_mirror_fetch(void **state)
 	assert_int_equal(tree_fetch(F.mirror, NULL, 0, NULL, NULL), 0);
 	assert_int_equal(tree_resolve(F.mirror, F.c2, oid), 0);
 	assert_string_equal(oid, F.c2);
+}
+
+/* A remote whose default branch is "main": the mirror's HEAD follows. */
+static void test_fetch_main(void **state)
+{
+	_cleanup_tree_ struct tree *t = NULL;
+	_cleanup_free_ char *up = NULL, *url = NULL;
+	git_repository *repo;
+	git_treebuilder *tb;
+	git_signature *sig;
+	git_oid tree_oid, oid;
+	git_tree *tr;
+	char head[TREE_OID_HEX], want[TREE_OID_HEX];
+
+	(void)state;
+	assert_true(asprintf(&up, "%s/up-main", F.dir) > 0);
+	assert_true(asprintf(&url, "file://%s", up) > 0);
+	assert_int_equal(git_repository_init(&repo, up, 1), 0);
+	assert_int_equal(git_repository_set_head(repo, "refs/heads/main"), 0);
+	assert_int_equal(git_treebuilder_new(&tb, repo, NULL), 0);
+	assert_int_equal(git_treebuilder_write(&tree_oid, tb), 0);
+	assert_int_equal(git_tree_lookup(&tr, repo, &tree_oid), 0);
+	assert_int_equal(git_signature_new(&sig, "Dev", "dev@example.org", 1700000000, 0), 0);
+	assert_int_equal(git_commit_create(&oid, repo, "HEAD", sig, sig, NULL, "empty\n",
+					   tr, 0, NULL), 0);
+	git_oid_tostr(want, sizeof(want), &oid);
+	git_signature_free(sig);
+	git_tree_free(tr);
+	git_treebuilder_free(tb);
+	git_repository_free(repo);
+	assert_int_equal(tree_open_mirror(F.cache, "up-main", url, &t), 0);
+	assert_int_equal(tree_fetch(t, NULL, 0, NULL, NULL), 0);
+	assert_int_equal(tree_resolve(t, "HEAD", head), 0);
+	assert_string_equal(head, want);
 }
 
 static void test_fetch_errors(void **state)
@@ -710,6 +787,179 @@ static void test_patch_commit_push(void **state)
 	assert_int_equal(tree_branch_create(F.mirror, "master", F.c3, true), 0);
 }
 
+static const char *find_sshd(void)
+{
+	static const char *const where[] = { "/usr/sbin/sshd", "/usr/local/sbin/sshd",
+					     "/sbin/sshd" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(where); i++)
+		if (access(where[i], X_OK) == 0)
+			return where[i];
+	return NULL;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	port = ntohs(a.sin_port);
+	close(fd);
+	return port;
+}
+
+static bool port_open(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool ok;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	close(fd);
+	return ok;
+}
+
+static void keygen(const char *path)
+{
+	char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "test",
+			 "-f", (char *)path, NULL };
+	struct proc_opts o = PROC_OPTS_DEFAULT;
+	struct proc_result r = { 0 };
+
+	o.timeout_usec = 30 * 1000000ull;
+	assert_int_equal(proc_run(argv, &o, &r), 0);
+	assert_int_equal(r.exit_code, 0);
+	proc_result_free(&r);
+}
+
+/* known_hosts line "[127.0.0.1]:PORT TYPE KEY" from an OpenSSH .pub file. */
+static void write_known_hosts(const char *path, int port, const char *pubfile)
+{
+	_cleanup_free_ char *pub = NULL, *line = NULL;
+	char *sp;
+
+	assert_int_equal(read_file_bounded(pubfile, 4096, &pub, NULL), 0);
+	sp = strrchr(pub, ' '); /* drop the comment */
+	assert_non_null(sp);
+	*sp = 0;
+	assert_true(asprintf(&line, "[127.0.0.1]:%d %s\n", port, pub) > 0);
+	assert_int_equal(write_file_atomic(path, line, strlen(line), 0644), 0);
+}
+
+/* Push over ssh:// to a real OpenSSH server on 127.0.0.1, with host key
+ * verification against known_hosts. */
+static void test_push_ssh(void **state)
+{
+	_cleanup_free_ char *d = NULL, *cfg = NULL, *conf = NULL, *hk = NULL, *ck = NULL,
+			    *auth = NULL, *kh = NULL, *bad_kh = NULL, *bare = NULL,
+			    *url = NULL, *pub = NULL, *other = NULL, *empty_kh = NULL;
+	const char *sshd = find_sshd();
+	const char *specs[] = { "refs/heads/kfix/1/v1:refs/heads/kfix/ssh", NULL };
+	struct tree_push_auth a = { 0 };
+	struct passwd *pw = getpwuid(getuid());
+	char oid[TREE_OID_HEX], want[TREE_OID_HEX];
+	pid_t pid;
+	int port, status;
+
+	(void)state;
+	if (!sshd || !F.have_git || !pw || !(git_libgit2_features() & GIT_FEATURE_SSH)) {
+		fprintf(stderr, "sshd, git or libgit2 ssh support missing: skipped\n");
+		skip();
+	}
+	if (getuid() == 0 && access("/run/sshd", F_OK) < 0 && mkdir("/run/sshd", 0755) < 0) {
+		fprintf(stderr, "sshd needs /run/sshd when run as root: skipped\n");
+		skip();
+	}
+	assert_true(asprintf(&d, "%s/ssh", F.dir) > 0);
+	assert_int_equal(mkdir_p(d, 0700), 0);
+	assert_true(asprintf(&hk, "%s/host_key", d) > 0);
+	assert_true(asprintf(&ck, "%s/id_ed25519", d) > 0);
+	assert_true(asprintf(&other, "%s/other_key", d) > 0);
+	keygen(hk);
+	keygen(ck);
+	keygen(other);
+	assert_true(asprintf(&pub, "%s.pub", ck) > 0);
+	assert_true(asprintf(&auth, "%s/authorized_keys", d) > 0);
+	{
+		_cleanup_free_ char *k = NULL;
+		size_t len;
+		assert_int_equal(read_file_bounded(pub, 4096, &k, &len), 0);
+		assert_int_equal(write_file_atomic(auth, k, len, 0600), 0);
+	}
+	port = free_port();
+	assert_true(asprintf(&conf,
+			     "Port %d\nListenAddress 127.0.0.1\nHostKey %s\n"
+			     "AuthorizedKeysFile %s\nPidFile %s/sshd.pid\nStrictModes no\n"
+			     "UsePAM no\nPasswordAuthentication no\n"
+			     "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+			     "PermitRootLogin prohibit-password\nLogLevel ERROR\n",
+			     port, hk, auth, d) > 0);
+	assert_true(asprintf(&cfg, "%s/sshd_config", d) > 0);
+	assert_int_equal(write_file_atomic(cfg, conf, strlen(conf), 0600), 0);
+	pid = F.sshd = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(sshd, sshd, "-D", "-e", "-f", cfg, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 100 && !port_open(port); i++)
+		usleep(50000);
+
+	assert_true(asprintf(&bare, "%s/pub-ssh.git", F.dir) > 0);
+	{
+		git_repository *r;
+		assert_int_equal(git_repository_init(&r, bare, 1), 0);
+		git_repository_free(r);
+	}
+	assert_true(asprintf(&url, "ssh://%s@127.0.0.1:%d%s", pw->pw_name, port, bare) > 0);
+	assert_true(asprintf(&kh, "%s/known_hosts", d) > 0);
+	assert_true(asprintf(&bad_kh, "%s/known_hosts.bad", d) > 0);
+	assert_true(asprintf(&empty_kh, "%s/known_hosts.empty", d) > 0);
+	{
+		_cleanup_free_ char *hpub = NULL, *opub = NULL;
+		assert_true(asprintf(&hpub, "%s.pub", hk) > 0);
+		assert_true(asprintf(&opub, "%s.pub", other) > 0);
+		write_known_hosts(kh, port, hpub);
+		write_known_hosts(bad_kh, port, opub);
+		assert_int_equal(write_file_atomic(empty_kh, "", 0, 0644), 0);
+	}
+	a.ssh_key = ck;
+	a.known_hosts = kh;
+	assert_true(port_open(port));
+	assert_int_equal(tree_push(F.mirror, url, specs, &a, 60 * 1000000ull), 0);
+	assert_int_equal(tree_push(F.mirror, url, specs, &a, 60 * 1000000ull), 0);
+	{
+		_cleanup_tree_ struct tree *p = NULL;
+		assert_int_equal(tree_open_path(bare, NULL, &p), 0);
+		assert_int_equal(tree_resolve(p, "kfix/ssh", oid), 0);
+		assert_int_equal(tree_resolve(F.mirror, "kfix/1/v1", want), 0);
+		assert_string_equal(oid, want);
+	}
+	/* A different host key is refused, and so is an unknown host. */
+	a.known_hosts = bad_kh;
+	assert_int_equal(tree_push(F.mirror, url, specs, &a, 60 * 1000000ull), -EPERM);
+	assert_non_null(strstr(tree_error(F.mirror), "MISMATCHING host key for 127.0.0.1"));
+	a.known_hosts = empty_kh;
+	assert_int_equal(tree_push(F.mirror, url, specs, &a, 60 * 1000000ull), -EPERM);
+	assert_non_null(strstr(tree_error(F.mirror), "unknown host key"));
+	a.known_hosts = NULL;
+	assert_int_equal(tree_push(F.mirror, url, specs, &a, 60 * 1000000ull), -EPERM);
+	/* A key the server does not know. */
+	a.known_hosts = kh;
+	a.ssh_key = other;
+	assert_int_equal(tree_push(F.mirror, url, specs, &a, 60 * 1000000ull), -EACCES);
+
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	F.sshd = 0;
+}
+
 static void test_snapshot(void **state)
 {
 	_cleanup_free_ char *src = NULL, *scratch = NULL, *slot = NULL, *data = NULL,
@@ -754,6 +1004,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mirror_fetch),
+		cmocka_unit_test(test_fetch_main),
 		cmocka_unit_test(test_fetch_errors),
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_cfunc),
@@ -763,6 +1014,7 @@ int main(void)
 		cmocka_unit_test(test_worktree),
 		cmocka_unit_test(test_edits),
 		cmocka_unit_test(test_patch_commit_push),
+		cmocka_unit_test(test_push_ssh),
 		cmocka_unit_test(test_snapshot),
 	};
 
