@@ -19,7 +19,7 @@ AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)
 
 check_PROGRAMS += tests/unit/test-llm
 TESTS += tests/unit/test-llm
-tests_unit_test_llm_SOURCES = tests/unit/test-llm.c
+tests_unit_test_llm_SOURCES = tests/unit/test-llm.c tests/unit/llm-server.h
 tests_unit_test_llm_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_llm_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += tests/agent/llm-server.py
@@ -45,7 +45,7 @@ dist_agentprompts_DATA = \
 
 check_PROGRAMS += tests/unit/test-repair
 TESTS += tests/unit/test-repair
-tests_unit_test_repair_SOURCES = tests/unit/test-repair.c
+tests_unit_test_repair_SOURCES = tests/unit/test-repair.c tests/unit/llm-server.h
 tests_unit_test_repair_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_repair_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 TESTS += tests/integration/repair-cli.sh

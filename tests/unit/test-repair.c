@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -28,6 +29,8 @@
 #include "common/strutil.h"
 
 static char tree[] = "/tmp/kfix-test-repair.XXXXXX";
+#define SERVER_TMPDIR tree
+#include "llm-server.h"
 
 static const char foo_c[] =
 	"// SPDX-License-Identifier: GPL-2.0\n"
@@ -376,6 +379,93 @@ static void test_story(void **state)
 	free(t.built);
 }
 
+/* The scripted model's answers of the story, as server script steps. */
+static char *story_script(void)
+{
+	static const char *const order[] = { "propose_location", "propose_location",
+		"request_probes", "state_hypotheses", "rank_hypotheses", "propose_patch", "reflect",
+		"propose_patch", "reflect", "propose_patch", "write_explanation" };
+	struct model m = { .plan = PLAN_STORY, .tokens = 700, .locations = 1 };
+	_cleanup_json_ json_t *steps = json_array();
+	_cleanup_json_ json_t *req = json_pack("{s:s, s:[{s:s}], s:[{s:s}]}", "system", "kernel",
+		"messages", "content", "(none yet) == net/foo/foo.c: foo_release kfix-probe f=ffff8880 "
+		"1. net/foo/foo.c: foo_release()", "tools", "name", "");
+
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		_cleanup_json_ json_t *r = NULL;
+		json_t *call;
+
+		json_object_set_new(json_array_get(json_object_get(req, "tools"), 0), "name",
+				    json_string(order[i]));
+		assert_int_equal(model_fn(&m, req, &r), 0);
+		call = json_array_get(json_object_get(r, "tool_calls"), 0);
+		json_array_append_new(steps, json_pack("{s:s, s:O, s:[i, i]}", "tool", order[i],
+			"args", json_object_get(call, "arguments"), "usage", 700, 70));
+	}
+	return json_dumps(steps, JSON_COMPACT);
+}
+
+/* The whole story through the real OpenAI-compatible provider over HTTP,
+ * recorded; then replayed from the cassette with no server at all. */
+static void test_story_over_http_and_replay(void **state)
+{
+	_cleanup_free_ char *script = story_script(), *err = NULL, *cassette = NULL;
+	_cleanup_(llm_freep) struct llm *l = NULL, *r = NULL, *d = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL, *s2 = NULL, *s3 = NULL;
+	struct llm_settings st = { .provider = "openai", .model = "http-model", .max_tokens = 2000,
+				   .timeout_usec = 10000000, .retries = 1, .backoff_usec = 10000,
+				   .price_input = 1.0, .price_output = 2.0 };
+	struct repair_toolstack ts = toolstack;
+	struct ts t = {};
+	struct repair_params p;
+	struct server srv;
+	char out[512];
+
+	if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0)
+		skip();
+	ts.ud = &t;
+	assert_true(asprintf(&cassette, "%s/story.cassette", tree) > 0);
+	server_start(&srv, script);
+	st.url = srv.url;
+	assert_int_equal(llm_new(&st, &l), 0);
+	assert_int_equal(llm_record(l, cassette), 0);
+	snprintf(out, sizeof(out), "%s/out-http", tree);
+	params(&p, out);
+	if (repair_run(&p, &ts, l, &s, &err) < 0)
+		fail_msg("repair over http failed: %s", err);
+	server_stop(&srv);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_int_equal(s->llm_calls, 11);
+	assert_int_equal(s->tokens_in, 11 * 700);
+	/* 11 x (700 x 1 + 70 x 2) per million */
+	assert_true(s->cost > 0.00923 && s->cost < 0.00925);
+	assert_non_null(strstr(s->commit_message, "Assisted-by: kfix:http-model"));
+
+	/* replay: same decisions, no network */
+	assert_int_equal(llm_new_for_replay(cassette, &r), 0);
+	assert_string_equal(llm_model(r), "http-model");
+	snprintf(out, sizeof(out), "%s/out-replay", tree);
+	params(&p, out);
+	if (repair_run(&p, &ts, r, &s2, &err) < 0)
+		fail_msg("replay failed: %s", err);
+	assert_int_equal(s2->result, REPAIR_VALIDATED);
+	assert_string_equal(s2->diff, s->diff);
+	assert_string_equal(s2->commit_message, s->commit_message);
+
+	/* a different bug diverges from the recording at the first call */
+	assert_int_equal(llm_new_for_replay(cassette, &d), 0);
+	snprintf(out, sizeof(out), "%s/out-diverge", tree);
+	params(&p, out);
+	p.validate_runs = 4;
+	p.locations = 1;
+	free(err);
+	err = NULL;
+	p.gates.max_hunks = 4;
+	assert_int_equal(repair_run(&p, &ts, d, &s3, &err), -ENOMSG);
+	assert_non_null(strstr(err, "diverges"));
+	free(t.built);
+}
+
 static void test_hopeless_search_stops(void **state)
 {
 	_cleanup_(llm_freep) struct llm *l = NULL;
@@ -555,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_search_tree),
 		cmocka_unit_test(test_kb_and_wrap),
 		cmocka_unit_test(test_story),
+		cmocka_unit_test(test_story_over_http_and_replay),
 		cmocka_unit_test(test_hopeless_search_stops),
 		cmocka_unit_test(test_same_patch_and_budget),
 		cmocka_unit_test(test_not_reproduced),
