@@ -311,6 +311,39 @@ static void test_drop_hunk(void **state)
 	assert_null(strstr(out, "READ_ONCE"));
 }
 
+/* Truncated and corrupted patches and reports: verdicts, never crashes
+ * (run under ASan). */
+static void test_untrusted_patches(void **state)
+{
+	_cleanup_free_ char *d = patch("net/foo/foo.c", "\tit = f->items;\n\tn = foo_count(f);\n",
+				       "\tit = READ_ONCE(f->items);\n\tn = foo_count(f);\n");
+	size_t n = strlen(d);
+	char *buf = strdup(d);
+	struct gate_limits l = GATE_LIMITS_DEFAULT;
+
+	l.checkpatch = false;
+	assert_non_null(buf);
+	for (size_t i = 0; i <= n; i++) {
+		_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+
+		assert_int_equal(gates_run(d, i, report, i % strlen(report), tree, &l, &v), 0);
+		assert_true(gate_verdicts_count(v) >= 1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		static const char junk[] = "@+- \n\\0/";
+
+		for (size_t j = 0; j < sizeof(junk) - 1; j++) {
+			_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+			char saved = buf[i];
+
+			buf[i] = junk[j];
+			assert_int_equal(gates_run(buf, n, report, strlen(report), tree, &l, &v), 0);
+			buf[i] = saved;
+		}
+	}
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_size_and_parse),
 		cmocka_unit_test(test_edit_errors),
 		cmocka_unit_test(test_drop_hunk),
+		cmocka_unit_test(test_untrusted_patches),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "agent/llm-internal.h"
 #include "agent/llm.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -332,6 +333,61 @@ static void test_record_replay(void **state)
 	}
 }
 
+/* Every prefix of a valid body (a truncated answer) and every single-byte
+ * corruption is an error or a response, never a crash (run under ASan). */
+static void test_decode_untrusted(void **state)
+{
+	static const char openai[] =
+		"{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"hi\","
+		"\"tool_calls\":[{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\","
+		"\"arguments\":\"{\\\"a\\\": [1, 2]}\"}}]},\"finish_reason\":\"tool_calls\"}],"
+		"\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":6}}";
+	static const char anthropic[] =
+		"{\"content\":[{\"type\":\"text\",\"text\":\"hi\"},{\"type\":\"tool_use\",\"id\":\"t\","
+		"\"name\":\"f\",\"input\":{\"a\":[1,2]}}],\"stop_reason\":\"tool_use\","
+		"\"usage\":{\"input_tokens\":5,\"output_tokens\":6}}";
+	const struct llm_provider *prov[] = { &llm_provider_openai, &llm_provider_anthropic };
+	const char *bodies[] = { openai, anthropic };
+
+	for (int k = 0; k < 2; k++) {
+		size_t n = strlen(bodies[k]);
+		char *buf = strdup(bodies[k]);
+		unsigned ok = 0;
+
+		assert_non_null(buf);
+		for (size_t i = 0; i <= n; i++) {
+			struct llm_response *r = NULL;
+			char *err = NULL;
+			int rc = prov[k]->decode(bodies[k], i, &r, &err);
+
+			if (rc >= 0) {
+				assert_non_null(r);
+				ok++;
+			} else
+				assert_non_null(err);
+			llm_response_free(r);
+			free(err);
+		}
+		assert_int_equal(ok, 1); /* only the whole body */
+		for (size_t i = 0; i < n; i++) {
+			static const char junk[] = "\"{}[]:,\\0x\x01\xff";
+
+			for (size_t j = 0; j < sizeof(junk) - 1; j++) {
+				struct llm_response *r = NULL;
+				char *err = NULL;
+				char saved = buf[i];
+
+				buf[i] = junk[j];
+				(void)prov[k]->decode(buf, n, &r, &err);
+				buf[i] = saved;
+				llm_response_free(r);
+				free(err);
+			}
+		}
+		free(buf);
+	}
+}
+
 static int setup(void **state)
 {
 	srand((unsigned)getpid());
@@ -346,6 +402,7 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decode_untrusted),
 		cmocka_unit_test(test_openai_tool_call),
 		cmocka_unit_test(test_anthropic_conversation),
 		cmocka_unit_test(test_retry_after),
