@@ -807,10 +807,18 @@ static int gate_checkpatch(struct gate_ctx *g, const char *diff, size_t len)
 		return verdict(g, "checkpatch", GATE_SKIP, "could not run perl: %s", strerror(-r));
 	if (res.timed_out || res.signal)
 		return verdict(g, "checkpatch", GATE_SKIP, "checkpatch.pl did not finish");
-	for (char *l = res.output, *e; l && *l; l = e ? e + 1 : NULL) {
-		e = strchr(l, '\n');
+	/* bounded by output_len: the captured output is not trusted to be
+	 * NUL-terminated where a line ends */
+	for (size_t off = 0; res.output && off < res.output_len;) {
+		size_t n = strnlen(res.output + off, res.output_len - off);
+		char *l, *e = memchr(res.output + off, '\n', n);
+
 		if (e)
-			*e = '\0';
+			n = (size_t)(e - (res.output + off));
+		l = strndup(res.output + off, n);
+		off += n + 1;
+		if (!l)
+			return -ENOMEM;
 		if (strstr(l, ": ERROR:")) {
 			if (n_err++ < 3) {
 				_cleanup_free_ char *esc = str_escape(l, strlen(l), 200);
@@ -819,6 +827,7 @@ static int gate_checkpatch(struct gate_ctx *g, const char *diff, size_t len)
 			}
 		} else if (strstr(l, ": WARNING:"))
 			n_warn++;
+		free(l);
 	}
 	if (n_err)
 		return verdict(g, "checkpatch", GATE_FAIL, "%u error(s): %s", n_err, b.data ?: "");

@@ -247,9 +247,11 @@ void trajectory_print(const json_t *events, FILE *f)
 		"DUR", "TOKENS", "VERDICT");
 	json_array_foreach(events, i, e) {
 		json_t *tok = json_object_get(e, "tokens");
-		_cleanup_free_ char *step = str_escape(json_get_str(e, "step") ?: "", 64, 12);
-		_cleanup_free_ char *kind = str_escape(json_get_str(e, "kind") ?: "", 64, 12);
-		_cleanup_free_ char *verdict = str_escape(json_get_str(e, "verdict") ?: "", 64, 40);
+		const char *st = json_get_str(e, "step") ?: "", *kd = json_get_str(e, "kind") ?: "";
+		const char *vd = json_get_str(e, "verdict") ?: "";
+		_cleanup_free_ char *step = str_escape(st, strlen(st), 12);
+		_cleanup_free_ char *kind = str_escape(kd, strlen(kd), 12);
+		_cleanup_free_ char *verdict = str_escape(vd, strlen(vd), 40);
 		char tokens[32] = "";
 
 		if (tok)

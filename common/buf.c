@@ -109,13 +109,12 @@ char *buf_steal(struct buf *b, size_t *ret_len)
 {
 	char *p;
 
+	/* an empty buffer has no storage yet: the result is still a string */
 	if (!b->data && buf_reserve(b, 0) < 0)
 		return NULL;
-	if (!b->data) {
-		p = calloc(1, 1);
-	} else {
-		p = b->data;
-	}
+	p = b->data;
+	if (b->len == 0)
+		p[0] = '\0';
 	if (ret_len)
 		*ret_len = b->len;
 	b->data = NULL;

@@ -362,7 +362,9 @@ static void test_story(void **state)
 		if (!streq_ptr(k, "gate") && !streq_ptr(k, "observation"))
 			continue;
 		if (order == 0 && streq_ptr(v, "rejected")) {
-			assert_non_null(strstr(json_dumps(json_object_get(e, "output"), 0), "WARN_ON"));
+			_cleanup_free_ char *o = json_dumps(json_object_get(e, "output"), 0);
+
+			assert_non_null(strstr(o, "WARN_ON"));
 			order = 1;
 		} else if (order == 1 && streq_ptr(v, "same-crash"))
 			order = 2;

@@ -211,9 +211,11 @@ static void test_corrupt_and_future(void **state)
 
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/kfix.db", dir);
-	assert_int_equal(write_file_atomic(path, "this is not a database, just text, padded out to"
-					   " more than one hundred bytes so that SQLite reads a"
-					   " header and finds it wrong.", 150, 0600), 0);
+	static const char junk[] = "this is not a database, just text, padded out to"
+				   " more than one hundred bytes so that SQLite reads a"
+				   " header and finds it wrong.";
+
+	assert_int_equal(write_file_atomic(path, junk, strlen(junk), 0600), 0);
 	assert_int_equal(store_open(path, &s), -EBADMSG);
 	assert_null(s);
 	unlink(path);
