@@ -26,7 +26,7 @@ struct repro_args {
 	int runs, attempts;
 	uint64_t timeout_usec;
 	bool test_patch;
-	bool progress;
+	bool build_only;
 };
 
 static void repro_args_free(struct repro_args *a)
@@ -86,7 +86,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 			return -EINVAL;
 		}
 	}
-	if (optind < argc || (!a->tree == !a->src) || !a->kconfig || !a->repro ||
+	if (optind < argc || (!a->tree == !a->src) || !a->kconfig || (!a->repro && !a->build_only) ||
 	    (a->test_patch && !a->patch)) {
 		ctl_err("usage: kfixctl %s --tree NAME|--src DIR [--commit REV] --config FILE "
 			"--repro FILE%s [--runs N] [--attempts N] [--title T]... [--vm NAME] "
@@ -349,6 +349,22 @@ static int compile_repro(struct session *s)
 	return r;
 }
 
+static int check_patch_applies(struct session *s)
+{
+	_cleanup_(build_result_free) struct build_result res = { 0 };
+	char *patches[] = { (char *)s->a.patch, NULL };
+	int r;
+
+	s->bo.patches = patches;
+	r = build_check_apply(&s->bo, &res);
+	s->bo.patches = NULL;
+	if (r < 0)
+		return r;
+	if (res.status == BUILD_BAD_PATCH)
+		return input_error(s, "patch-does-not-apply", res.message);
+	return 0;
+}
+
 static int do_side(struct session *s, struct side *sd, bool progress_on, bool stop_on_crash)
 {
 	char *patches[] = { (char *)s->a.patch, NULL };
@@ -465,6 +481,8 @@ static int repro_main(struct ctl *c, int argc, char **argv, bool test_patch)
 	r = session_setup(c, &s);
 	if (r == 0)
 		r = compile_repro(&s);
+	if (r == 0 && test_patch)
+		r = check_patch_applies(&s);
 	if (r == 0)
 		r = do_side(&s, &base, prog, test_patch);
 	if (r == 0) {
@@ -496,4 +514,39 @@ int ctl_reproduce(struct ctl *c, int argc, char **argv)
 int ctl_test_patch(struct ctl *c, int argc, char **argv)
 {
 	return repro_main(c, argc, argv, true);
+}
+
+/* kfixctl build: one build (optionally patched), for people and benches. */
+int ctl_build(struct ctl *c, int argc, char **argv)
+{
+	_cleanup_(session_free) struct session s = { 0 };
+	_cleanup_(side_free) struct side sd = { .name = "build" };
+	char *patches[] = { NULL, NULL };
+	int r;
+
+	s.a.build_only = true;
+	r = parse_args("build", argc, argv, &s.a);
+	if (r < 0)
+		return 2;
+	r = session_setup(c, &s);
+	if (r == 0) {
+		patches[0] = (char *)s.a.patch;
+		s.bo.patches = s.a.patch ? patches : NULL;
+		r = build_kernel(&s.bo, &sd.build);
+		sd.built = r == 0;
+	}
+	if (r < 0 && !s.error_kind) {
+		ctl_err("build: %s", strerror(-r));
+		return 1;
+	}
+	if (c->json && !s.error_kind) {
+		_cleanup_json_ json_t *o = side_json(&sd);
+
+		if (o) {
+			json_object_set_new(o, "bzImage", sd.build.bzimage ? json_string(sd.build.bzimage) : json_null());
+			json_print(o);
+		}
+	} else
+		print_result(c, &s, &sd, NULL, NULL);
+	return s.error_kind || sd.build.status != BUILD_OK ? 1 : 0;
 }

@@ -39,6 +39,7 @@ int ctl_reproduce(struct ctl *c, int argc, char **argv);
 int ctl_test_patch(struct ctl *c, int argc, char **argv);
 int ctl_report(struct ctl *c, int argc, char **argv);
 int ctl_tree(struct ctl *c, int argc, char **argv);
+int ctl_build(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
 int ctl_store(struct ctl *c, struct store **ret);

@@ -23,6 +23,7 @@ static const struct ctl_cmd commands[] = {
 	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
 	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
 	{ "reproduce", ctl_reproduce, "--src DIR --config F --repro F", "build and run a reproducer" },
+	{ "build", ctl_build, "--src DIR --config F [--patch F]", "build a kernel" },
 	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },

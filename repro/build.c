@@ -656,3 +656,36 @@ int build_patch_files(const char *patch, size_t len, char ***ret)
 	*ret = TAKE_PTR(v);
 	return 0;
 }
+
+int build_check_apply(const struct build_opts *o, struct build_result *ret)
+{
+	_cleanup_(build_result_free) struct build_result res = { 0 };
+	_cleanup_(unlockp) int src_lock = -1;
+	_cleanup_free_ char *srclock = NULL, *msg = NULL;
+	int r;
+
+	if (asprintf(&srclock, "%s/.kfix", o->src) < 0)
+		return -ENOMEM;
+	r = lock_slot(srclock, &src_lock);
+	if (r < 0)
+		return r;
+	r = journal_revert(o->src, &msg);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; o->patches && o->patches[i]; i++) {
+		_cleanup_free_ char *out = NULL, *esc = NULL;
+
+		r = patch_run(o->src, o->patches[i], false, true, &out);
+		if (r != 0) {
+			esc = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
+			r = set_message(&res, BUILD_BAD_PATCH, "patch %s does not apply: %s",
+					o->patches[i], esc ? esc : "");
+			if (r < 0)
+				return r;
+			break;
+		}
+	}
+	*ret = res;
+	res = (struct build_result){ 0 };
+	return 0;
+}

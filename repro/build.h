@@ -63,6 +63,10 @@ int build_kernel(const struct build_opts *o, struct build_result *ret);
  * fast feedback before a full build. */
 int build_check_patch(const struct build_opts *o, struct build_result *ret);
 
+/* Checks that the patches apply to the clean source (patch --dry-run),
+ * before any time is spent building: BUILD_OK or BUILD_BAD_PATCH. */
+int build_check_apply(const struct build_opts *o, struct build_result *ret);
+
 /* file:line: error: message lines of a gcc/ld log, at most max. */
 int build_parse_errors(const char *log, size_t len, const char *src, size_t max,
 		       struct build_error **ret, size_t *ret_n);

@@ -20,15 +20,16 @@ repro_librepro_a_SOURCES = \
 	repro/ssh.c repro/ssh-internal.h \
 	repro/build.c repro/build.h \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
-	repro/run.c repro/run.h repro/run-classify.c
+	repro/run.c repro/run.h repro/run-classify.c \
+	repro/probe.c repro/probe.h
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) $(LIBSSH2_CFLAGS) $(JANSSON_CFLAGS)
 REPRO_LIBS += repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) -lpthread $(LIBGIT2_LIBS) $(LIBSSH2_LIBS)
 
-CTL_EXTRA_SOURCES += daemon/ctl-report.c
+CTL_EXTRA_SOURCES += daemon/ctl-report.c daemon/ctl-repro.c
 
 # Crash report tests.
 check_PROGRAMS += tests/unit/test-report-corpus
-# TESTS += tests/unit/test-report-corpus (enabled once above the floors)
+TESTS += tests/unit/test-report-corpus
 tests_unit_test_report_corpus_SOURCES = tests/unit/test-report-corpus.c
 tests_unit_test_report_corpus_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
 CTL_EXTRA_SOURCES += daemon/ctl-tree.c
@@ -52,3 +53,57 @@ tests_unit_test_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
+
+# Fuzzing: the harness under libFuzzer (--enable-fuzzing, CC=clang), and
+# its saved inputs replayed in every `make check`.
+check_PROGRAMS += tests/fuzz/replay-report
+TESTS += tests/fuzz/replay-report
+tests_fuzz_replay_report_SOURCES = tests/fuzz/replay-report.c tests/fuzz/fuzz-report.c
+tests_fuzz_replay_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+EXTRA_DIST += tests/fuzz/corpus-report
+if FUZZING
+# coverage feedback needs the parser itself instrumented
+repro_librepro_a_CFLAGS += -fsanitize=fuzzer-no-link
+noinst_PROGRAMS += tests/fuzz/fuzz-report
+FUZZ_BINS += tests/fuzz/fuzz-report
+tests_fuzz_fuzz_report_SOURCES = tests/fuzz/fuzz-report.c
+tests_fuzz_fuzz_report_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_report_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+endif
+
+# `make bench`: parser throughput and linearity.
+EXTRA_PROGRAMS += tests/bench/bench-report
+BENCH_BINS += tests/bench/bench-report
+tests_bench_bench_report_SOURCES = tests/bench/bench-report.c
+tests_bench_bench_report_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
+tests_bench_bench_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+CLEANFILES += tests/bench/bench-report
+
+# Builds, VMs and runs.
+check_PROGRAMS += tests/unit/test-repro
+TESTS += tests/unit/test-repro
+tests_unit_test_repro_SOURCES = tests/unit/test-repro.c
+tests_unit_test_repro_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+# The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
+# the tools; see tests/kernel/lib.sh.
+KERNEL_TESTS = tests/kernel/kernel.sh
+TESTS += $(KERNEL_TESTS)
+EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
+	tests/kernel/scenarios/kasan.fragment \
+	tests/kernel/scenarios/break-build.patch tests/kernel/scenarios/break-boot.patch \
+	tests/kernel/scenarios/msg-uaf/bug.patch tests/kernel/scenarios/msg-uaf/fix.patch \
+	tests/kernel/scenarios/msg-uaf/wrong-fix.patch tests/kernel/scenarios/msg-uaf/repro.c \
+	tests/kernel/scenarios/watch-queue-oob/bug.patch \
+	tests/kernel/scenarios/watch-queue-oob/fix.patch \
+	tests/kernel/scenarios/watch-queue-oob/wrong-fix.patch \
+	tests/kernel/scenarios/watch-queue-oob/repro.c \
+	tests/kernel/scenarios/clock-null-deref/bug.patch \
+	tests/kernel/scenarios/clock-null-deref/fix.patch \
+	tests/kernel/scenarios/clock-null-deref/wrong-fix.patch \
+	tests/kernel/scenarios/clock-null-deref/repro.c
+
+BENCH_SHELL += tests/bench/kernel-bench.sh
+EXTRA_DIST += tests/bench/kernel-bench.sh

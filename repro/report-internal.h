@@ -23,6 +23,7 @@ enum frame_picker {
 struct stack_fmt {
 	const char *parts[5];
 	const char *parts2[5];
+	const char *parts3[5];
 	const char *skip[24];
 	enum frame_picker picker;
 };
@@ -47,6 +48,8 @@ struct oops {
 	const char *header;
 	const struct oops_format *formats;
 	const char *const *suppressions;
+	/* the header alone is too common: a format's title must match too */
+	bool strict;
 };
 
 /* A string to find, and optionally a regex that must then match the line. */

@@ -196,6 +196,8 @@ static int check_stack(const struct stack_fmt *sf)
 			return -EINVAL;
 		if (sf->parts2[i] && strcmp(sf->parts2[i], STACK_TRACE) != 0 && check(sf->parts2[i]) < 0)
 			return -EINVAL;
+		if (sf->parts3[i] && strcmp(sf->parts3[i], STACK_TRACE) != 0 && check(sf->parts3[i]) < 0)
+			return -EINVAL;
 	}
 	return 0;
 }

@@ -33,6 +33,8 @@ static bool next_line(struct line_iter *it, const char **ret, size_t *ret_len)
 	return true;
 }
 
+static bool matches_anchor(const char *f);
+
 static bool skipped(const struct stack_fmt *sf, const char *fn, size_t n)
 {
 	return re_match_any(report_skip_frames, fn, n) || re_match_any(sf->skip, fn, n);
@@ -43,12 +45,16 @@ static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, cons
 		     const size_t *ov, int groups)
 {
 	for (int g = 1; g < groups; g++) {
-		const char *fn = line + ov[2 * g];
-		size_t fl = ov[2 * g + 1] - ov[2 * g];
+		const char *fn;
+		size_t fl;
 		char *copy;
 		char **nv;
 
-		if (ov[2 * g] == SIZE_MAX || skipped(sf, fn, fl))
+		if (ov[2 * g] == SIZE_MAX)
+			continue;
+		fn = line + ov[2 * g];
+		fl = ov[2 * g + 1] - ov[2 * g];
+		if (skipped(sf, fn, fl))
 			continue;
 		if (*n >= FRAMES_MAX)
 			return 0;
@@ -61,6 +67,14 @@ static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, cons
 		nv[(*n)++] = copy;
 		nv[*n] = NULL;
 		*frames = nv;
+		/* arm "(callee) from (caller)": a dispatching caller on the
+		 * last line is seen nowhere else, and stalls need it. */
+		if (g == 1 && groups > 2 && ov[4] != SIZE_MAX) {
+			_cleanup_free_ char *caller = strndup(line + ov[4], ov[5] - ov[4]);
+
+			if (caller && matches_anchor(caller))
+				return add_frame(frames, n, sf, line, (size_t[]){ 0, 0, ov[4], ov[5] }, 2);
+		}
 		return 0;
 	}
 	return 0;
@@ -130,7 +144,7 @@ static bool matches_anchor(const char *f)
 static const char *pick_stall(char **frames)
 {
 	static const char *const prefixes[] = {
-		"__x64_", "__ia32_", "__arm64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_",
+		"sys_", "__x64_", "__ia32_", "__arm64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_",
 	};
 	const char *prev = frames[0];
 
@@ -193,6 +207,8 @@ int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len
 	r = collect(sf->parts, sf, text, len, &frames, &n, &traced);
 	if (r >= 0 && n == 0 && sf->parts2[0])
 		r = collect(sf->parts2, sf, text, len, &frames, &n, &traced);
+	if (r >= 0 && n == 0 && sf->parts3[0])
+		r = collect(sf->parts3, sf, text, len, &frames, &n, &traced);
 	if (r < 0)
 		return r;
 	if (n > 0) {

@@ -56,7 +56,8 @@ static const struct stack_fmt rip_only = {
 
 static const struct stack_fmt stall_stack = {
 	.parts = { "apic_timer_interrupt", RIP_FRAME, STACK_TRACE },
-	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq|" CALL_TRACE ")", STACK_TRACE },
+	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq|__irq_svc)", STACK_TRACE },
+	.parts3 = { CALL_TRACE, STACK_TRACE },
 	.skip = { "apic_timer_interrupt", "rcu", "hrtimer_interrupt", "sched_show_task",
 		  "__sysvec_", "irq_exit", "tick_sched", "update_process_times",
 		  "__hrtimer_run_queues", "hrtimer_", "show_stack", "dump_cpu_task",
@@ -165,9 +166,11 @@ static const struct oops_format bug_formats[] = {
 		  .skip = { "kmemleak", "mmap", "kmem", "slab", "alloc", "create_object", "idr_get",
 			    "list_lru_init", "kasprintf", "kvasprintf", "pcpu_create", "strdup",
 			    "strndup", "memdup" } } },
+	/* The overflow is deep below the code that recursed: name the
+	 * frame that entered it, as for stalls. */
 	{ .title = "BUG: (?:TASK )?stack guard page was hit at", .fmt = "BUG: stack guard page was hit in {frame}",
 	  .alt = "stack-overflow in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME }, .parts2 = { CALL_TRACE, STACK_TRACE } },
+	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE }, .picker = PICK_STALL },
 	  .no_stack_trace = true },
 	{ .title = "BUG: MAX_STACK_TRACE_ENTRIES too low!", .fmt = "BUG: MAX_STACK_TRACE_ENTRIES too low!",
 	  .no_stack_trace = true },
@@ -268,8 +271,8 @@ static const char *const warning_suppressions[] = {
 	/* printk warnings that are not crashes */
 	"WARNING: See https://kernel.org/doc/html/latest/admin-guide/hw-vuln/",
 	"WARNING: fbcon: Driver '.*' missed to adjust virtual screen size",
-	"WARNING: `.*' uses wireless extensions",
-	"WARNING: .* uses wireless extensions",
+	"(?i)WARNING: .* uses wireless extensions",
+	"Speculative Return Stack Overflow: WARNING",
 	NULL
 };
 
@@ -317,11 +320,12 @@ static const char *const info_suppressions[] = {
 	"INFO: Stall ended before state dump start",
 	"INFO: NMI handler",
 	"INFO: CAM-ISP:", /* Android camera driver chatter */
-	"_INFO::",                                       /* Android boot */
+	"[A-Z]_INFO:",                                   /* Android drivers' log levels */
 	"INFO: sys_.* is not present in /proc/kallsyms", /* syzkaller host checks */
 	"INFO: no syscalls can create resource",
 	"INFO: recovery required on readonly filesystem",
 	"(handler|interrupt).*took too long",
+	"[^ \\t\\]]INFO:", /* "CAM_INFO:", "rmt_storage:INFO:": a driver's log level */
 	"INFO: task .* blocked for more than [0-9]+ seconds.*\\n?.*Not tainted", /* never matches alone */
 	NULL
 };
@@ -464,13 +468,17 @@ static const struct oops_format syzfatal_formats[] = {
 };
 static const struct oops_format go_formats[] = {
 	{ .title = "panic: runtime error", .fmt = "go runtime error", .no_stack_trace = true },
-	{ .title = "fatal error: ", .fmt = "go runtime error", .no_stack_trace = true },
+	/* Go's runtime prints a goroutine dump right after its fatal error */
+	{ .title = "fatal error: [^\\n]*\\n(?:[^\\n]*\\n){0,8}?(?:goroutine [0-9]+ \\[|runtime\\.)",
+	  .fmt = "go runtime error", .no_stack_trace = true },
 	{ 0 }
 };
 
 static const char *const no_suppressions[] = { NULL };
 /* Only a Go runtime's own "fatal error:" line counts, not a driver's. */
-static const char *const go_suppressions[] = { "[^ \\]]+ fatal error: ", NULL };
+static const char *const go_suppressions[] = { "^.+fatal error: ", NULL };
+/* A user-space fault the kernel merely logs. */
+static const char *const gpf_suppressions[] = { "general protection fault ip:", NULL };
 /* The phrase quoted inside another message is not a reboot. */
 static const char *const reboot_suppressions[] = { "'.*Booting the kernel", NULL };
 
@@ -480,7 +488,7 @@ const struct oops report_oopses[] = {
 	{ "WARNING:", warning_formats, warning_suppressions },
 	{ "INFO:", info_formats, info_suppressions },
 	{ "Unable to handle kernel", paging_formats, no_suppressions },
-	{ "general protection fault", gpf_formats, no_suppressions },
+	{ "general protection fault", gpf_formats, gpf_suppressions },
 	{ "stack segment: ", stack_segment_formats, no_suppressions },
 	{ "Kernel panic", panic_formats, no_suppressions },
 	{ "PANIC: double fault", double_fault_formats, no_suppressions },
@@ -502,7 +510,7 @@ const struct oops report_oopses[] = {
 	{ "SYZFAIL:", syzfail_formats, no_suppressions },
 	{ "SYZFATAL:", syzfatal_formats, no_suppressions },
 	{ "panic: runtime error", go_formats, no_suppressions },
-	{ "fatal error: ", go_formats, go_suppressions },
+	{ "fatal error: ", go_formats, go_suppressions, .strict = true },
 };
 const size_t report_n_oopses = ARRAY_SIZE(report_oopses);
 
@@ -585,7 +593,8 @@ const char *const report_skip_frames[] = {
 	"^el1h?_64_sync", "^el1_abort$", "^el1_sync",
 	"insert_work", "__queue_work", "find_lock_entries", "truncate_inode_pages", "^__?mod_timer$",
 	"timer_delete", "^put_device$", "mark_buffer_dirty", "folios_put",
-	"^__?folio_put", "^put_page$", "free_unref", "rhashtable_lookup",
+	"^__?folio_put", "^put_page$", "free_unref", "rhashtable_lookup", "queue_delayed_work",
+	"sk_stop_timer", "sk_reset_timer", "tasklet_action", "^logic_(?:in|out)",
 	"^handle_bug$", "^exc_invalid_op$", "^asm_exc_invalid_op$",
 	"^__report_bug$", "^__ubsan", "^ubsan_", "^rcu_is_watching$", "^__sanitizer_cov_trace_pc$",
 	NULL
@@ -607,6 +616,7 @@ const char *const report_stall_anchors[] = {
 	"kernel_listen", "sk_common_release", "^sock_mmap", "^accept$", "kernel_accept",
 	"^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
 	"^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)", "ret_fast_syscall",
+	"invoke_syscall",
 	"__do_fault", "handle_mm_fault", "do_page_fault", "^page_fault$", "__fput",
 	"task_work_run", "exit_to_usermode", "smp_call_function",
 	NULL

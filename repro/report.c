@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #define PREFIX_MAX_TASK 50     /* ... with CONFIG_PRINTK_CALLER: same task */
 #define CONTEXT_MAX 32
 #define HEADER_WINDOW 2048     /* bytes around a header seen by suppression regexes */
+#define STRICT_WINDOW 4096     /* bytes after a strict header its title may span */
 
 struct report {
 	char *title;
@@ -167,15 +169,74 @@ static bool suppressed_on_line(const struct oops *o, const char *s, size_t n, si
 	return re_match_any(o->suppressions, s + from, to - from);
 }
 
-/* The first oops family whose header is on the line, or NULL. */
-static const struct oops *line_oops(const char *s, size_t n)
+/* A strict family's title must match the line and what follows it (the
+ * log goes on after the line: s + n is not its end). */
+static bool strict_match(const struct oops *o, const char *s, size_t n, size_t avail)
 {
-	for (size_t i = 0; i < report_n_oopses; i++) {
-		const struct oops *o = &report_oopses[i];
-		const char *h = memmem(s, n, o->header, strlen(o->header));
+	size_t win = MIN(n + STRICT_WINDOW, avail);
 
-		if (h && !suppressed_on_line(o, s, n, (size_t)(h - s)))
-			return o;
+	for (const struct oops_format *f = o->formats; f->title; f++) {
+		size_t ov[2 * RE_MAX_GROUPS];
+
+		if (re_search(f->title, s, win, 0, ov) > 0)
+			return true;
+	}
+	return false;
+}
+
+/* Header prefilter: every line of the log is checked against every oops
+ * header, so instead of one memmem per header the line is scanned once
+ * and each byte pair is looked up in a table of the headers' first two
+ * bytes; only hits are compared in full. */
+static uint32_t header_bigrams[1 << 16];
+static size_t header_len[32];
+
+static int headers_init(void)
+{
+	if (report_n_oopses > 32)
+		return -EINVAL;
+	for (size_t i = 0; i < report_n_oopses; i++) {
+		const unsigned char *h = (const unsigned char *)report_oopses[i].header;
+
+		header_len[i] = strlen(report_oopses[i].header);
+		if (header_len[i] < 2)
+			return -EINVAL;
+		header_bigrams[h[0] << 8 | h[1]] |= UINT32_C(1) << i;
+	}
+	return 0;
+}
+
+/* The first oops family (in table order) whose header is on the line and
+ * not vetoed, or NULL. */
+static const struct oops *line_oops(const char *s, size_t n, size_t avail)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t at[32];
+	uint32_t found = 0;
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint32_t cand = header_bigrams[u[i] << 8 | u[i + 1]] & ~found;
+
+		while (cand) {
+			int j = __builtin_ctz(cand);
+
+			cand &= cand - 1;
+			if (n - i >= header_len[j] && memcmp(s + i, report_oopses[j].header, header_len[j]) == 0) {
+				found |= UINT32_C(1) << j;
+				at[j] = i;
+			}
+		}
+	}
+	while (found) {
+		int j = __builtin_ctz(found);
+		const struct oops *o = &report_oopses[j];
+
+		found &= found - 1;
+		if (suppressed_on_line(o, s, n, at[j]))
+			continue;
+		if (o->strict && !strict_match(o, s, n, avail))
+			continue;
+		return o;
 	}
 	return NULL;
 }
@@ -250,7 +311,7 @@ static int gather(const char *log, size_t len, size_t start, const char *ctx, st
 			}
 		if (oops_line)
 			g->prefix_len = g->text.len;
-		if (line_oops(l.raw, l.raw_len)) {
+		if (line_oops(l.raw, l.raw_len, len - (size_t)(l.raw - log))) {
 			g->end_pos = next;
 			if (!oops_line && second == 0 && !re_match_any(report_start_ignores, l.raw, MIN(l.raw_len, (size_t)REPORT_LINE_MAX)))
 				second = pos;
@@ -532,7 +593,9 @@ static int init_result;
 
 static void init(void)
 {
-	init_result = re_init();
+	init_result = headers_init();
+	if (init_result >= 0)
+		init_result = re_init();
 }
 
 static int fill(struct report *rep, const char *log, size_t len, size_t start, const struct oops *o,
@@ -622,7 +685,7 @@ int report_parse(const char *log, size_t len, struct report **ret_report)
 		const char *nl = memchr(log + pos, '\n', len - pos);
 		size_t next = nl ? (size_t)(nl - log) : len;
 
-		o = line_oops(log + pos, next - pos);
+		o = line_oops(log + pos, next - pos, len - pos);
 		if (o) {
 			start = pos;
 			parse_line(log + pos, next - pos, &l);

@@ -22,4 +22,4 @@ INTEGRATION_TESTS = \
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh
 
-BENCH_SHELL =
+# BENCH_SHELL (shell benchmarks) is declared in Makefile.am.

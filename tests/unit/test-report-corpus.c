@@ -66,8 +66,12 @@ static size_t parse_header(const char *data, size_t len, struct expect *e)
 		pos += n + 1;
 		if (n == 0 || (n == 1 && l[0] == '\r'))
 			break;
-		if ((v = line_value(l, n, "TITLE:")))
-			free(e->title), e->title = v;
+		if ((v = line_value(l, n, "TITLE:"))) {
+			free(e->title);
+			e->title = v;
+			if (!*v) /* an empty TITLE means "no crash" too */
+				e->title = NULL, free(v);
+		}
 		else if ((v = line_value(l, n, "ALT:")))
 			strv_push(&e->alts, v), free(v);
 		else if ((v = line_value(l, n, "TYPE:")))

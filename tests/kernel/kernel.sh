@@ -1,0 +1,113 @@
+#!/bin/bash
+# End to end on a real kernel: Debian's linux-source-6.1 with three injected
+# bugs (one the revert of an upstream fix), KASAN, qemu under software
+# emulation on a VM host that is a real sshd on 127.0.0.1.  For each bug:
+# the base reproduces with the expected title, the known fix is "fixed", a
+# wrong fix is "not-fixed"; a patch that breaks the build is "build-error",
+# one whose kernel cannot boot is "boot-error"; bad input gives a clear
+# outcome; nothing is left running.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kt_setup
+S=$kt_here/scenarios
+started=$(date +%s)
+
+common=(--src "$KT_SRC" --config "$KT_CONFIG")
+
+expect_json() { # python expression over d, expected value, label
+	local got
+	got=$(kt_json "$1") || kt_fail "$3: no JSON: $(cat "$T/err.txt")"
+	[ "$got" = "$2" ] || { cat "$T/out.json" >&2; cat "$T/err.txt" >&2; kt_fail "$3: $1 is '$got', expected '$2'"; }
+	kt_log "ok: $3"
+}
+
+# --- bad input that fails before any build ---------------------------------
+kt_kfixctl reproduce "${common[@]}" --commit v5.4 --repro "$S/msg-uaf/repro.c"
+[ $? = 1 ] || kt_fail "unknown commit: exit code"
+expect_json 'd["error"]["kind"]' unknown-commit "unknown commit"
+
+echo 'int main(void) { return syntax error; }' > "$T/bad.c"
+kt_kfixctl reproduce "${common[@]}" --repro "$T/bad.c"
+expect_json 'd["error"]["kind"]' repro-does-not-compile "reproducer that does not compile"
+grep -q 'syntax' "$T/out.json" || kt_fail "the compiler's message is missing"
+
+printf -- '--- a/kernel/no-such-file.c\n+++ b/kernel/no-such-file.c\n@@ -1,1 +1,1 @@\n-old\n+new\n' > "$T/noapply.patch"
+kt_kfixctl test-patch "${common[@]}" --repro "$S/msg-uaf/repro.c" --patch "$T/noapply.patch"
+expect_json 'd["error"]["kind"]' patch-does-not-apply "patch that does not apply"
+[ ! -e "$KT_SRC/.kfix-applied" ] || kt_fail "a patch journal was left in the source"
+
+printf 'CONFIG_64BIT=y\n' > "$T/tiny.config"
+kt_kfixctl reproduce --src "$KT_SRC" --config "$T/tiny.config" --repro "$S/msg-uaf/repro.c"
+expect_json 'd["error"]["kind"]' config-missing-options "config missing options"
+rm -rf "$KT_TOP/build/src--tiny" "$KT_TOP/build/src--tiny.lock"
+
+# --- the three bugs -------------------------------------------------------
+declare -A title=(
+	[msg-uaf]="KASAN: use-after-free Read in freeque"
+	[watch-queue-oob]="KASAN: slab-out-of-bounds Write in watch_queue_set_filter"
+	[clock-null-deref]="general protection fault in __x64_sys_clock_gettime"
+)
+for s in msg-uaf watch-queue-oob clock-null-deref; do
+	kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/fix.patch" \
+		--title "${title[$s]}" --runs 1
+	expect_json 'd["base"]["title"]' "${title[$s]}" "$s: base reproduces"
+	expect_json 'd["verdict"]' fixed "$s: the known fix"
+	expect_json 'd["patched"]["crashed"]' 0 "$s: patched kernel survived"
+
+	kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/wrong-fix.patch" \
+		--title "${title[$s]}" --runs 1
+	expect_json 'd["verdict"]' not-fixed "$s: a wrong fix"
+	expect_json 'd["patched"]["title"]' "${title[$s]}" "$s: wrong fix still crashes"
+done
+
+s=clock-null-deref
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/break-build.patch" \
+	--title "${title[$s]}" --runs 1
+expect_json 'd["verdict"]' build-error "a patch that breaks the build"
+expect_json 'd["patched"]["build"]["errors"][0]["file"]' kernel/time/posix-timers.c "build error location"
+
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/break-boot.patch" \
+	--title "${title[$s]}" --runs 1
+expect_json 'd["verdict"]' boot-error "a kernel that cannot boot"
+
+# Several counted runs in parallel across the pool.
+kt_kfixctl reproduce "${common[@]}" --repro "$S/msg-uaf/repro.c" --runs 2
+expect_json 'd["base"]["crashed"]' 2 "two runs in parallel both crash"
+expect_json 'd["verdict"]' reproduced "reproduce verdict"
+
+# --- faults of the VM host and the guest ------------------------------------
+vm_variant() { # name, then key=value lines replacing the [vm "test"] ones
+	local name=$1; shift
+	{ echo "[vm \"$name\"]"; sed -n '/^\[vm "test"\]/,/^\[/p' "$T/kfix.conf" | grep '^	' |
+		while IFS= read -r line; do
+			k=$(echo "$line" | sed 's/^	\([a-z-]*\) =.*/\1/')
+			skip=0
+			for kv in "$@"; do [ "${kv%%=*}" = "$k" ] && skip=1; done
+			[ $skip = 0 ] && echo "$line"
+		done
+	  for kv in "$@"; do echo "	${kv%%=*} = ${kv#*=}"; done; } >> "$T/kfix.conf"
+}
+ssh-keygen -q -t ed25519 -N '' -f "$T/other"
+echo "[127.0.0.1]:$SSHD_PORT $(cut -d' ' -f1,2 "$T/other.pub")" > "$T/wrong_known_hosts"
+vm_variant unreachable "ssh-port=$(kt_free_port)"
+vm_variant badauth "ssh-key=$T/other"
+vm_variant badhostkey "known-hosts=$T/wrong_known_hosts"
+vm_variant noqemu "qemu=/nonexistent/qemu-system-x86_64"
+mkdir -p "$T/noguest" && (cd "$T/initramfs" && rm -f sbin/dropbear && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$T/noguest.cpio.gz"
+vm_variant noguest "image=$T/noguest.cpio.gz" "boot-timeout=60s"
+
+for v in unreachable:infra-error:"Connection refused" badauth:infra-error:"authentication failed" \
+	 badhostkey:infra-error:"MISMATCH" noqemu:infra-error:"nonexistent" \
+	 noguest:boot-error:"never answered"; do
+	IFS=: read -r name verdict msg <<<"$v"
+	kt_kfixctl reproduce "${common[@]}" --repro "$S/msg-uaf/repro.c" --runs 1 --vm "$name"
+	expect_json 'd["verdict"]' "$verdict" "VM fault $name"
+	grep -q "$msg" "$T/out.json" || { cat "$T/out.json" >&2; kt_fail "VM fault $name: no '$msg' in the message"; }
+done
+
+kt_no_leaks
+kill "$SSHD_PID" && wait "$SSHD_PID" 2>/dev/null
+KT_PIDS=()
+pgrep -f "sshd.*$T" >/dev/null && kt_fail "sshd was left running"
+kt_log "all kernel tests passed in $(( $(date +%s) - started ))s"

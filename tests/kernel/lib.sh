@@ -1,0 +1,176 @@
+# Shared pieces of the kernel tests: a real OpenSSH server on 127.0.0.1 as
+# the VM host, an initramfs with busybox and dropbear as the guest, the
+# shared base kernel from prepare.sh, and a kfix config tying them together.
+# Sourced by the test scripts; everything lives in $T (mktemp) and every
+# process started here is stopped by kt_cleanup.
+
+kt_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+KFIXCTL=${top_builddir:-.}/daemon/kfixctl
+[ -x "$KFIXCTL" ] || KFIXCTL=${top_builddir:-.}/kfixctl
+
+kt_log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
+kt_fail() { kt_log "FAIL: $*"; exit 1; }
+kt_skip() { echo "SKIP: $*"; exit 77; }
+
+kt_require() {
+	[ "${KFIX_SKIP_KERNEL:-0}" = 1 ] && kt_skip "KFIX_SKIP_KERNEL=1"
+	local t
+	for t in qemu-system-x86_64 /usr/sbin/sshd ssh-keygen busybox dropbear dropbearkey \
+		gcc make patch cpio gzip flock timeout bc bison flex; do
+		command -v "$t" >/dev/null 2>&1 || kt_skip "$t is not installed"
+	done
+	[ -r /usr/src/linux-source-6.1.tar.xz ] || kt_skip "linux-source-6.1 is not installed"
+	file -L "$(command -v busybox)" 2>/dev/null | grep -q static ||
+		kt_skip "busybox is not statically linked (install busybox-static)"
+	echo 'int main(void){return 0;}' > "$T/static.c"
+	gcc -static -o "$T/static" "$T/static.c" 2>/dev/null || kt_skip "gcc cannot link statically"
+}
+
+kt_setup_tmp() {
+	T=$(mktemp -d "${TMPDIR:-/tmp}/kfix-kernel.XXXXXX")
+	KT_PIDS=()
+	trap kt_cleanup EXIT
+}
+
+kt_cleanup() {
+	local p
+	for p in "${KT_PIDS[@]}"; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	[ -n "${KFIX_KEEP_TMP:-}" ] || rm -rf "$T"
+}
+
+kt_free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# The VM host: sshd on 127.0.0.1 running as the current user, its own host
+# key, our key authorized.
+kt_start_sshd() {
+	ssh-keygen -q -t ed25519 -N '' -f "$T/id" -C kfix-test
+	ssh-keygen -q -t ed25519 -N '' -f "$T/sshd_host_key"
+	cp "$T/id.pub" "$T/authorized_keys"
+	chmod 600 "$T/authorized_keys"
+	SSHD_PORT=$(kt_free_port)
+	cat > "$T/sshd_config" <<CFG
+Port $SSHD_PORT
+ListenAddress 127.0.0.1
+HostKey $T/sshd_host_key
+AuthorizedKeysFile $T/authorized_keys
+PidFile $T/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+AllowUsers $(id -un)
+CFG
+	[ "$(id -u)" = 0 ] && mkdir -p /run/sshd
+	/usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
+	SSHD_PID=$!
+	KT_PIDS+=("$SSHD_PID")
+	local i
+	for i in $(seq 50); do
+		if (exec 3<>/dev/tcp/127.0.0.1/$SSHD_PORT) 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	echo "[127.0.0.1]:$SSHD_PORT $(cut -d' ' -f1,2 "$T/sshd_host_key.pub")" > "$T/known_hosts"
+}
+
+# The guest: busybox, dropbear and its libraries, our key for root.
+kt_make_initramfs() {
+	local r="$T/initramfs" lib
+	mkdir -p "$r"/{bin,sbin,etc,proc,sys,dev,tmp,root/.ssh,etc/dropbear,lib,lib64,usr/bin,usr/sbin,var/log}
+	cp "$(command -v busybox)" "$r/bin/busybox"
+	for lib in $(ldd "$(command -v dropbear)" | grep -o '/[^ ]*'); do
+		cp -L "$lib" "$r$lib" 2>/dev/null || { mkdir -p "$r$(dirname "$lib")"; cp -L "$lib" "$r$lib"; }
+	done
+	cp "$(command -v dropbear)" "$r/sbin/dropbear"
+	dropbearkey -t ed25519 -f "$r/etc/dropbear/dropbear_ed25519_host_key" >/dev/null 2>&1
+	echo "* $(dropbearkey -y -f "$r/etc/dropbear/dropbear_ed25519_host_key" | grep '^ssh-' | cut -d' ' -f1,2)" \
+		> "$T/guest_known_hosts"
+	cp "$T/id.pub" "$r/root/.ssh/authorized_keys"
+	chmod 700 "$r/root/.ssh"; chmod 600 "$r/root/.ssh/authorized_keys"
+	echo 'root:x:0:0:root:/root:/bin/sh' > "$r/etc/passwd"
+	echo 'root::0:0:99999:7:::' > "$r/etc/shadow"
+	echo 'root:x:0:' > "$r/etc/group"
+	echo '/bin/sh' > "$r/etc/shells"
+	cat > "$r/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/pts
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /tmp
+ip link set lo up
+ip link set eth0 up
+ip addr add 10.0.2.15/24 dev eth0
+ip route add default via 10.0.2.2
+echo "kfix-guest: starting dropbear"
+dropbear -R -E -p 22 -r /etc/dropbear/dropbear_ed25519_host_key
+exec sh -c 'while :; do sleep 3600; done'
+INIT
+	chmod +x "$r/init"
+	(cd "$r" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$T/initramfs.cpio.gz"
+}
+
+# The base kernel: built once into the cache by prepare.sh.
+kt_prepare_kernel() {
+	KT_TOP=$(KFIX_TEST_TMP="$T/cache" "$kt_here/prepare.sh" | tail -1) ||
+		kt_fail "prepare.sh failed"
+	KT_SRC=$KT_TOP/src
+	KT_CONFIG=$KT_TOP/kasan.config
+}
+
+kt_write_config() {
+	cat > "$T/kfix.conf" <<CFG
+[kfix]
+	state-dir = $T/state
+	cache-dir = $T/cache
+[build "local"]
+	dir = $KT_TOP/build
+	jobs = ${KFIX_TEST_JOBS:-2}
+[vm "test"]
+	ssh-host = 127.0.0.1
+	ssh-port = $SSHD_PORT
+	ssh-user = $(id -un)
+	ssh-key = $T/id
+	known-hosts = $T/known_hosts
+	image = $T/initramfs.cpio.gz
+	guest-key = $T/id
+	guest-known-hosts = $T/guest_known_hosts
+	workdir = $T/vmwork
+	count = 2
+	cpus = 1
+	memory = 512
+	boot-timeout = ${KT_BOOT_TIMEOUT:-180s}
+	run-timeout = 30s
+CFG
+}
+
+kt_setup() {
+	kt_setup_tmp
+	kt_require
+	kt_start_sshd
+	kt_make_initramfs
+	kt_prepare_kernel
+	kt_write_config
+}
+
+# Runs kfixctl with the test config; JSON on stdout into $T/out.json.
+kt_kfixctl() {
+	"$KFIXCTL" -c "$T/kfix.conf" --json "$@" > "$T/out.json" 2> "$T/err.txt"
+}
+
+kt_json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$T/out.json" "$1"; }
+
+kt_no_leaks() {
+	# Only VMs started from this test's folder count: other developers'
+	# VMs may be running on the same machine.
+	if pgrep -f "qemu-system-x86_64.*$T" >/dev/null; then
+		pgrep -af "qemu-system-x86_64.*$T" >&2
+		kt_fail "a qemu process was left running"
+	fi
+}

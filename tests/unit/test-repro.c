@@ -1,0 +1,249 @@
+/* Unit tests of repro/: build log parsing, patch file lists, verdicts,
+ * console classification, shell quoting, patch application with the
+ * revert journal. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/fileio.h"
+#include "common/strutil.h"
+#include "repro/build.h"
+#include "repro/probe.h"
+#include "repro/run.h"
+#include "repro/ssh-internal.h"
+
+static void test_parse_errors(void **state)
+{
+	const char log[] =
+		"  CC      kernel/time/posix-timers.o\n"
+		"/src/linux/kernel/time/posix-timers.c:1133:21: error: 'kfix_no_such_symbol' undeclared (first use in this function)\n"
+		"/src/linux/kernel/time/posix-timers.c:1133:21: note: each undeclared identifier is reported only once\n"
+		"../include/linux/x.h:7: fatal error: y.h: No such file or directory\n"
+		"ld: vmlinux.o: in function `f': undefined reference to `g'\n"
+		"make[2]: *** [scripts/Makefile.build:250: kernel/time/posix-timers.o] Error 1\n";
+	struct build_error *e = NULL;
+	size_t n = 0;
+
+	assert_int_equal(build_parse_errors(log, strlen(log), "/src/linux", 10, &e, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(e[0].file, "kernel/time/posix-timers.c");
+	assert_int_equal(e[0].line, 1133);
+	assert_string_equal(e[0].message,
+			    "'kfix_no_such_symbol' undeclared (first use in this function)");
+	assert_string_equal(e[1].file, "include/linux/x.h");
+	assert_int_equal(e[1].line, 7);
+	assert_string_equal(e[2].file, "");
+	assert_non_null(strstr(e[2].message, "undefined reference to `g'"));
+	build_errors_free(e, n);
+
+	/* The cap holds. */
+	assert_int_equal(build_parse_errors(log, strlen(log), NULL, 1, &e, &n), 0);
+	assert_int_equal(n, 1);
+	build_errors_free(e, n);
+}
+
+static void test_patch_files(void **state)
+{
+	const char p[] = "--- a/ipc/msg.c\n+++ b/ipc/msg.c\n@@ -1 +1 @@\n-a\n+b\n"
+			 "--- a/include/x.h\n+++ b/include/x.h\n"
+			 "--- a/kernel/sys.c\t2020\n+++ b/kernel/sys.c\t2020\n"
+			 "+++ b/../../etc/evil.c\n+++ b//abs.c\n+++ b/ipc/msg.c\n";
+	_cleanup_strv_ char **f = NULL;
+
+	assert_int_equal(build_patch_files(p, strlen(p), &f), 0);
+	assert_int_equal(strv_len(f), 2);
+	assert_string_equal(f[0], "ipc/msg.c");
+	assert_string_equal(f[1], "kernel/sys.c");
+}
+
+static struct run_result mk(enum run_outcome o, const char *title)
+{
+	return (struct run_result){ .outcome = o, .title = title ? strdup(title) : NULL };
+}
+
+static void test_verdicts(void **state)
+{
+	char *titles[] = { "KASAN: use-after-free Read in freeque", NULL };
+	struct run_result b[] = { mk(RUN_INFRA_ERROR, NULL),
+				  mk(RUN_CRASHED, "KASAN: use-after-free Read in freeque") };
+	struct run_series base = { .attempts = 2, .counted = 1, .crashed = 1, .results = b,
+				   .n_results = 2 };
+	struct run_result p[] = { mk(RUN_NO_CRASH, NULL), mk(RUN_INFRA_ERROR, NULL),
+				  mk(RUN_NO_CRASH, NULL) };
+	struct run_series patched = { .attempts = 3, .counted = 2, .results = p, .n_results = 3 };
+	char *other[] = { "WARNING in foo", NULL };
+
+	assert_int_equal(verdict_base(&base, titles, 3), VERDICT_REPRODUCED);
+	assert_int_equal(verdict_base(&base, other, 1), VERDICT_NOT_REPRODUCED);
+	assert_int_equal(verdict_base(&base, other, 3), VERDICT_INFRA_ERROR);
+	assert_int_equal(verdict_base(&base, NULL, 3), VERDICT_REPRODUCED);
+	/* Infra errors never count: two valid runs are not three. */
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 3), VERDICT_INFRA_ERROR);
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_FIXED);
+	assert_int_equal(verdict_patch(VERDICT_NOT_REPRODUCED, &patched, 2),
+			 VERDICT_NOT_REPRODUCED);
+	patched.crashed = 1;
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_NOT_FIXED);
+	patched.crashed = 0;
+	patched.boot_error = true;
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_BOOT_ERROR);
+	for (size_t i = 0; i < 2; i++)
+		run_result_free(&b[i]);
+	for (size_t i = 0; i < 3; i++)
+		run_result_free(&p[i]);
+	assert_string_equal(verdict_to_string(VERDICT_NOT_FIXED), "not-fixed");
+	assert_string_equal(run_outcome_to_string(RUN_INFRA_ERROR), "infra-error");
+}
+
+static void test_classify(void **state)
+{
+	const char kasan[] =
+		"[    9.1] random boot line\n"
+		"[   12.0] ==================================================================\n"
+		"[   12.0] BUG: KASAN: use-after-free in freeque+0x3f2/0x440\n"
+		"[   12.0] Read of size 8 at addr ffff888004c1e018 by task kfix-repro/71\n";
+	const char warn[] = "------------[ cut here ]------------\n"
+			    "WARNING: CPU: 0 PID: 1 at kernel/sys.c:10 do_thing+0x1/0x2\n"
+			    "Modules linked in:\n"
+			    "CPU: 0 PID: 1 Comm: a Not tainted 6.1.0 #1\n"
+			    "RIP: 0010:do_thing+0x1/0x2\n"
+			    "Call Trace:\n <TASK>\n __x64_sys_foo+0x10/0x20\n"
+			    " do_syscall_64+0x35/0x80\n"
+			    " entry_SYSCALL_64_after_hwframe+0x63/0xcd\n </TASK>\n";
+	const char gpf[] =
+		"general protection fault, probably for non-canonical address 0xdffffc0000000003: 0000 [#1] SMP KASAN\n"
+		"KASAN: null-ptr-deref in range [0x18-0x1f]\n"
+		"CPU: 0 PID: 71 Comm: kfix-repro\n"
+		"RIP: 0010:__x64_sys_clock_gettime+0x9c/0x1a0\n";
+	char *t = NULL, *r = NULL;
+
+	assert_int_equal(run_classify_console(kasan, strlen(kasan), &t, &r), 0);
+	assert_string_equal(t, "KASAN: use-after-free Read in freeque");
+	assert_non_null(strstr(r, "BUG: KASAN"));
+	free(t);
+	free(r);
+	assert_int_equal(run_classify_console(warn, strlen(warn), &t, &r), 0);
+	assert_string_equal(t, "WARNING in do_thing");
+	free(t);
+	free(r);
+	assert_int_equal(run_classify_console(gpf, strlen(gpf), &t, &r), 0);
+	assert_string_equal(t, "general protection fault in __x64_sys_clock_gettime");
+	free(t);
+	free(r);
+	assert_int_equal(run_classify_console("all fine\n", 9, &t, &r), -ENOENT);
+}
+
+static void test_quote(void **state)
+{
+	_cleanup_free_ char *a = ssh_quote("plain"), *b = ssh_quote("it's; rm -rf /");
+
+	assert_string_equal(a, "'plain'");
+	assert_string_equal(b, "'it'\\''s; rm -rf /'");
+}
+
+/* A patch is applied for a build and reverted afterwards, even when the
+ * build fails; a patch that does not apply is refused before. */
+static void test_apply_revert(void **state)
+{
+	static const char good_patch[] =
+		"--- a/hello.c\n+++ b/hello.c\n@@ -1 +1 @@\n-int x = 1;\n+int x = 2;\n";
+	static const char bad_patch[] =
+		"--- a/hello.c\n+++ b/hello.c\n@@ -1 +1 @@\n-int y = 1;\n+int y = 2;\n";
+	char dir[] = "/tmp/kfix-test-repro-XXXXXX";
+	_cleanup_free_ char *src = NULL, *file = NULL, *patch = NULL, *bad = NULL,
+			    *cfg = NULL, *out = NULL, *data = NULL;
+	char *patches[2] = { NULL, NULL };
+	struct build_result res = { 0 };
+	struct build_opts o = { 0 };
+	size_t len;
+
+	if (access("/usr/bin/patch", X_OK) < 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&src, "%s/src", dir) > 0);
+	assert_true(asprintf(&file, "%s/src/hello.c", dir) > 0);
+	assert_true(asprintf(&patch, "%s/fix.patch", dir) > 0);
+	assert_true(asprintf(&bad, "%s/bad.patch", dir) > 0);
+	assert_true(asprintf(&cfg, "%s/test.config", dir) > 0);
+	assert_true(asprintf(&out, "%s/out", dir) > 0);
+	assert_int_equal(mkdir_p(src, 0755), 0);
+	assert_int_equal(write_file_atomic(file, "int x = 1;\n", 11, 0644), 0);
+	assert_int_equal(write_file_atomic(patch, good_patch, strlen(good_patch), 0644), 0);
+	assert_int_equal(write_file_atomic(bad, bad_patch, strlen(bad_patch), 0644), 0);
+	assert_int_equal(write_file_atomic(cfg, "CONFIG_X=y\n", 11, 0644), 0);
+	o.src = src;
+	o.config = cfg;
+	o.dir = out;
+	o.patches = patches;
+	patches[0] = bad;
+	assert_int_equal(build_check_apply(&o, &res), 0);
+	assert_int_equal(res.status, BUILD_BAD_PATCH);
+	build_result_free(&res);
+	patches[0] = patch;
+	assert_int_equal(build_check_apply(&o, &res), 0);
+	assert_int_equal(res.status, BUILD_OK);
+	build_result_free(&res);
+	/* There is no kernel Makefile here: make fails, the patch must still
+	 * be reverted. */
+	assert_int_equal(build_kernel(&o, &res), 0);
+	assert_int_not_equal(res.status, BUILD_OK);
+	build_result_free(&res);
+	assert_int_equal(read_file_bounded(file, 100, &data, &len), 0);
+	assert_string_equal(data, "int x = 1;\n");
+	assert_int_equal(rm_rf(dir), 0);
+}
+
+static void test_probe_patch(void **state)
+{
+	char dir[] = "/tmp/kfix-test-probe-XXXXXX";
+	_cleanup_free_ char *file = NULL, *patch = NULL;
+	const struct probe_point pts[] = {
+		{ "f.c", 3, "\"b=%d\\n\", b" },
+		{ "f.c", 1, "\"start\\n\"" },
+		{ "f.c", 9, "\"no such line\"" },
+	};
+	const char console[] = "[ 1.0] KFIXPROBE00 1: start\n[ 1.1] other\n"
+			       "[ 1.2] KFIXPROBE00 0: b=3\n[ 1.3] KFIXPROBE01 0: not ours\n";
+	_cleanup_strv_ char **lines = NULL;
+	char marker[32];
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&file, "%s/f.c", dir) > 0);
+	assert_int_equal(write_file_atomic(file, "int a;\nint b;\nvoid f(void) {\n}\n", 34, 0644), 0);
+	assert_int_equal(probe_marker_new(marker), 0);
+	assert_true(startswith(marker, "KFIXPROBE"));
+	assert_int_equal(strlen(marker), 25);
+	assert_int_equal(probe_make_patch(dir, pts, 2, "KFIXPROBE00", &patch), 0);
+	assert_non_null(strstr(patch, "@@ -1,1 +1,2 @@\n int a;\n+\tprintk(KERN_ERR \"KFIXPROBE00 1: \" \"start\\n\");\n"));
+	assert_non_null(strstr(patch, "@@ -3,1 +4,2 @@\n void f(void) {\n+"));
+	free(patch);
+	patch = NULL;
+	assert_int_equal(probe_make_patch(dir, pts, 3, "KFIXPROBE00", &patch), -EINVAL);
+	assert_int_equal(probe_extract(console, strlen(console), "KFIXPROBE00", &lines), 0);
+	assert_int_equal(strv_len(lines), 2);
+	assert_string_equal(lines[0], "1: start");
+	assert_string_equal(lines[1], "0: b=3");
+	assert_int_equal(rm_rf(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_patch_files),
+		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
+		cmocka_unit_test(test_probe_patch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
