@@ -40,7 +40,6 @@ tests_unit_test_tree_SOURCES = tests/unit/test-tree.c
 tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
 tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
-CTL_EXTRA_SOURCES += daemon/ctl-repro.c
 
 TESTS += tests/integration/report-cli.sh
 EXTRA_DIST += tests/integration/report-cli.sh
