@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/conf.h"
@@ -36,8 +38,17 @@ struct toolstack {
 static int ts_read(void *ud, const char *path, char **ret, size_t *ret_len)
 {
 	struct toolstack *t = ud;
+	_cleanup_free_ char *full = NULL;
+	struct stat st;
 
-	return tree_read_file(t->tree, t->base, path, 0, ret, ret_len);
+	if (t->tree)
+		return tree_read_file(t->tree, t->base, path, 0, ret, ret_len);
+	/* a plain folder: its files as they are, regular files only */
+	if (strstr(path, "..") || path[0] == '/' || asprintf(&full, "%s/%s", t->o.src, path) < 0)
+		return -EINVAL;
+	if (lstat(full, &st) < 0 || !S_ISREG(st.st_mode))
+		return -ENOENT;
+	return read_file_bounded(full, 8u << 20, ret, ret_len);
 }
 
 static int ts_apply(void *ud, const json_t *edits, char **ret_diff, char **ret_error)
@@ -263,6 +274,25 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
+	{
+		_cleanup_free_ char *git = NULL;
+
+		if (asprintf(&git, "%s/.git", o->src) < 0)
+			return -ENOMEM;
+		/* importing a whole plain kernel folder into a snapshot
+		 * repository costs minutes; history needs git anyway */
+		if (access(git, F_OK) < 0) {
+			t->ops = (struct repair_toolstack){
+				.ud = t, .read_file = ts_read, .apply = ts_apply,
+				.build = ts_build, .run = ts_run,
+			};
+			r = setup_kernels(t, ret_error);
+			if (r < 0)
+				return r;
+			*ret = TAKE_PTR(t);
+			return 0;
+		}
+	}
 	r = tree_open_path(o->src, o->scratch, &t->tree);
 	if (r < 0) {
 		*ret_error = llm_errorf("cannot open the tree %s: %s", o->src, strerror(-r));
