@@ -2,6 +2,7 @@
  * multi handle, retries, usage accounting, cassettes. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -477,6 +478,52 @@ static char *first_difference(const json_t *want, const json_t *got)
 	}
 }
 
+/* Kernel runs differ in addresses, timestamps and pids from one run to
+ * the next, and prompts quote them: requests are compared with numbers
+ * and long hex words masked, so only a change of substance diverges. */
+static char *normalised(const json_t *j)
+{
+	_cleanup_free_ char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	char *out, *o;
+
+	if (!s)
+		return NULL;
+	out = o = malloc(strlen(s) + 1);
+	if (!out)
+		return NULL;
+	for (const char *p = s; *p;) {
+		size_t n = 0;
+		bool digit = false;
+
+		while (isxdigit((unsigned char)p[n])) {
+			digit |= isdigit((unsigned char)p[n]);
+			n++;
+		}
+		if (digit && (n >= 6 || strspn(p, "0123456789") == n)) {
+			*o++ = '#';
+			p += n;
+		} else if (n > 0) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		} else
+			*o++ = *p++;
+	}
+	*o = '\0';
+	return out;
+}
+
+static bool same_request(const json_t *recorded, const json_t *request)
+{
+	_cleanup_free_ char *a = NULL, *b = NULL;
+
+	if (json_equal(recorded, request))
+		return true;
+	a = normalised(recorded);
+	b = normalised(request);
+	return a && b && streq(a, b);
+}
+
 static void call_replay(struct llm_call *c)
 {
 	struct llm *l = c->llm;
@@ -491,7 +538,7 @@ static void call_replay(struct llm_call *c)
 			l->exchange, json_array_size(l->replay)));
 		return;
 	}
-	if (!json_equal(json_object_get(e, "request"), c->request)) {
+	if (!same_request(json_object_get(e, "request"), c->request)) {
 		_cleanup_free_ char *diff = first_difference(json_object_get(e, "request"),
 							     c->request);
 

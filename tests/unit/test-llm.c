@@ -389,6 +389,40 @@ static void test_decode_untrusted(void **state)
 	}
 }
 
+/* Addresses, timestamps and pids differ between kernel runs: a request
+ * that differs only there still replays; one that differs in words does
+ * not. */
+static void test_replay_tolerates_run_noise(void **state)
+{
+	static const char line[] =
+		"{\"provider\":\"openai\",\"model\":\"m\",\"request\":{\"messages\":[{\"role\":\"user\","
+		"\"content\":\"[   12.345] BUG at ffff888012345678 by task repro/123\"}]},"
+		"\"body\":\"{\\\"choices\\\":[{\\\"message\\\":{\\\"content\\\":\\\"ok\\\"}}]}\"}\n";
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_json_ json_t *same = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user",
+		"content", "[   98.7] BUG at ffff8880abcdef01 by task repro/4567");
+	_cleanup_json_ json_t *other = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user",
+		"content", "[   98.7] WARNING at ffff8880abcdef01 by task repro/4567");
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/noise.cassette", tmpdir);
+	assert_int_equal(write_file_atomic(path, line, strlen(line), 0600), 0);
+	for (int i = 0; i < 2; i++) {
+		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
+		_cleanup_free_ char *err = NULL;
+
+		llm_free(l);
+		l = NULL;
+		assert_int_equal(llm_new_for_replay(path, &l), 0);
+		assert_string_equal(llm_model(l), "m");
+		if (i == 0) {
+			assert_int_equal(llm_chat(l, same, &r, &err), 0);
+			assert_string_equal(r->text, "ok");
+		} else
+			assert_int_equal(llm_chat(l, other, &r, &err), -ENOMSG);
+	}
+}
+
 static int setup(void **state)
 {
 	srand((unsigned)getpid());
@@ -412,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_then_ok),
 		cmocka_unit_test(test_async_concurrent),
 		cmocka_unit_test(test_record_replay),
+		cmocka_unit_test(test_replay_tolerates_run_noise),
 	};
 
 	if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0) {
