@@ -55,3 +55,18 @@ EXTRA_DIST += tests/integration/repair-cli.sh
 # with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
 TESTS += tests/kernel/repair.sh
 EXTRA_DIST += tests/kernel/repair.sh
+
+# Fuzzing the readers of untrusted text; saved inputs replayed in make check.
+check_PROGRAMS += tests/fuzz/replay-agent
+TESTS += tests/fuzz/replay-agent
+tests_fuzz_replay_agent_SOURCES = tests/fuzz/replay-agent.c tests/fuzz/fuzz-agent.c
+tests_fuzz_replay_agent_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
+EXTRA_DIST += tests/fuzz/corpus-agent
+if FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz-agent
+FUZZ_BINS += tests/fuzz/fuzz-agent
+tests_fuzz_fuzz_agent_SOURCES = tests/fuzz/fuzz-agent.c
+tests_fuzz_fuzz_agent_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_agent_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_agent_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
+endif
