@@ -316,6 +316,9 @@ static bool hunk_matches(const struct udiff_hunk *h, char **lines, size_t n, siz
 {
 	size_t k = at;
 
+	/* an insertion may go after the last line, not beyond it */
+	if (at > n)
+		return false;
 	for (size_t i = 0; i < h->n_lines; i++) {
 		if (h->lines[i].kind == '+')
 			continue;
