@@ -63,6 +63,8 @@ tests_fuzz_replay_agent_SOURCES = tests/fuzz/replay-agent.c tests/fuzz/fuzz-agen
 tests_fuzz_replay_agent_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
 EXTRA_DIST += tests/fuzz/corpus-agent
 if FUZZING
+# coverage feedback needs the agent's readers instrumented
+agent_libagent_a_CFLAGS += -fsanitize=fuzzer-no-link
 noinst_PROGRAMS += tests/fuzz/fuzz-agent
 FUZZ_BINS += tests/fuzz/fuzz-agent
 tests_fuzz_fuzz_agent_SOURCES = tests/fuzz/fuzz-agent.c
