@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -154,6 +155,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
 	_cleanup_free_ char *report = NULL, *hints = NULL, *err = NULL, *out = NULL;
 	_cleanup_free_ char *scratch = NULL, *src = NULL, *kb = NULL, *state = NULL;
+	_cleanup_free_ char *prompts = NULL;
 	struct config *cfg = NULL;
 	struct repair_params p;
 	struct toolstack_opts to = {};
@@ -208,6 +210,10 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	p.have_reproducer = a.repro != NULL;
 	p.out_dir = out;
 	p.kb_path = kb;
+	/* $KFIX_PROMPTS_DIR wins over [agent] prompts-dir (tests) */
+	if (cfg && !getenv("KFIX_PROMPTS_DIR") &&
+	    config_get_path(cfg, "agent", NULL, "prompts-dir", &prompts) >= 0)
+		p.prompts_dir = prompts;
 	p.progress = progress;
 	p.progress_ud = &t0;
 	if (llm_is_replay(llm))
