@@ -19,6 +19,7 @@ The chosen port is written to --port-file once the socket listens.
 """
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -136,13 +137,20 @@ def main():
     a = ap.parse_args()
     with open(a.script) as f:
         steps = json.load(f)
+    # A test that fails half-way never stops us: leave with our parent.
+    parent = os.getppid()
+
+    def watch_parent():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+    threading.Thread(target=watch_parent, daemon=True).start()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.script = Script(steps, a.log)
     tmp = a.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % server.server_address[1])
-    import os
     os.rename(tmp, a.port_file)
     try:
         server.serve_forever()
