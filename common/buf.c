@@ -109,6 +109,7 @@ char *buf_steal(struct buf *b, size_t *ret_len)
 {
 	char *p;
 
+	/* an empty buffer has no storage yet: the result is still a string */
 	if (!b->data && buf_reserve(b, 0) < 0)
 		return NULL;
 	b->data[b->len] = '\0';

@@ -36,6 +36,10 @@ static const struct ctl_cmd commands[] = {
 	{ "reproduce", ctl_reproduce, "--src DIR --config F --repro F", "build and run a reproducer" },
 	{ "build", ctl_build, "--src DIR --config F [--patch F]", "build a kernel" },
 	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
+	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
+	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
+	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
+	  "run the agent's integrity gates on a patch" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,239 @@
+/* Finding the crash site in a report; see crashinfo-internal.h. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strutil.h"
+#include "crashinfo-internal.h"
+
+static const char *const infra_prefixes[] = {
+	"dump_stack", "print_report", "print_address_description", "kasan_",
+	"__kasan_", "__asan_", "check_memory_region", "__warn", "warn_slowpath",
+	"report_bug", "handle_bug", "exc_invalid_op", "asm_exc_", "panic",
+	"__might_sleep", "___might_sleep", "__might_resched", "__might_fault",
+	"lock_acquire", "__lock_acquire", "lock_release", "print_usage_bug",
+	"mark_lock", "validate_chain", "check_noncircular", "check_prev_add",
+	"print_circular_bug", "refcount_warn_saturate", "ubsan_", "__ubsan_",
+	"kmsan_", "__msan_", "kfence_", "__kfence_", "show_stack", "do_error_trap",
+	"do_trap", "lockdep_", "debug_check_no_locks", "kcsan_", "__tsan_",
+	"fortify_", "__fortify", "__stack_chk_fail", "entry_SYSCALL", "do_syscall",
+	"x64_sys_call", "ret_from_fork", "kthread", "__pfx_",
+};
+
+bool crash_function_is_infra(const char *fn)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(infra_prefixes); i++)
+		if (startswith(fn, infra_prefixes[i]))
+			return true;
+	return false;
+}
+
+void crash_info_free(struct crash_info *c)
+{
+	if (!c)
+		return;
+	free(c->title);
+	free(c->type);
+	free(c->site);
+	for (size_t i = 0; i < c->n_frames; i++) {
+		free(c->frames[i].function);
+		free(c->frames[i].file);
+	}
+	free(c);
+}
+
+static bool is_ident(char ch)
+{
+	return isalnum((unsigned char)ch) || ch == '_' || ch == '.';
+}
+
+/* "func+0x1f/0x30" somewhere in s: the function name, or NULL. */
+static char *find_symbol(const char *s, const char **ret_end)
+{
+	for (const char *p = strstr(s, "+0x"); p; p = strstr(p + 1, "+0x")) {
+		const char *b = p;
+		const char *q = p + 3;
+
+		while (b > s && is_ident(b[-1]))
+			b--;
+		while (isxdigit((unsigned char)*q))
+			q++;
+		if (b == p || *q != '/' || strncmp(q, "/0x", 3) != 0)
+			continue;
+		q += 3;
+		while (isxdigit((unsigned char)*q))
+			q++;
+		if (ret_end)
+			*ret_end = q;
+		{
+			char *name = strndup(b, (size_t)(p - b));
+			char *dot = name ? strchr(name, '.') : NULL;
+
+			if (dot) /* foo.constprop.0, foo.cold */
+				*dot = '\0';
+			return name;
+		}
+	}
+	return NULL;
+}
+
+static void add_frame(struct crash_info *c, char *fn, const char *rest)
+{
+	struct crash_frame *f;
+	const char *p;
+
+	if (c->n_frames >= CRASH_MAX_FRAMES) {
+		free(fn);
+		return;
+	}
+	f = &c->frames[c->n_frames++];
+	f->function = fn;
+	while (*rest == ' ')
+		rest++;
+	p = strchr(rest, ':');
+	if (p && p > rest && strncmp(p - 2, ".c", 2) == 0) {
+		f->file = strndup(rest, (size_t)(p - rest));
+		f->line = (unsigned)strtoul(p + 1, NULL, 10);
+	}
+}
+
+static char *site_from_title(const char *title)
+{
+	const char *in = strstr(title, " in ");
+	const char *e;
+
+	if (!in)
+		return NULL;
+	in += 4;
+	for (e = in; is_ident(*e); e++)
+		;
+	return e > in ? strndup(in, (size_t)(e - in)) : NULL;
+}
+
+static char *guess_type(const char *title)
+{
+	static const char *const kinds[] = { "KASAN", "KMSAN", "KCSAN", "KFENCE", "UBSAN",
+		"WARNING", "possible deadlock", "inconsistent lock state", "BUG: sleeping",
+		"general protection fault", "kernel BUG", "BUG: unable to handle",
+		"memory leak", "INFO: task hung", "refcount_t", "BUG" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (strstr(title, kinds[i]))
+			return strdup(kinds[i]);
+	return strdup("UNKNOWN");
+}
+
+static bool is_title_line(const char *l)
+{
+	return startswith(l, "BUG: ") || startswith(l, "WARNING: ") ||
+	       startswith(l, "general protection fault") || startswith(l, "kernel BUG at") ||
+	       startswith(l, "UBSAN: ") || startswith(l, "INFO: ") ||
+	       startswith(l, "refcount_t: ") || startswith(l, "Oops: ");
+}
+
+/* Strips "[   12.34] " and "[  T123] " prefixes. */
+static const char *strip_stamp(const char *l)
+{
+	while (*l == '[') {
+		const char *e = strchr(l, ']');
+
+		if (!e)
+			break;
+		l = e + 1;
+		while (*l == ' ')
+			l++;
+	}
+	return l;
+}
+
+static void scan_line(struct crash_info *c, const char *raw, bool *in_trace, bool *trace_done)
+{
+	const char *l = strip_stamp(raw), *v, *end = NULL;
+	char *fn;
+
+	if ((v = startswith(l, "TITLE: ")) && !c->title)
+		c->title = strdup(v);
+	else if ((v = startswith(l, "TYPE: ")) && !c->type)
+		c->type = strdup(v);
+	else if (!c->title && is_title_line(l))
+		c->title = strdup(l);
+	if ((v = startswith(l, "RIP: ")) && !c->site) {
+		c->site = find_symbol(v, NULL);
+		return;
+	}
+	if (startswith(l, "Call Trace:")) {
+		*in_trace = !*trace_done;
+		return;
+	}
+	if (!*in_trace)
+		return;
+	if (startswith(l, "<") || startswith(l, "</"))
+		return;
+	if (startswith(l, "? "))
+		return;
+	fn = find_symbol(l, &end);
+	if (!fn) {
+		if (c->n_frames > 0) {
+			*in_trace = false;
+			*trace_done = true;
+		}
+		return;
+	}
+	add_frame(c, fn, end);
+}
+
+int crash_info_parse(const char *text, size_t len, struct crash_info **ret)
+{
+	_cleanup_(crash_info_freep) struct crash_info *c = calloc(1, sizeof(*c));
+	_cleanup_free_ char *copy = strndup(text, len);
+	bool in_trace = false, trace_done = false;
+	char *line, *save = NULL;
+
+	if (!c || !copy)
+		return -ENOMEM;
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		scan_line(c, line, &in_trace, &trace_done);
+	if (!c->title)
+		return -ENOMSG;
+	if (!c->type)
+		c->type = guess_type(c->title);
+	{
+		char *t = site_from_title(c->title);
+
+		if (t && !crash_function_is_infra(t)) {
+			free(c->site);
+			c->site = t;
+		} else
+			free(t);
+	}
+	if (c->site && crash_function_is_infra(c->site)) {
+		free(c->site);
+		c->site = NULL;
+	}
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+size_t crash_info_suspects(const struct crash_info *c, const char **ret, size_t max)
+{
+	size_t n = 0;
+
+	if (c->site && n < max)
+		ret[n++] = c->site;
+	for (size_t i = 0; i < c->n_frames && n < max; i++) {
+		const char *fn = c->frames[i].function;
+		bool dup = false;
+
+		if (crash_function_is_infra(fn))
+			continue;
+		for (size_t j = 0; j < n; j++)
+			dup |= streq(ret[j], fn);
+		if (!dup)
+			ret[n++] = fn;
+	}
+	return n;
+}

@@ -1,0 +1,22 @@
+/* The knowledge base: one JSON line per finished repair
+ *   {"time", "title", "type", "subsystem", "outcome", "root_cause",
+ *    "patch_shape", "lessons": [...]}
+ * and retrieval of the entries closest to a new bug (same crash type,
+ * same subsystem, shared title words). */
+#ifndef KFIX_AGENT_KB_H
+#define KFIX_AGENT_KB_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define KB_FILE_MAX (64u * 1024 * 1024)
+
+int kb_add(const char *path, const json_t *entry);
+/* Up to max entries, best first; an empty array when none match or the
+ * file does not exist yet. */
+int kb_query(const char *path, const char *type, const char *subsystem,
+	     const char *title, size_t max, json_t **ret);
+/* "net/sctp/socket.c" -> "net/sctp"; "mm/slub.c" -> "mm". */
+char *kb_subsystem_of(const char *file);
+
+#endif

@@ -1,0 +1,877 @@
+/* The provider-neutral side of llm.h: the call state machine on a curl
+ * multi handle, retries, usage accounting, cassettes. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+#include "llm-internal.h"
+
+/* Longest Retry-After honoured: a server asking for more gets it capped so
+ * a job never sleeps unboundedly on a stranger's say-so. */
+#define RETRY_AFTER_MAX_USEC (300ull * 1000000)
+#define CASSETTE_MAX (256u * 1024 * 1024)
+
+enum call_state { CALL_WAITING, CALL_ACTIVE, CALL_DONE };
+
+struct llm_call {
+	struct llm *llm;
+	struct llm_call *next;
+	json_t *request;
+	char *body;
+	struct curl_slist *headers;
+	CURL *easy;
+	struct buf resp;
+	enum call_state state;
+	unsigned attempts;
+	uint64_t not_before;
+	uint64_t started;
+	int error;
+	char *error_text;
+	struct llm_response *response;
+};
+
+struct llm {
+	struct llm_settings s;
+	char *strings[4]; /* owned copies behind s */
+	const struct llm_provider *provider;
+	char *endpoint;
+	CURLM *multi;
+	struct llm_call *calls;
+	unsigned active;
+	struct llm_usage usage;
+	uint64_t rng;
+	FILE *record;
+	json_t *replay;	  /* array of exchanges */
+	size_t replay_next;
+	unsigned exchange;
+	llm_script_fn script;
+	void *script_ud;
+};
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+char *llm_errorf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+struct llm_response *llm_response_alloc(void)
+{
+	struct llm_response *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->tool_calls = json_array();
+	if (!r->tool_calls) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void llm_response_free(struct llm_response *r)
+{
+	if (!r)
+		return;
+	free(r->text);
+	free(r->stop_reason);
+	json_decref(r->tool_calls);
+	free(r);
+}
+
+int llm_parse_arguments(const char *text, json_t **ret, char **ret_error)
+{
+	json_error_t err;
+	json_t *j;
+	int r;
+
+	r = json_parse_bounded(text, strlen(text), LLM_ARGS_MAX, &j, &err);
+	if (r < 0) {
+		*ret_error = llm_errorf("tool call arguments are not JSON: %s",
+					r == -E2BIG ? "too large" : err.text);
+		return -EBADMSG;
+	}
+	if (!json_is_object(j)) {
+		json_decref(j);
+		*ret_error = llm_errorf("tool call arguments are not an object");
+		return -EBADMSG;
+	}
+	*ret = j;
+	return 0;
+}
+
+static const struct llm_provider *provider_find(const char *name)
+{
+	if (!name || streq(name, "openai"))
+		return &llm_provider_openai;
+	if (streq(name, "anthropic"))
+		return &llm_provider_anthropic;
+	return NULL;
+}
+
+static int make_endpoint(const struct llm_provider *p, const char *url, char **ret)
+{
+	const char *base = url && *url ? url : p->default_url;
+	size_t n = strlen(base);
+
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	if (n >= strlen(p->endpoint_suffix) &&
+	    strncmp(base + n - strlen(p->endpoint_suffix), p->endpoint_suffix,
+		    strlen(p->endpoint_suffix)) == 0)
+		return asprintf(ret, "%.*s", (int)n, base) < 0 ? -ENOMEM : 0;
+	return asprintf(ret, "%.*s%s", (int)n, base, p->endpoint_suffix) < 0 ? -ENOMEM : 0;
+}
+
+static int llm_alloc(struct llm **ret)
+{
+	struct llm *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->rng = now_usec() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)l;
+	*ret = l;
+	return 0;
+}
+
+int llm_new(const struct llm_settings *s, struct llm **ret)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	const char *src[4] = { s->provider, s->url, s->model, s->api_key };
+	int r;
+
+	if (!provider_find(s->provider))
+		return -EINVAL;
+	r = llm_alloc(&l);
+	if (r < 0)
+		return r;
+	l->s = *s;
+	for (size_t i = 0; i < ARRAY_SIZE(src); i++)
+		if (src[i] && !(l->strings[i] = strdup(src[i])))
+			return -ENOMEM;
+	l->s.provider = l->strings[0];
+	l->s.url = l->strings[1];
+	l->s.model = l->strings[2];
+	l->s.api_key = l->strings[3];
+	if (l->s.concurrency == 0)
+		l->s.concurrency = 1;
+	if (l->s.max_tokens <= 0)
+		l->s.max_tokens = 4096;
+	if (l->s.max_backoff_usec == 0)
+		l->s.max_backoff_usec = 60ull * 1000000;
+	l->provider = provider_find(s->provider);
+	r = make_endpoint(l->provider, s->url, &l->endpoint);
+	if (r < 0)
+		return r;
+	l->multi = curl_multi_init();
+	if (!l->multi)
+		return -ENOMEM;
+	*ret = TAKE_PTR(l);
+	return 0;
+}
+
+int llm_new_scripted(const char *model, llm_script_fn fn, void *userdata,
+		     struct llm **ret)
+{
+	struct llm_settings s = { .provider = "openai", .model = model,
+				  .max_tokens = 4096, .concurrency = 1 };
+	struct llm *l;
+	int r;
+
+	r = llm_new(&s, &l);
+	if (r < 0)
+		return r;
+	l->script = fn;
+	l->script_ud = userdata;
+	*ret = l;
+	return 0;
+}
+
+static int parse_price(const char *s, double *ret)
+{
+	char *end;
+	double d;
+
+	if (!s) {
+		*ret = 0;
+		return 0;
+	}
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end || d < 0)
+		return -EINVAL;
+	*ret = d;
+	return 0;
+}
+
+int llm_new_from_config(const struct config *c, const char *name,
+			struct llm **ret, char **ret_error)
+{
+	_cleanup_strv_ char **names = NULL;
+	_cleanup_free_ char *key = NULL;
+	struct llm_settings s = {};
+	const char *temp = NULL, *pin = NULL, *pout = NULL;
+	int64_t i64;
+	int r;
+
+	if (!name) {
+		r = config_subsections(c, "llm", &names);
+		if (r < 0 || !names || !names[0]) {
+			*ret_error = llm_errorf("no [llm \"NAME\"] section in the configuration");
+			return -ENOENT;
+		}
+		name = names[0];
+	}
+	(void)config_get_string(c, "llm", name, "provider", &s.provider);
+	(void)config_get_string(c, "llm", name, "url", &s.url);
+	if (config_get_string(c, "llm", name, "model", &s.model) < 0) {
+		*ret_error = llm_errorf("[llm \"%s\"] has no model", name);
+		return -ENOENT;
+	}
+	r = config_get_secret(c, "llm", name, "api-key", &key);
+	if (r < 0 && r != -ENOENT) {
+		*ret_error = llm_errorf("[llm \"%s\"] api-key: %s", name, strerror(-r));
+		return r;
+	}
+	s.api_key = key;
+	if (config_get_int(c, "llm", name, "max-tokens", &i64) >= 0)
+		s.max_tokens = (int)i64;
+	(void)config_get_string(c, "llm", name, "temperature", &temp);
+	(void)config_get_duration(c, "llm", name, "timeout", &s.timeout_usec);
+	(void)config_get_duration(c, "llm", name, "connect-timeout", &s.connect_timeout_usec);
+	(void)config_get_duration(c, "llm", name, "backoff", &s.backoff_usec);
+	(void)config_get_duration(c, "llm", name, "max-backoff", &s.max_backoff_usec);
+	if (config_get_int(c, "llm", name, "concurrency", &i64) >= 0)
+		s.concurrency = (unsigned)i64;
+	if (config_get_int(c, "llm", name, "retries", &i64) >= 0)
+		s.retries = (unsigned)i64;
+	(void)config_get_string(c, "llm", name, "price-input", &pin);
+	(void)config_get_string(c, "llm", name, "price-output", &pout);
+	if (parse_price(temp, &s.temperature) < 0 || parse_price(pin, &s.price_input) < 0 ||
+	    parse_price(pout, &s.price_output) < 0) {
+		*ret_error = llm_errorf("[llm \"%s\"]: temperature and prices must be numbers >= 0", name);
+		return -EINVAL;
+	}
+	r = llm_new(&s, ret);
+	if (r < 0)
+		*ret_error = llm_errorf("[llm \"%s\"]: %s", name, strerror(-r));
+	return r;
+}
+
+static void call_free(struct llm_call *c)
+{
+	if (!c)
+		return;
+	if (c->easy) {
+		curl_multi_remove_handle(c->llm->multi, c->easy);
+		curl_easy_cleanup(c->easy);
+	}
+	curl_slist_free_all(c->headers);
+	json_decref(c->request);
+	free(c->body);
+	buf_free(&c->resp);
+	free(c->error_text);
+	llm_response_free(c->response);
+	free(c);
+}
+
+void llm_free(struct llm *l)
+{
+	if (!l)
+		return;
+	while (l->calls) {
+		struct llm_call *c = l->calls;
+
+		l->calls = c->next;
+		call_free(c);
+	}
+	if (l->multi)
+		curl_multi_cleanup(l->multi);
+	if (l->record)
+		fclose(l->record);
+	json_decref(l->replay);
+	for (size_t i = 0; i < ARRAY_SIZE(l->strings); i++)
+		free(l->strings[i]);
+	free(l->endpoint);
+	free(l);
+}
+
+const char *llm_model(const struct llm *l)
+{
+	return l->s.model ?: "unknown";
+}
+
+const char *llm_provider_name(const struct llm *l)
+{
+	return l->script ? "scripted" : l->provider->name;
+}
+
+void llm_get_usage(const struct llm *l, struct llm_usage *ret)
+{
+	*ret = l->usage;
+}
+
+int llm_record(struct llm *l, const char *path)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f)
+		return negerrno();
+	if (l->record)
+		fclose(l->record);
+	l->record = f;
+	return 0;
+}
+
+int llm_replay(struct llm *l, const char *path)
+{
+	_cleanup_free_ char *data = NULL;
+	_cleanup_json_ json_t *arr = json_array();
+	char *line, *save = NULL;
+	size_t len;
+	int r;
+
+	r = read_file_bounded(path, CASSETTE_MAX, &data, &len);
+	if (r < 0)
+		return r;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_t *e = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+
+		if (!json_is_object(e) || !json_object_get(e, "request")) {
+			json_decref(e);
+			return -EBADMSG;
+		}
+		json_array_append_new(arr, e);
+	}
+	json_decref(l->replay);
+	l->replay = TAKE_PTR(arr);
+	l->replay_next = 0;
+	return 0;
+}
+
+int llm_new_for_replay(const char *path, struct llm **ret)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	struct llm_settings s = {};
+	json_t *first;
+	int r;
+
+	r = llm_alloc(&l);
+	if (r < 0)
+		return r;
+	r = llm_replay(l, path);
+	if (r < 0)
+		return r;
+	first = json_array_get(l->replay, 0);
+	s.provider = json_get_str(first, "provider");
+	s.model = json_get_str(first, "model");
+	if (!provider_find(s.provider))
+		return -EBADMSG;
+	{
+		_cleanup_(llm_freep) struct llm *n = NULL;
+
+		r = llm_new(&s, &n);
+		if (r < 0)
+			return r;
+		n->replay = TAKE_PTR(l->replay);
+		*ret = TAKE_PTR(n);
+	}
+	return 0;
+}
+
+bool llm_is_replay(const struct llm *l)
+{
+	return l->replay != NULL;
+}
+
+static void record_exchange(struct llm *l, const struct llm_call *c)
+{
+	_cleanup_json_ json_t *e = NULL;
+	_cleanup_free_ char *line = NULL;
+
+	if (!l->record)
+		return;
+	e = json_pack("{s:i, s:s, s:s, s:O}", "n", (json_int_t)l->exchange,
+		      "provider", llm_provider_name(l), "model", llm_model(l),
+		      "request", c->request);
+	if (!e)
+		return;
+	if (c->error)
+		json_object_set_new(e, "error", json_string(c->error_text ?: strerror(-c->error)));
+	else
+		json_object_set_new(e, "body", json_stringn(c->resp.data ?: "", c->resp.len));
+	line = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
+	if (line) {
+		fprintf(l->record, "%s\n", line);
+		fflush(l->record);
+	}
+}
+
+static void call_complete(struct llm_call *c, int error, char *error_text)
+{
+	struct llm *l = c->llm;
+	uint64_t dur = now_usec() - c->started;
+
+	c->state = CALL_DONE;
+	c->error = error;
+	c->error_text = error_text;
+	l->usage.calls++;
+	l->usage.busy_usec += dur;
+	if (error < 0) {
+		l->usage.failures++;
+	} else {
+		struct llm_response *r = c->response;
+
+		r->cost = ((double)r->input_tokens * l->s.price_input +
+			   (double)r->output_tokens * l->s.price_output) / 1e6;
+		r->attempts = c->attempts;
+		r->duration_usec = dur;
+		l->usage.input_tokens += r->input_tokens;
+		l->usage.output_tokens += r->output_tokens;
+		l->usage.cost += r->cost;
+	}
+	if (!l->script && !l->replay)
+		record_exchange(l, c);
+	l->exchange++;
+}
+
+static char *first_difference(const json_t *want, const json_t *got)
+{
+	_cleanup_free_ char *a = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+	_cleanup_free_ char *b = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+	size_t i = 0;
+
+	if (!a || !b)
+		return NULL;
+	while (a[i] && a[i] == b[i])
+		i++;
+	{
+		size_t from = i > 40 ? i - 40 : 0;
+		_cleanup_free_ char *ea = str_escape(a + from, strlen(a + from), 120);
+		_cleanup_free_ char *eb = str_escape(b + from, strlen(b + from), 120);
+
+		return llm_errorf("at byte %zu: recorded \"%s\", got \"%s\"", i,
+				  ea ?: "", eb ?: "");
+	}
+}
+
+/* Kernel runs differ in addresses, timestamps and pids from one run to
+ * the next, and prompts quote them: requests are compared with numbers
+ * and long hex words masked, so only a change of substance diverges. */
+static char *normalised(const json_t *j)
+{
+	_cleanup_free_ char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	char *out, *o;
+
+	if (!s)
+		return NULL;
+	out = o = malloc(strlen(s) + 1);
+	if (!out)
+		return NULL;
+	for (const char *p = s; *p;) {
+		size_t n = 0;
+		bool digit = false;
+
+		while (isxdigit((unsigned char)p[n])) {
+			digit |= isdigit((unsigned char)p[n]);
+			n++;
+		}
+		if (digit && (n >= 6 || strspn(p, "0123456789") == n)) {
+			*o++ = '#';
+			p += n;
+		} else if (n > 0) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		} else
+			*o++ = *p++;
+	}
+	*o = '\0';
+	return out;
+}
+
+static bool same_request(const json_t *recorded, const json_t *request)
+{
+	_cleanup_free_ char *a = NULL, *b = NULL;
+
+	if (json_equal(recorded, request))
+		return true;
+	a = normalised(recorded);
+	b = normalised(request);
+	return a && b && streq(a, b);
+}
+
+static void call_replay(struct llm_call *c)
+{
+	struct llm *l = c->llm;
+	json_t *e = json_array_get(l->replay, l->replay_next);
+	const char *body, *err;
+	char *msg = NULL;
+	int r;
+
+	if (!e) {
+		call_complete(c, -ENOMSG, llm_errorf(
+			"replay: request %u is beyond the end of the cassette (%zu exchanges)",
+			l->exchange, json_array_size(l->replay)));
+		return;
+	}
+	if (!same_request(json_object_get(e, "request"), c->request)) {
+		_cleanup_free_ char *diff = first_difference(json_object_get(e, "request"),
+							     c->request);
+
+		call_complete(c, -ENOMSG, llm_errorf(
+			"replay: request %u diverges from the cassette %s", l->exchange,
+			diff ?: ""));
+		return;
+	}
+	l->replay_next++;
+	c->attempts = 1;
+	err = json_get_str(e, "error");
+	body = json_get_str(e, "body");
+	if (err || !body) {
+		call_complete(c, -EIO, llm_errorf("replay: recorded failure: %s", err ?: "no body"));
+		return;
+	}
+	r = l->provider->decode(body, strlen(body), &c->response, &msg);
+	if (r >= 0)
+		c->response->replayed = true;
+	call_complete(c, r < 0 ? r : 0, msg);
+}
+
+static void call_script(struct llm_call *c)
+{
+	_cleanup_json_ json_t *o = NULL;
+	struct llm *l = c->llm;
+	struct llm_response *resp;
+	json_t *calls, *call;
+	const char *err, *text;
+	size_t i;
+	int r;
+
+	c->attempts = 1;
+	r = l->script(l->script_ud, c->request, &o);
+	if (r < 0) {
+		call_complete(c, r, llm_errorf("scripted model failed: %s", strerror(-r)));
+		return;
+	}
+	err = json_get_str(o, "error");
+	if (err) {
+		call_complete(c, -EPROTO, strdup(err));
+		return;
+	}
+	resp = llm_response_alloc();
+	if (!resp) {
+		call_complete(c, -ENOMEM, NULL);
+		return;
+	}
+	text = json_get_str(o, "text");
+	resp->text = text ? strdup(text) : NULL;
+	calls = json_object_get(o, "tool_calls");
+	json_array_foreach(calls, i, call)
+		json_array_append(resp->tool_calls, call);
+	resp->stop_reason = strdup(json_array_size(resp->tool_calls) ? "tool" : "stop");
+	resp->input_tokens = (uint64_t)MAX(json_get_int(o, "input_tokens", 0), 0);
+	resp->output_tokens = (uint64_t)MAX(json_get_int(o, "output_tokens", 0), 0);
+	c->response = resp;
+	call_complete(c, 0, NULL);
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *userdata)
+{
+	struct llm_call *c = userdata;
+
+	/* A short count makes curl fail the transfer with a write error. */
+	return buf_append(&c->resp, p, size * n) < 0 ? 0 : size * n;
+}
+
+static int call_launch(struct llm_call *c)
+{
+	struct llm *l = c->llm;
+	CURL *e;
+
+	if (c->easy) {
+		curl_multi_remove_handle(l->multi, c->easy);
+		curl_easy_cleanup(c->easy);
+		c->easy = NULL;
+	}
+	buf_free(&c->resp);
+	c->resp = BUF_INIT(LLM_BODY_MAX);
+	e = curl_easy_init();
+	if (!e)
+		return -ENOMEM;
+	curl_easy_setopt(e, CURLOPT_URL, l->endpoint);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, c->body);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->headers);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, c);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, "kfix/" PACKAGE_VERSION);
+	if (l->s.timeout_usec)
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(l->s.timeout_usec / 1000));
+	if (l->s.connect_timeout_usec)
+		curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+				 (long)(l->s.connect_timeout_usec / 1000));
+	if (curl_multi_add_handle(l->multi, e) != CURLM_OK) {
+		curl_easy_cleanup(e);
+		return -EIO;
+	}
+	c->easy = e;
+	c->attempts++;
+	c->state = CALL_ACTIVE;
+	l->active++;
+	return 0;
+}
+
+int llm_call_start(struct llm *l, const json_t *request, struct llm_call **ret)
+{
+	_cleanup_free_ struct llm_call *c = calloc(1, sizeof(*c));
+	int r;
+
+	if (!c)
+		return -ENOMEM;
+	if (!json_is_object(request))
+		return -EINVAL;
+	c->llm = l;
+	c->request = json_deep_copy(request);
+	c->started = now_usec();
+	if (!c->request)
+		return -ENOMEM;
+	if (l->script)
+		call_script(c);
+	else if (l->replay)
+		call_replay(c);
+	else {
+		r = l->provider->encode(&l->s, request, &c->body);
+		if (r >= 0)
+			r = l->provider->headers(&l->s, &c->headers);
+		if (r < 0) {
+			json_decref(c->request);
+			curl_slist_free_all(c->headers);
+			free(c->body);
+			return r;
+		}
+		c->state = CALL_WAITING;
+	}
+	c->next = l->calls;
+	l->calls = c;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+static uint64_t next_random(struct llm *l)
+{
+	/* xorshift64*: jitter only needs to decorrelate clients */
+	l->rng ^= l->rng >> 12;
+	l->rng ^= l->rng << 25;
+	l->rng ^= l->rng >> 27;
+	return l->rng * 2685821657736338717ull;
+}
+
+static uint64_t backoff(struct llm *l, unsigned attempt)
+{
+	uint64_t d = l->s.backoff_usec ?: 1000000;
+
+	for (unsigned i = 1; i < attempt && d < l->s.max_backoff_usec; i++)
+		d *= 2;
+	d = MIN(d, l->s.max_backoff_usec);
+	/* "equal jitter": between half and the whole delay */
+	return d / 2 + (d > 1 ? next_random(l) % (d / 2 + 1) : 0);
+}
+
+static bool curl_retryable(CURLcode cc)
+{
+	switch (cc) {
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_RECV_ERROR:
+	case CURLE_SEND_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void schedule_retry(struct llm_call *c, uint64_t delay)
+{
+	c->state = CALL_WAITING;
+	c->not_before = now_usec() + delay;
+	c->llm->usage.retries++;
+}
+
+static char *http_error_text(const struct llm_call *c, long status)
+{
+	_cleanup_free_ char *excerpt = str_escape(c->resp.data ?: "", c->resp.len, 300);
+
+	return llm_errorf("HTTP %ld from endpoint: %s", status, excerpt ?: "");
+}
+
+static void transfer_done(struct llm_call *c, CURLcode cc)
+{
+	struct llm *l = c->llm;
+	bool more = c->attempts <= l->s.retries;
+	long status = 0;
+	char *msg = NULL;
+	int r;
+
+	l->active--;
+	if (cc != CURLE_OK) {
+		if (curl_retryable(cc) && more) {
+			schedule_retry(c, backoff(l, c->attempts));
+			return;
+		}
+		call_complete(c, cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO,
+			      llm_errorf("transfer failed after %u attempt(s): %s",
+					 c->attempts, curl_easy_strerror(cc)));
+		return;
+	}
+	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (status == 429 || status == 408 || status >= 500) {
+		curl_off_t after = 0;
+
+		if (more) {
+			uint64_t delay = backoff(l, c->attempts);
+
+			if (curl_easy_getinfo(c->easy, CURLINFO_RETRY_AFTER, &after) == CURLE_OK &&
+			    after > 0)
+				delay = MIN((uint64_t)after * 1000000, RETRY_AFTER_MAX_USEC);
+			schedule_retry(c, delay);
+			return;
+		}
+		call_complete(c, status == 429 ? -EBUSY : -EIO, http_error_text(c, status));
+		return;
+	}
+	if (status != 200) {
+		call_complete(c, -EPROTO, http_error_text(c, status));
+		return;
+	}
+	r = l->provider->decode(c->resp.data ?: "", c->resp.len, &c->response, &msg);
+	call_complete(c, r < 0 ? r : 0, msg);
+}
+
+static uint64_t launch_ready(struct llm *l)
+{
+	uint64_t now = now_usec(), next = UINT64_MAX;
+
+	for (struct llm_call *c = l->calls; c; c = c->next) {
+		if (c->state != CALL_WAITING)
+			continue;
+		if (c->not_before > now) {
+			next = MIN(next, c->not_before);
+			continue;
+		}
+		if (l->active >= l->s.concurrency)
+			continue;
+		if (call_launch(c) < 0)
+			call_complete(c, -EIO, llm_errorf("could not start the transfer"));
+	}
+	return next;
+}
+
+int llm_step(struct llm *l, int max_wait_ms)
+{
+	uint64_t next;
+	int running = 0, left;
+	CURLMsg *m;
+	long wait;
+
+	next = launch_ready(l);
+	if (curl_multi_perform(l->multi, &running) != CURLM_OK)
+		return -EIO;
+	while ((m = curl_multi_info_read(l->multi, &left))) {
+		struct llm_call *c = NULL;
+
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&c);
+		if (c)
+			transfer_done(c, m->data.result);
+	}
+	next = MIN(next, launch_ready(l));
+	wait = max_wait_ms;
+	if (next != UINT64_MAX) {
+		uint64_t now = now_usec();
+
+		wait = MIN(wait, next > now ? (long)((next - now) / 1000) + 1 : 0);
+	}
+	if (wait > 0 && (l->active > 0 || next != UINT64_MAX))
+		if (curl_multi_poll(l->multi, NULL, 0, (int)wait, NULL) != CURLM_OK)
+			return -EIO;
+	return 0;
+}
+
+bool llm_call_done(const struct llm_call *c)
+{
+	return c->state == CALL_DONE;
+}
+
+int llm_call_finish(struct llm_call *c, struct llm_response **ret, char **ret_error)
+{
+	struct llm *l = c->llm;
+	int r = c->error;
+
+	if (c->state != CALL_DONE)
+		return -EAGAIN;
+	for (struct llm_call **p = &l->calls; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
+	if (r < 0) {
+		if (ret_error)
+			*ret_error = TAKE_PTR(c->error_text);
+	} else
+		*ret = TAKE_PTR(c->response);
+	call_free(c);
+	return r;
+}
+
+int llm_chat(struct llm *l, const json_t *request, struct llm_response **ret,
+	     char **ret_error)
+{
+	struct llm_call *c;
+	int r;
+
+	r = llm_call_start(l, request, &c);
+	if (r < 0)
+		return r;
+	while (!llm_call_done(c)) {
+		r = llm_step(l, 1000);
+		if (r < 0)
+			return r;
+	}
+	return llm_call_finish(c, ret, ret_error);
+}

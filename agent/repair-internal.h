@@ -1,0 +1,55 @@
+/* Private to agent/: the state of one repair shared by its steps. */
+#ifndef KFIX_AGENT_REPAIR_INTERNAL_H
+#define KFIX_AGENT_REPAIR_INTERNAL_H
+
+#include <jansson.h>
+
+#include "crashinfo-internal.h"
+#include "llm.h"
+#include "repair.h"
+#include "search.h"
+#include "trajectory.h"
+
+struct repair_ctx {
+	const struct repair_params *p;
+	const struct repair_toolstack *ts;
+	struct llm *llm;
+	struct trajectory *traj;
+	struct crash_info *crash;
+	char *title;		/* the title to reproduce */
+	char *extid;		/* syzbot id or NULL */
+	json_t *tools;		/* all tool definitions */
+	json_t *vars;		/* prompt variables */
+	json_t *locations;
+	json_t *hypotheses;	/* ranked */
+	json_t *attempts;	/* every attempt, for feedback and distillation */
+	json_t *lessons;	/* strings: knowledge base + reflections */
+	char *probe_output;
+	struct search *search;
+	struct repair_summary *sum;
+	int64_t run_event;	/* parent of every step */
+	uint64_t t_start;
+};
+
+/* Asks the model with prompt NAME offering the tools in names (the first
+ * one is the step's main tool); returns the tool called and its
+ * arguments.  Logs an llm.call event. */
+int repair_ask(struct repair_ctx *c, const char *step, const char *prompt,
+	       const char *const *names, char **ret_tool, json_t **ret_args,
+	       char **ret_error);
+/* Adds an event under the run. */
+int64_t repair_event(struct repair_ctx *c, const char *step, const char *kind,
+		     uint64_t start, json_t *input, json_t *output,
+		     const char *verdict, const char *error);
+void repair_progress(struct repair_ctx *c, const char *step, const char *fmt, ...)
+	_printf_(3, 4);
+void repair_set_var(struct repair_ctx *c, const char *key, const char *value);
+
+/* Explanation, commit message and output files of a validated repair. */
+int repair_explain(struct repair_ctx *c, const char *diff, const json_t *hypothesis,
+		   const char *patch_type, const struct repair_outcome *base,
+		   const struct repair_outcome *patched, char **ret_error);
+/* Wraps text at width columns (words longer than width stay whole). */
+char *repair_wrap(const char *text, unsigned width);
+
+#endif

@@ -1,0 +1,1106 @@
+/* The repair workflow; see repair.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+#include "edits.h"
+#include "kb.h"
+#include "llm-internal.h"
+#include "prompt.h"
+#include "repair-internal.h"
+#include "repro/report.h"
+#include "repro/tree.h"
+#include "udiff-internal.h"
+
+#define INFRA_RETRIES 3
+#define EXCERPT_MAX 4000
+
+void repair_outcome_clear(struct repair_outcome *o)
+{
+	free(o->title);
+	free(o->log);
+	*o = (struct repair_outcome){};
+}
+
+void repair_summary_free(struct repair_summary *s)
+{
+	if (!s)
+		return;
+	free(s->reason);
+	free(s->diff);
+	free(s->commit_message);
+	free(s);
+}
+
+const char *repair_result_name(enum repair_result r)
+{
+	static const char *const names[] = { "validated", "not-reproducible", "already-fixed",
+					     "no-reproducer", "gave-up" };
+
+	return (unsigned)r < ARRAY_SIZE(names) ? names[r] : "?";
+}
+
+void repair_params_default(struct repair_params *p)
+{
+	*p = (struct repair_params){
+		.have_reproducer = true,
+		.limits = SEARCH_LIMITS_DEFAULT,
+		.gates = GATE_LIMITS_DEFAULT,
+		.base_runs = 3,
+		.validate_runs = 5,
+		.locations = 3,
+		.context_budget = 48 * 1024,
+		.minimise = true,
+	};
+}
+
+int repair_params_from_config(const struct config *c, struct repair_params *p)
+{
+	uint64_t size;
+	int64_t v;
+	int r;
+
+	r = search_limits_from_config(c, &p->limits);
+	if (r < 0)
+		return r;
+	(void)gate_limits_from_config(c, &p->gates);
+	if (config_get_int(c, "agent", NULL, "base-runs", &v) >= 0)
+		p->base_runs = (unsigned)v;
+	if (config_get_int(c, "agent", NULL, "validate-runs", &v) >= 0)
+		p->validate_runs = (unsigned)v;
+	if (config_get_int(c, "agent", NULL, "locations", &v) >= 0)
+		p->locations = (unsigned)v;
+	if (config_get_size(c, "agent", NULL, "context-budget", &size) >= 0)
+		p->context_budget = (size_t)size;
+	(void)config_get_bool(c, "agent", NULL, "minimise", &p->minimise);
+	return 0;
+}
+
+static char *excerpt(const char *s, size_t max)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	/* the end of a log holds the error or the crash */
+	return strdup(n > max ? s + n - max : s ?: "");
+}
+
+static int finish(struct repair_ctx *c, enum repair_result res, const char *fmt, ...)
+	_printf_(3, 4);
+static int finish(struct repair_ctx *c, enum repair_result res, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->sum->result = res;
+	free(c->sum->reason);
+	va_start(ap, fmt);
+	if (vasprintf(&c->sum->reason, fmt, ap) < 0)
+		c->sum->reason = NULL;
+	va_end(ap);
+	repair_progress(c, "done", "%s: %s", repair_result_name(res), c->sum->reason ?: "");
+	return 0;
+}
+
+/* --- toolstack calls, each an event ---------------------------------------- */
+
+static int do_build(struct repair_ctx *c, const char *step, const char *diff, char **ret_log)
+{
+	uint64_t t0 = trajectory_now();
+	_cleanup_free_ char *log = NULL;
+	int r = -EIO;
+
+	for (int i = 0; i < INFRA_RETRIES; i++) {
+		free(log);
+		log = NULL;
+		r = c->ts->build(c->ts->ud, diff, &log);
+		if (r >= 0 || r == -ENOEXEC)
+			break;
+	}
+	repair_event(c, step, "tool.build", t0,
+		     json_pack("{s:s}", "diff", diff ?: "(base)"),
+		     json_pack("{s:s}", "log", log ?: ""),
+		     r >= 0 ? "built" : r == -ENOEXEC ? "build-error" : "infra-error",
+		     r < 0 && r != -ENOEXEC ? strerror(-r) : NULL);
+	if (ret_log)
+		*ret_log = TAKE_PTR(log);
+	return r;
+}
+
+static const char *run_verdict(const struct repair_outcome *o, char *buf, size_t n)
+{
+	if (o->crashed)
+		snprintf(buf, n, "crashed %u/%u: %s", o->crashed, o->runs, o->title ?: "?");
+	else
+		snprintf(buf, n, "no crash in %u/%u", o->survived, o->runs);
+	return buf;
+}
+
+static int do_run(struct repair_ctx *c, const char *step, unsigned runs,
+		  struct repair_outcome *ret)
+{
+	int r = -EIO;
+
+	for (int i = 0; i < INFRA_RETRIES; i++) {
+		uint64_t t0 = trajectory_now();
+		char v[512];
+
+		repair_outcome_clear(ret);
+		r = c->ts->run(c->ts->ud, runs, ret);
+		repair_event(c, step, "tool.run", t0, json_pack("{s:i}", "runs", runs),
+			     json_pack("{s:i, s:i, s:i, s:s?, s:s?}", "crashed", ret->crashed,
+				       "survived", ret->survived, "infra", ret->infra,
+				       "title", ret->title, "log", ret->log),
+			     r < 0 ? "infra-error" : run_verdict(ret, v, sizeof(v)),
+			     r < 0 ? strerror(-r) : NULL);
+		/* infrastructure faults are retried, never counted */
+		if (r >= 0 && ret->crashed + ret->survived > 0)
+			return 0;
+	}
+	return r < 0 ? r : -EIO;
+}
+
+static bool same_crash(struct repair_ctx *c, const char *title)
+{
+	return title && c->title && streq(title, c->title);
+}
+
+/* --- pre-checks and reproduction ---------------------------------------------- */
+
+static char *find_extid(const char *report)
+{
+	const char *p = strstr(report, "syzbot+");
+	size_t n = 0;
+
+	if (!p)
+		return NULL;
+	p += 7;
+	while (n < 40 && ((p[n] >= '0' && p[n] <= '9') || (p[n] >= 'a' && p[n] <= 'f')))
+		n++;
+	return n >= 8 ? strndup(p, n) : NULL;
+}
+
+static int precheck(struct repair_ctx *c, bool *ret_done)
+{
+	_cleanup_(report_freep) struct report *rep = NULL;
+	int r;
+
+	*ret_done = true;
+	r = crash_info_parse(c->p->report, c->p->report_len, &c->crash);
+	if (r < 0 && r != -ENOMSG)
+		return r;
+	if (report_parse(c->p->report, c->p->report_len, &rep) >= 0 && report_title(rep))
+		c->title = strdup(report_title(rep));
+	else if (c->crash)
+		c->title = strdup(c->crash->title);
+	if (!c->title)
+		return finish(c, REPAIR_GAVE_UP, "the report holds no crash");
+	c->extid = c->p->syzbot_id ? strdup(c->p->syzbot_id) : find_extid(c->p->report);
+	repair_event(c, "precheck", "plan", 0, json_pack("{s:s, s:s?}", "title", c->title,
+		     "syzbot", c->extid), NULL, NULL, NULL);
+	if (!c->p->have_reproducer)
+		return finish(c, REPAIR_NO_REPRODUCER, "no reproducer: nothing to test a fix with");
+	if (c->extid && c->ts->already_fixed) {
+		_cleanup_free_ char *needle = NULL, *commit = NULL;
+
+		if (asprintf(&needle, "syzbot+%s@", c->extid) < 0)
+			return -ENOMEM;
+		if (c->ts->already_fixed(c->ts->ud, needle, &commit) == 1) {
+			repair_event(c, "precheck", "observation", 0, NULL,
+				     json_pack("{s:s}", "fixed_by", commit ?: ""), "already-fixed", NULL);
+			return finish(c, REPAIR_ALREADY_FIXED, "already fixed by %s", commit ?: "?");
+		}
+	}
+	*ret_done = false;
+	return 0;
+}
+
+static int reproduce(struct repair_ctx *c, struct repair_outcome *base, bool *ret_done)
+{
+	_cleanup_free_ char *log = NULL;
+	int r;
+
+	*ret_done = true;
+	repair_progress(c, "reproduce", "building the base kernel");
+	r = do_build(c, "reproduce", NULL, &log);
+	if (r < 0)
+		return r == -ENOEXEC ? finish(c, REPAIR_GAVE_UP, "the base kernel does not build") : r;
+	repair_progress(c, "reproduce", "running the reproducer %u times", c->p->base_runs);
+	r = do_run(c, "reproduce", c->p->base_runs, base);
+	if (r < 0)
+		return r;
+	if (base->crashed == 0)
+		return finish(c, REPAIR_NOT_REPRODUCED, "no crash in %u runs on the base kernel",
+			      base->survived);
+	if (!same_crash(c, base->title))
+		return finish(c, REPAIR_NOT_REPRODUCED, "the base kernel crashed differently: %s",
+			      base->title ?: "?");
+	repair_progress(c, "reproduce", "reproduced %u/%u: %s", base->crashed, base->runs, base->title);
+	*ret_done = false;
+	return 0;
+}
+
+/* --- localisation --------------------------------------------------------- */
+
+static int add_code(struct repair_ctx *c, struct buf *b, const char *file, const char *fn,
+		    unsigned line)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0, start = 0, end = 0;
+	unsigned first = 1;
+	char head[512];
+
+	if (c->ts->read_file(c->ts->ud, file, &data, &len) < 0)
+		return 0;
+	if (!fn || c_find_function(data, len, fn, &start, &end, &first) < 0) {
+		/* no definition found: 20 lines either side of the line */
+		unsigned from = line > 20 ? line - 20 : 1, l = 1;
+
+		for (size_t i = 0; i < len && l < from; i++)
+			if (data[i] == '\n' && ++l == from)
+				start = i + 1;
+		first = from;
+		end = start;
+		for (l = from; end < len && l <= from + 40; end++)
+			if (data[end] == '\n')
+				l++;
+	}
+	snprintf(head, sizeof(head), "\n== %s: %s (from line %u)\n", file, fn ?: "?", first);
+	if (b->len + strlen(head) + (end - start) > b->max)
+		return -E2BIG;
+	(void)buf_puts(b, head);
+	return buf_append(b, data + start, end - start);
+}
+
+/* Code of the crashing frames, closest first, until the budget is spent. */
+static int build_context(struct repair_ctx *c)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(c->p->context_budget);
+	_cleanup_strv_ char **seen = NULL;
+	size_t used = 0;
+
+	for (size_t i = 0; c->crash && i < c->crash->n_frames; i++) {
+		const struct crash_frame *f = &c->crash->frames[i];
+		char key[512];
+
+		if (!f->file || crash_function_is_infra(f->function))
+			continue;
+		snprintf(key, sizeof(key), "%s:%s", f->file, f->function);
+		if (strv_contains(seen, key))
+			continue;
+		(void)strv_push(&seen, key);
+		if (add_code(c, &b, f->file, f->function, f->line) == -E2BIG)
+			break;
+		used++;
+	}
+	repair_set_var(c, "context", b.data ?: "(no source available for the frames)");
+	repair_event(c, "localise", "observation", 0, json_pack("{s:i}", "budget",
+		     (int)c->p->context_budget), json_pack("{s:i, s:i}", "functions", (int)used,
+		     "bytes", (int)b.len), NULL, NULL);
+	return 0;
+}
+
+static bool same_location(const json_t *a, const json_t *b)
+{
+	json_int_t as = json_get_int(a, "start_line", 0), ae = json_get_int(a, "end_line", as);
+	json_int_t bs = json_get_int(b, "start_line", 0), be = json_get_int(b, "end_line", bs);
+
+	if (!streq_ptr(json_get_str(a, "file"), json_get_str(b, "file")))
+		return false;
+	if (streq_ptr(json_get_str(a, "function"), json_get_str(b, "function")))
+		return true;
+	return as && bs && as <= be && bs <= ae;
+}
+
+static char *format_locations(const json_t *locs)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
+	json_t *l;
+	size_t i;
+
+	json_array_foreach(locs, i, l)
+		(void)buf_printf(&b, "%zu. %s: %s() lines %lld-%lld: %s\n", i + 1,
+				 json_get_str(l, "file") ?: "?", json_get_str(l, "function") ?: "?",
+				 (long long)json_get_int(l, "start_line", 0),
+				 (long long)json_get_int(l, "end_line", 0),
+				 json_get_str(l, "reason") ?: "");
+	return b.len ? buf_steal(&b, NULL) : strdup("(none yet)");
+}
+
+static int localise(struct repair_ctx *c, char **ret_error)
+{
+	static const char *const tools[] = { "propose_location", "no_more_locations", NULL };
+	_cleanup_buf_ struct buf hints = BUF_INIT(8192);
+	int r;
+
+	r = build_context(c);
+	if (r < 0)
+		return r;
+	if (c->p->hints)
+		(void)buf_printf(&hints, "\nThe fix is expected in these files:\n%s\n", c->p->hints);
+	repair_set_var(c, "hints", hints.data ?: "");
+	for (unsigned i = 0; i < c->p->locations; i++) {
+		_cleanup_free_ char *tool = NULL, *earlier = format_locations(c->locations);
+		_cleanup_json_ json_t *args = NULL;
+		bool dup = false;
+		json_t *l;
+		size_t k;
+
+		repair_set_var(c, "earlier", earlier);
+		r = repair_ask(c, "localise", "localise", tools, &tool, &args, ret_error);
+		if (r < 0)
+			return r;
+		if (streq(tool, "no_more_locations") || !json_get_str(args, "file"))
+			break;
+		json_array_foreach(c->locations, k, l)
+			dup |= same_location(l, args);
+		repair_event(c, "localise", "plan", 0, json_incref(args), NULL,
+			     dup ? "merged" : "new location", NULL);
+		/* a repeat means the model has nothing new to offer */
+		if (dup)
+			break;
+		json_array_append(c->locations, args);
+	}
+	{
+		_cleanup_free_ char *locs = format_locations(c->locations);
+
+		repair_set_var(c, "locations", locs);
+		repair_progress(c, "localise", "%zu candidate location(s)", json_array_size(c->locations));
+	}
+	return 0;
+}
+
+/* --- execution grounding ----------------------------------------------------- */
+
+/* A probe may only add lines, each carrying the marker. */
+static bool probe_edits_ok(const char *diff)
+{
+	for (const char *l = diff; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (startswith(l, "+++") || startswith(l, "---"))
+			continue;
+		if (l[0] == '-')
+			return false;
+		if (l[0] == '+') {
+			const char *e = strchr(l, '\n');
+			_cleanup_free_ char *line = strndup(l, e ? (size_t)(e - l) : strlen(l));
+
+			if (!line || !strstr(line, KFIX_PROBE_MARKER))
+				return false;
+		}
+	}
+	return true;
+}
+
+static char *probe_lines(const char *log)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
+
+	for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n');
+		size_t n = e ? (size_t)(e - l) : strlen(l);
+
+		if (memmem(l, n, KFIX_PROBE_MARKER, strlen(KFIX_PROBE_MARKER)))
+			(void)buf_append_trunc(&b, l, n + (e ? 1 : 0));
+	}
+	return b.len ? buf_steal(&b, NULL) : strdup("(no probe line was printed)");
+}
+
+static int ground(struct repair_ctx *c, char **ret_error)
+{
+	static const char *const tools[] = { "request_probes", "skip_probes", NULL };
+	_cleanup_free_ char *tool = NULL, *diff = NULL, *err = NULL, *lines = NULL;
+	_cleanup_json_ json_t *args = NULL;
+	struct repair_outcome o = {};
+	uint64_t t0;
+	int r;
+
+	repair_set_var(c, "probe_output", "(no probes were run)");
+	r = repair_ask(c, "probe", "probe", tools, &tool, &args, ret_error);
+	if (r < 0)
+		return r;
+	if (!streq(tool, "request_probes"))
+		return 0;
+	r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &diff, &err);
+	if (r < 0 || !probe_edits_ok(diff)) {
+		repair_event(c, "probe", "guardrail", 0, json_incref(args), NULL, "probe refused",
+			     err ?: "probe edits may only add lines carrying the marker");
+		return 0;
+	}
+	repair_progress(c, "probe", "building and running with probes");
+	t0 = trajectory_now();
+	if (c->ts->probe)
+		r = c->ts->probe(c->ts->ud, diff, &o);
+	else if ((r = do_build(c, "probe", diff, NULL)) >= 0)
+		r = do_run(c, "probe", 1, &o);
+	if (r < 0) {
+		repair_event(c, "probe", "tool.probe", t0, json_pack("{s:s}", "diff", diff), NULL,
+			     "probe failed", strerror(-r));
+		repair_outcome_clear(&o);
+		return 0;
+	}
+	lines = probe_lines(o.log);
+	{
+		_cleanup_free_ char *text = NULL;
+
+		if (asprintf(&text, "%s\nThe run %s%s\n", lines,
+			     o.crashed ? "crashed: " : "did not crash", o.title ?: "") < 0) {
+			repair_outcome_clear(&o);
+			return -ENOMEM;
+		}
+		repair_set_var(c, "probe_output", text);
+		free(c->probe_output);
+		c->probe_output = TAKE_PTR(text);
+	}
+	repair_event(c, "probe", "tool.probe", t0, json_pack("{s:s}", "diff", diff),
+		     json_pack("{s:s, s:s?}", "probe_lines", lines, "title", o.title),
+		     o.crashed ? "crashed" : "no crash", NULL);
+	repair_outcome_clear(&o);
+	return 0;
+}
+
+/* --- hypotheses ------------------------------------------------------------------ */
+
+static char *format_hypotheses(const json_t *hyps)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
+	json_t *h;
+	size_t i;
+
+	json_array_foreach(hyps, i, h)
+		(void)buf_printf(&b, "%zu. %s\n   Evidence: %s\n   Fix: %s\n", i,
+				 json_get_str(h, "root_cause") ?: "?", json_get_str(h, "evidence") ?: "",
+				 json_get_str(h, "fix_idea") ?: "");
+	return buf_steal(&b, NULL) ?: strdup("");
+}
+
+static int hypothesise(struct repair_ctx *c, char **ret_error)
+{
+	static const char *const state[] = { "state_hypotheses", NULL };
+	static const char *const rank[] = { "rank_hypotheses", NULL };
+	_cleanup_free_ char *tool = NULL, *tool2 = NULL, *text = NULL;
+	_cleanup_json_ json_t *args = NULL, *order = NULL;
+	json_t *hyps, *ranked = json_array(), *idx;
+	size_t i;
+	int r;
+
+	r = repair_ask(c, "hypotheses", "hypotheses", state, &tool, &args, ret_error);
+	if (r < 0) {
+		json_decref(ranked);
+		return r;
+	}
+	hyps = json_object_get(args, "hypotheses");
+	if (json_array_size(hyps) == 0) {
+		json_decref(ranked);
+		*ret_error = llm_errorf("the model stated no hypothesis");
+		return -EBADMSG;
+	}
+	text = format_hypotheses(hyps);
+	repair_set_var(c, "hypotheses", text);
+	if (json_array_size(hyps) > 1) {
+		r = repair_ask(c, "hypotheses", "review", rank, &tool2, &order, ret_error);
+		if (r < 0) {
+			json_decref(ranked);
+			return r;
+		}
+		json_array_foreach(json_object_get(order, "order"), i, idx) {
+			json_t *h = json_array_get(hyps, (size_t)json_integer_value(idx));
+
+			if (json_is_integer(idx) && h && json_array_size(ranked) < c->p->limits.branching)
+				json_array_append(ranked, h);
+		}
+	}
+	/* whatever the review left out keeps its stated order */
+	json_array_foreach(hyps, i, idx) {
+		bool have = false;
+		json_t *h;
+		size_t k;
+
+		json_array_foreach(ranked, k, h)
+			have |= h == idx;
+		if (!have && json_array_size(ranked) < c->p->limits.branching)
+			json_array_append(ranked, idx);
+	}
+	c->hypotheses = ranked;
+	repair_event(c, "hypotheses", "plan", 0, NULL, json_incref(ranked), "ranked", NULL);
+	repair_progress(c, "hypotheses", "%zu hypothes%s to pursue", json_array_size(ranked),
+			json_array_size(ranked) == 1 ? "is" : "es");
+	return 0;
+}
+
+/* --- attempts ---------------------------------------------------------------------- */
+
+struct attempt {
+	int node;
+	enum attempt_score score;
+	char *diff;
+	char *result;	 /* one line */
+	char *evidence;	 /* crash excerpt, build log, gate reason */
+	char *patch_type;
+	struct repair_outcome outcome;
+};
+
+static void attempt_clear(struct attempt *a)
+{
+	free(a->diff);
+	free(a->result);
+	free(a->evidence);
+	free(a->patch_type);
+	repair_outcome_clear(&a->outcome);
+	*a = (struct attempt){};
+}
+
+static void set_result(struct attempt *a, enum attempt_score s, const char *evidence,
+		       const char *fmt, ...) _printf_(4, 5);
+static void set_result(struct attempt *a, enum attempt_score s, const char *evidence,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	a->score = s;
+	free(a->result);
+	va_start(ap, fmt);
+	if (vasprintf(&a->result, fmt, ap) < 0)
+		a->result = NULL;
+	va_end(ap);
+	free(a->evidence);
+	a->evidence = excerpt(evidence, EXCERPT_MAX);
+}
+
+/* Judges a diff: gates, build, validation runs. */
+static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
+{
+	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+	_cleanup_free_ char *log = NULL;
+	uint64_t t0 = trajectory_now();
+	char verdict[512];
+	int r;
+
+	r = gates_run(a->diff, strlen(a->diff), c->p->report, c->p->report_len, c->p->src_dir,
+		      &c->p->gates, &v);
+	if (r < 0)
+		return r;
+	repair_event(c, step, "gate", t0, json_pack("{s:s}", "diff", a->diff),
+		     gate_verdicts_to_json(v), gate_verdicts_accepted(v) ? "accepted" : "rejected",
+		     NULL);
+	if (!gate_verdicts_accepted(v)) {
+		set_result(a, SCORE_REJECTED, gate_verdicts_failure(v),
+			   "rejected by an integrity gate: %s", gate_verdicts_failure(v));
+		return 0;
+	}
+	r = do_build(c, step, a->diff, &log);
+	if (r == -ENOEXEC) {
+		set_result(a, SCORE_BUILD_ERROR, log, "the patched kernel does not build");
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	r = do_run(c, step, c->p->validate_runs, &a->outcome);
+	if (r < 0)
+		return r;
+	if (a->outcome.crashed == 0)
+		set_result(a, SCORE_VALIDATED, NULL, "no crash in %u/%u runs", a->outcome.survived,
+			   a->outcome.runs);
+	else if (same_crash(c, a->outcome.title))
+		set_result(a, SCORE_SAME_CRASH, a->outcome.log, "still crashes (%u/%u): %s",
+			   a->outcome.crashed, a->outcome.runs, a->outcome.title);
+	else
+		set_result(a, SCORE_OTHER_CRASH, a->outcome.log, "a different crash (%u/%u): %s",
+			   a->outcome.crashed, a->outcome.runs, a->outcome.title ?: "?");
+	snprintf(verdict, sizeof(verdict), "%s", attempt_score_name(a->score));
+	repair_event(c, step, "observation", 0, NULL, json_pack("{s:s}", "result", a->result),
+		     verdict, NULL);
+	return 0;
+}
+
+static char *format_feedback(const json_t *attempts)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
+	json_t *a;
+	size_t i;
+
+	json_array_foreach(attempts, i, a)
+		(void)buf_printf(&b, "Attempt %zu (%s):\n%s\nResult: %s\n%s%s\n\n", i + 1,
+				 json_get_str(a, "hypothesis") ?: "",
+				 json_get_str(a, "diff") ?: "(no diff)", json_get_str(a, "result") ?: "",
+				 json_get_str(a, "reflection") ? "Reflection: " : "",
+				 json_get_str(a, "reflection") ?: "");
+	return b.len ? buf_steal(&b, NULL) : strdup("(none: this is the first attempt)");
+}
+
+static void set_lessons_var(struct repair_ctx *c)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
+	json_t *l;
+	size_t i;
+
+	json_array_foreach(c->lessons, i, l)
+		(void)buf_printf(&b, "- %s\n", json_string_value(l));
+	repair_set_var(c, "lessons", b.len ? b.data : "");
+}
+
+/* One patch attempt: ask, apply, register, judge.  The attempt record
+ * goes into c->attempts. */
+static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *hyp,
+			 unsigned hyp_idx, int parent, struct attempt *a, char **ret_error)
+{
+	static const char *const tools[] = { "propose_patch", NULL };
+	_cleanup_free_ char *tool = NULL, *err = NULL, *fb = NULL, *htext = NULL;
+	_cleanup_json_ json_t *args = NULL;
+	int r, dup = 0;
+
+	htext = llm_errorf("%s\nEvidence: %s\nFix idea: %s", json_get_str(hyp, "root_cause") ?: "",
+			   json_get_str(hyp, "evidence") ?: "", json_get_str(hyp, "fix_idea") ?: "");
+	repair_set_var(c, "hypothesis", htext);
+	fb = format_feedback(c->attempts);
+	repair_set_var(c, "feedback", fb);
+	set_lessons_var(c);
+	r = repair_ask(c, step, "patch", tools, &tool, &args, ret_error);
+	if (r < 0)
+		return r;
+	a->patch_type = strdup(json_get_str(args, "patch_type") ?: "root-cause fix");
+	r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &a->diff, &err);
+	if (r == -EINVAL || (r >= 0 && !a->diff)) {
+		_cleanup_free_ char *key = llm_errorf("unusable edits %u", search_iterations(c->search));
+
+		a->node = search_add(c->search, 0, hyp_idx, key, NULL);
+		set_result(a, SCORE_UNUSABLE, err, "the edits do not apply: %s", err ?: "?");
+		search_score(c->search, a->node, SCORE_UNUSABLE);
+	} else if (r < 0) {
+		*ret_error = llm_errorf("applying edits: %s", err ?: strerror(-r));
+		return r;
+	} else {
+		a->node = search_add(c->search, parent, hyp_idx, a->diff, &dup);
+		if (a->node == -ELOOP)
+			a->node = search_add(c->search, 0, hyp_idx, a->diff, &dup);
+		if (a->node == -EEXIST) {
+			set_result(a, search_node_score(c->search, dup), NULL,
+				   "identical to attempt node %d, which ended %s", dup,
+				   attempt_score_name(search_node_score(c->search, dup)));
+			search_score(c->search, dup, search_node_score(c->search, dup));
+			a->node = 0;
+			repair_event(c, step, "guardrail", 0, NULL, NULL, "duplicate patch", NULL);
+		} else if (a->node < 0) {
+			return a->node;
+		} else {
+			r = judge(c, step, a);
+			if (r < 0)
+				return r;
+			search_score(c->search, a->node, a->score);
+		}
+	}
+	json_array_append_new(c->attempts, json_pack("{s:i, s:s, s:s?, s:s, s:s, s:s?}",
+		"node", a->node, "hypothesis", json_get_str(hyp, "root_cause") ?: "",
+		"diff", a->diff, "result", a->result ?: "", "score", attempt_score_name(a->score),
+		"patch_type", a->patch_type));
+	repair_progress(c, step, "attempt %zu: %s", json_array_size(c->attempts), a->result ?: "");
+	return 0;
+}
+
+/* Reflection on a failed attempt; returns the model's next move. */
+static int reflect(struct repair_ctx *c, const json_t *hyp, const struct attempt *a,
+		   char **ret_next, char **ret_error)
+{
+	static const char *const tools[] = { "reflect", NULL };
+	_cleanup_free_ char *tool = NULL;
+	_cleanup_json_ json_t *args = NULL;
+	json_t *l, *last;
+	size_t i;
+	int r;
+
+	repair_set_var(c, "diff", a->diff ?: "(none)");
+	repair_set_var(c, "result", a->result ?: "");
+	repair_set_var(c, "evidence", a->evidence ?: "");
+	r = repair_ask(c, "reflect", "reflect", tools, &tool, &args, ret_error);
+	if (r < 0)
+		return r;
+	json_array_foreach(json_object_get(args, "lessons"), i, l)
+		if (json_is_string(l) && json_array_size(c->lessons) < 32)
+			json_array_append(c->lessons, l);
+	last = json_array_get(c->attempts, json_array_size(c->attempts) - 1);
+	if (last)
+		json_object_set_new(last, "reflection",
+				    json_string(json_get_str(args, "analysis") ?: ""));
+	repair_event(c, "reflect", "reflection", 0, NULL, json_incref(args),
+		     json_get_str(args, "next"), NULL);
+	*ret_next = strdup(json_get_str(args, "next") ?: "new_patch");
+	return *ret_next ? 0 : -ENOMEM;
+}
+
+static bool budget_stop(const char *why)
+{
+	return why && (strstr(why, "budget") || strstr(why, "wall-clock"));
+}
+
+/* The tree: hypotheses in rank order; per hypothesis up to `branching`
+ * fresh patches, each refined up to `depth` when reflection says so. */
+static int search_patches(struct repair_ctx *c, struct attempt *best, char **ret_error)
+{
+	json_t *hyp;
+	size_t hi;
+	int r;
+
+	json_array_foreach(c->hypotheses, hi, hyp) {
+		unsigned fresh = 0;
+		int parent = 0;
+
+		while (fresh < c->p->limits.branching) {
+			_cleanup_free_ char *next = NULL;
+			struct attempt a = {};
+			const char *why = search_should_stop(c->search, trajectory_now());
+
+			if (why)
+				return 0;
+			if (parent == 0)
+				fresh++;
+			r = attempt_patch(c, "patch", hyp, (unsigned)hi, parent, &a, ret_error);
+			if (r < 0) {
+				attempt_clear(&a);
+				return r;
+			}
+			if (a.score == SCORE_VALIDATED) {
+				attempt_clear(best);
+				*best = a;
+				return 0;
+			}
+			r = reflect(c, hyp, &a, &next, ret_error);
+			parent = 0;
+			if (r >= 0 && streq(next, "refine") && a.node > 0 &&
+			    search_node_depth(c->search, a.node) < c->p->limits.depth)
+				parent = a.node;
+			attempt_clear(&a);
+			if (r < 0)
+				return r;
+			if (streq(next, "new_hypothesis"))
+				break;
+		}
+	}
+	return 0;
+}
+
+/* PhoenixRepair's final round: lessons from every attempt, then a fresh
+ * patch written with them. */
+static int final_round(struct repair_ctx *c, struct attempt *best, char **ret_error)
+{
+	static const char *const tools[] = { "distil_lessons", NULL };
+	_cleanup_free_ char *tool = NULL, *all = format_feedback(c->attempts);
+	_cleanup_json_ json_t *args = NULL;
+	struct attempt a = {};
+	json_t *l;
+	size_t i;
+	int r;
+
+	repair_set_var(c, "attempts", all);
+	r = repair_ask(c, "final", "distil", tools, &tool, &args, ret_error);
+	if (r < 0)
+		return r;
+	json_array_clear(c->lessons);
+	json_array_foreach(json_object_get(args, "lessons"), i, l)
+		if (json_is_string(l))
+			json_array_append(c->lessons, l);
+	if (json_get_str(args, "fix_shape"))
+		json_array_append_new(c->lessons, json_sprintf("The fix should look like: %s",
+							       json_get_str(args, "fix_shape")));
+	repair_event(c, "final", "reflection", 0, NULL, json_incref(args), "distilled", NULL);
+	/* a fresh start: earlier diffs are not shown, only the lessons */
+	json_array_clear(c->attempts);
+	r = attempt_patch(c, "final", json_array_get(c->hypotheses, 0), 0, 0, &a, ret_error);
+	if (r >= 0 && a.score == SCORE_VALIDATED) {
+		attempt_clear(best);
+		*best = a;
+		return 0;
+	}
+	attempt_clear(&a);
+	return r;
+}
+
+/* Drops hunks one at a time while the rest still validates. */
+static int minimise(struct repair_ctx *c, struct attempt *best)
+{
+	_cleanup_(udiff_freep) struct udiff *d = NULL;
+	_cleanup_free_ bool *keep = NULL;
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	r = udiff_parse(best->diff, strlen(best->diff), &d, &err);
+	if (r < 0 || d->n_hunks < 2)
+		return 0;
+	keep = malloc(d->n_hunks * sizeof(*keep));
+	if (!keep)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_hunks; i++)
+		keep[i] = true;
+	for (size_t i = 0; i < d->n_hunks; i++) {
+		struct attempt t = {};
+		size_t left = 0;
+
+		for (size_t k = 0; k < d->n_hunks; k++)
+			left += keep[k];
+		if (left < 2)
+			break;
+		keep[i] = false;
+		r = udiff_format(d, keep, &t.diff);
+		if (r < 0)
+			return r;
+		repair_progress(c, "minimise", "trying without hunk %zu of %zu", i + 1, d->n_hunks);
+		r = judge(c, "minimise", &t);
+		if (r < 0) {
+			attempt_clear(&t);
+			return r;
+		}
+		repair_event(c, "minimise", "plan", 0, json_pack("{s:i}", "dropped_hunk", (int)i + 1),
+			     NULL, t.score == SCORE_VALIDATED ? "hunk not needed" : "hunk needed", NULL);
+		if (t.score == SCORE_VALIDATED) {
+			free(t.patch_type);
+			t.patch_type = TAKE_PTR(best->patch_type);
+			attempt_clear(best);
+			*best = t;
+		} else {
+			keep[i] = true;
+			attempt_clear(&t);
+		}
+	}
+	return 0;
+}
+
+static void learn(struct repair_ctx *c, const struct attempt *best)
+{
+	_cleanup_free_ char *subsystem = NULL;
+	_cleanup_json_ json_t *e = NULL;
+	const char *file = c->crash && c->crash->n_frames ? c->crash->frames[0].file : NULL;
+
+	if (!c->p->kb_path)
+		return;
+	for (size_t i = 0; c->crash && i < c->crash->n_frames && !file; i++)
+		file = c->crash->frames[i].file;
+	subsystem = kb_subsystem_of(file);
+	e = json_pack("{s:I, s:s, s:s, s:s, s:s, s:s?, s:s?, s:O}",
+		      "time", (json_int_t)(trajectory_now() / 1000000), "title", c->title,
+		      "type", c->crash && c->crash->type ? c->crash->type : "",
+		      "subsystem", subsystem ?: "", "outcome", repair_result_name(c->sum->result),
+		      "root_cause", json_get_str(json_array_get(c->hypotheses, 0), "root_cause"),
+		      "patch_shape", best && best->patch_type ? best->patch_type : NULL,
+		      "lessons", c->lessons);
+	if (e && kb_add(c->p->kb_path, e) >= 0)
+		repair_event(c, "learn", "memory.write", 0, NULL, json_incref(e), NULL, NULL);
+}
+
+static void recall(struct repair_ctx *c)
+{
+	_cleanup_free_ char *subsystem = NULL;
+	_cleanup_json_ json_t *hits = NULL;
+	_cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
+	const char *file = NULL;
+	json_t *h, *l;
+	size_t i, k;
+
+	repair_set_var(c, "knowledge", "");
+	for (size_t f = 0; c->crash && f < c->crash->n_frames && !file; f++)
+		if (!crash_function_is_infra(c->crash->frames[f].function))
+			file = c->crash->frames[f].file;
+	if (!c->p->kb_path)
+		return;
+	subsystem = kb_subsystem_of(file);
+	if (kb_query(c->p->kb_path, c->crash ? c->crash->type : NULL, subsystem, c->title, 3,
+		     &hits) < 0 || json_array_size(hits) == 0)
+		return;
+	(void)buf_puts(&b, "\nLessons from similar bugs fixed before:\n");
+	json_array_foreach(hits, i, h) {
+		(void)buf_printf(&b, "* %s (%s): %s\n", json_get_str(h, "title") ?: "",
+				 json_get_str(h, "patch_shape") ?: "", json_get_str(h, "root_cause") ?: "");
+		json_array_foreach(json_object_get(h, "lessons"), k, l)
+			(void)buf_printf(&b, "  - %s\n", json_string_value(l) ?: "");
+	}
+	repair_set_var(c, "knowledge", b.data);
+	repair_event(c, "localise", "memory.read", 0, NULL, json_incref(hits), NULL, NULL);
+}
+
+static int load_tools(struct repair_ctx *c)
+{
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	json_error_t err;
+	size_t len;
+	int r;
+
+	if (asprintf(&path, "%s/tools.json", c->p->prompts_dir ?: prompt_default_dir()) < 0)
+		return -ENOMEM;
+	r = read_file_bounded(path, PROMPT_FILE_MAX, &data, &len);
+	if (r < 0)
+		return r;
+	r = json_parse_bounded(data, len, PROMPT_FILE_MAX, &c->tools, &err);
+	return r < 0 ? r : json_is_array(c->tools) ? 0 : -EBADMSG;
+}
+
+static void ctx_free(struct repair_ctx *c)
+{
+	crash_info_free(c->crash);
+	free(c->title);
+	free(c->extid);
+	free(c->probe_output);
+	json_decref(c->tools);
+	json_decref(c->vars);
+	json_decref(c->locations);
+	json_decref(c->hypotheses);
+	json_decref(c->attempts);
+	json_decref(c->lessons);
+	search_free(c->search);
+	trajectory_close(c->traj);
+}
+
+static int setup(struct repair_ctx *c, char **ret_error)
+{
+	_cleanup_free_ char *path = NULL, *report = NULL;
+	char num[32];
+	int r;
+
+	r = mkdir_p(c->p->out_dir, 0755);
+	if (r >= 0 && asprintf(&path, "%s/trajectory.jsonl", c->p->out_dir) < 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = trajectory_open(path, &c->traj);
+	if (r < 0) {
+		*ret_error = llm_errorf("cannot write to %s: %s", c->p->out_dir, strerror(-r));
+		return r;
+	}
+	r = load_tools(c);
+	if (r < 0) {
+		*ret_error = llm_errorf("cannot load %s/tools.json: %s",
+					c->p->prompts_dir ?: prompt_default_dir(), strerror(-r));
+		return r;
+	}
+	c->vars = json_object();
+	c->locations = json_array();
+	c->attempts = json_array();
+	c->lessons = json_array();
+	c->sum = calloc(1, sizeof(*c->sum));
+	if (!c->vars || !c->locations || !c->attempts || !c->lessons || !c->sum)
+		return -ENOMEM;
+	r = search_new(&c->p->limits, trajectory_now(), &c->search);
+	if (r < 0)
+		return r;
+	report = excerpt(c->p->report, 12 * 1024);
+	repair_set_var(c, "report", report);
+	repair_set_var(c, "marker", KFIX_PROBE_MARKER);
+	snprintf(num, sizeof(num), "%u", c->p->gates.max_hunks);
+	repair_set_var(c, "max_hunks", num);
+	snprintf(num, sizeof(num), "%u", c->p->gates.max_files);
+	repair_set_var(c, "max_files", num);
+	snprintf(num, sizeof(num), "%u", c->p->limits.branching);
+	repair_set_var(c, "branching", num);
+	return 0;
+}
+
+static int workflow(struct repair_ctx *c, char **ret_error)
+{
+	struct repair_outcome base = {};
+	struct attempt best = {};
+	const char *why;
+	bool done;
+	int r;
+
+	r = precheck(c, &done);
+	if (r < 0 || done)
+		return r;
+	repair_set_var(c, "title", c->title);
+	repair_set_var(c, "type", c->crash && c->crash->type ? c->crash->type : "unknown");
+	r = reproduce(c, &base, &done);
+	if (r < 0 || done) {
+		repair_outcome_clear(&base);
+		return r;
+	}
+	recall(c);
+	r = localise(c, ret_error);
+	if (r >= 0)
+		r = ground(c, ret_error);
+	if (r >= 0)
+		r = hypothesise(c, ret_error);
+	if (r >= 0)
+		r = search_patches(c, &best, ret_error);
+	why = search_should_stop(c->search, trajectory_now());
+	if (r >= 0 && best.score != SCORE_VALIDATED && json_array_size(c->attempts) > 0 &&
+	    !budget_stop(why))
+		r = final_round(c, &best, ret_error);
+	if (r >= 0 && best.score == SCORE_VALIDATED && c->p->minimise)
+		r = minimise(c, &best);
+	if (r >= 0 && best.score == SCORE_VALIDATED) {
+		c->sum->diff = strdup(best.diff);
+		r = repair_explain(c, best.diff, json_array_get(c->hypotheses, 0),
+				   best.patch_type ?: "root-cause fix", &base, &best.outcome, ret_error);
+		if (r >= 0)
+			r = finish(c, REPAIR_VALIDATED, "validated after %u attempt(s)",
+				   search_iterations(c->search));
+	} else if (r >= 0) {
+		why = search_should_stop(c->search, trajectory_now());
+		r = finish(c, REPAIR_GAVE_UP, "no validated patch: %s (best attempt: %s)",
+			   why ?: "every hypothesis tried",
+			   attempt_score_name(search_node_score(c->search, search_best(c->search))));
+	}
+	c->sum->attempts = search_iterations(c->search);
+	if (r >= 0)
+		learn(c, best.score == SCORE_VALIDATED ? &best : NULL);
+	repair_outcome_clear(&base);
+	attempt_clear(&best);
+	return r;
+}
+
+static int write_summary(struct repair_ctx *c)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	_cleanup_json_ json_t *j = NULL;
+
+	j = json_pack("{s:s, s:s?, s:s?, s:i, s:i, s:I, s:I, s:f}",
+		      "result", repair_result_name(c->sum->result), "reason", c->sum->reason,
+		      "title", c->title, "attempts", c->sum->attempts, "llm_calls", c->sum->llm_calls,
+		      "tokens_in", (json_int_t)c->sum->tokens_in,
+		      "tokens_out", (json_int_t)c->sum->tokens_out, "cost", c->sum->cost);
+	if (!j || asprintf(&path, "%s/summary.json", c->p->out_dir) < 0)
+		return -ENOMEM;
+	text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (!text)
+		return -ENOMEM;
+	return write_file_atomic(path, text, strlen(text), 0644);
+}
+
+int repair_run(const struct repair_params *p, const struct repair_toolstack *ts,
+	       struct llm *llm, struct repair_summary **ret, char **ret_error)
+{
+	_cleanup_free_ char *err = NULL;
+	struct repair_ctx c = { .p = p, .ts = ts, .llm = llm, .t_start = trajectory_now() };
+	struct traj_event start = { .step = "run", .kind = "run.start" };
+	int r;
+
+	r = setup(&c, &err);
+	if (r >= 0) {
+		_cleanup_json_ json_t *in = json_pack("{s:s, s:s?, s:b}", "model", llm_model(llm),
+						      "base", p->base_commit, "replay",
+						      llm_is_replay(llm));
+
+		start.input = in;
+		r = trajectory_add(c.traj, &start, &c.run_event);
+	}
+	if (r >= 0)
+		r = workflow(&c, &err);
+	if (c.traj) {
+		struct traj_event end = { .step = "run", .kind = "run.end", .parent = c.run_event,
+					  .start_usec = c.t_start,
+					  .duration_usec = trajectory_now() - c.t_start,
+					  .verdict = c.sum ? repair_result_name(c.sum->result) : NULL,
+					  .error = r < 0 ? (err ?: strerror(-r)) : NULL };
+
+		(void)trajectory_add(c.traj, &end, NULL);
+	}
+	if (r >= 0)
+		r = write_summary(&c);
+	if (r < 0) {
+		if (ret_error)
+			*ret_error = err ? TAKE_PTR(err) : llm_errorf("%s", strerror(-r));
+		repair_summary_free(c.sum);
+	} else
+		*ret = c.sum;
+	ctx_free(&c);
+	return r;
+}

@@ -1,0 +1,115 @@
+/* The repair workflow (kAgent-style, with PhoenixRepair's multi-location
+ * sampling and distilled final round): pre-checks, reproduce on base,
+ * localise, probes, hypotheses, a search tree of patches judged by the
+ * integrity gates and validated by the toolstack, reflection, a final
+ * distilled round, minimisation and the explanation.
+ *
+ * The engine never touches kernels itself: builds and VM runs sit behind
+ * struct repair_toolstack, so the engine's logic is tested with a
+ * scripted toolstack and the real one plugs in the repro/ module. */
+#ifndef KFIX_AGENT_REPAIR_H
+#define KFIX_AGENT_REPAIR_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/gates.h"
+#include "agent/search.h"
+#include "common/macro.h"
+
+struct config;
+struct llm;
+
+struct repair_outcome {
+	unsigned runs;		/* attempted */
+	unsigned crashed;
+	unsigned survived;
+	unsigned infra;		/* infrastructure failures: not results */
+	char *title;		/* first crash's title, NULL if none */
+	char *log;		/* crash report or console excerpt (probe lines) */
+};
+void repair_outcome_clear(struct repair_outcome *o);
+
+struct repair_toolstack {
+	void *ud;
+	/* A file of the base tree. */
+	int (*read_file)(void *ud, const char *path, char **ret, size_t *ret_len);
+	/* Edits (JSON array of {file, before, after}) -> diff against base;
+	 * -EINVAL with a message for the model when an edit is wrong. */
+	int (*apply)(void *ud, const json_t *edits, char **ret_diff, char **ret_error);
+	/* Builds base plus diff (NULL: base).  -ENOEXEC: does not compile,
+	 * *ret_log says why; other errors are infrastructure failures. */
+	int (*build)(void *ud, const char *diff, char **ret_log);
+	/* Runs the reproducer `runs` times on the last kernel built. */
+	int (*run)(void *ud, unsigned runs, struct repair_outcome *ret);
+	/* Optional (NULL: build + one run): a probe run. */
+	int (*probe)(void *ud, const char *diff, struct repair_outcome *ret);
+	/* Optional: "Fixes: 123456789abc (\"subject\")" for the commit that
+	 * last changed file:line, which must be an ancestor of the base;
+	 * -ENOENT when none is known. */
+	int (*fixes_tag)(void *ud, const char *file, unsigned line, char **ret);
+	/* Optional: 1 and the commit when the base already contains a commit
+	 * whose message holds needle, 0 when not. */
+	int (*already_fixed)(void *ud, const char *needle, char **ret_commit);
+	/* Optional: recent commit subjects touching file, one per line. */
+	int (*recent_subjects)(void *ud, const char *file, char **ret);
+};
+
+typedef void (*repair_progress_fn)(void *ud, const char *step, const char *message);
+
+struct repair_params {
+	const char *report;	  /* crash report / console log */
+	size_t report_len;
+	const char *src_dir;	  /* base tree on disk (gates, checkpatch); may be NULL */
+	const char *base_commit;  /* for base-commit: */
+	const char *syzbot_id;	  /* extid for Reported-by/Closes; NULL: from the report */
+	const char *hints;	  /* file hints, one path per line; NULL */
+	bool have_reproducer;
+	const char *out_dir;	  /* patch, explanation, trajectory, summary */
+	const char *prompts_dir;  /* NULL: prompt_default_dir() */
+	const char *kb_path;	  /* NULL: no knowledge base */
+	struct search_limits limits;
+	struct gate_limits gates;
+	unsigned base_runs;
+	unsigned validate_runs;
+	unsigned locations;
+	size_t context_budget;
+	bool minimise;
+	repair_progress_fn progress;
+	void *progress_ud;
+};
+
+void repair_params_default(struct repair_params *p);
+int repair_params_from_config(const struct config *c, struct repair_params *p);
+
+enum repair_result {
+	REPAIR_VALIDATED,
+	REPAIR_NOT_REPRODUCED,
+	REPAIR_ALREADY_FIXED,
+	REPAIR_NO_REPRODUCER,
+	REPAIR_GAVE_UP,
+};
+const char *repair_result_name(enum repair_result r);
+
+struct repair_summary {
+	enum repair_result result;
+	char *reason;		/* why it ended */
+	char *diff;		/* the final (minimised) diff, when validated */
+	char *commit_message;
+	unsigned attempts;
+	unsigned llm_calls;
+	uint64_t tokens_in, tokens_out;
+	double cost;
+};
+void repair_summary_free(struct repair_summary *s);
+DEFINE_CLEANUP(struct repair_summary, repair_summary_free);
+
+/* Runs one repair.  Fails only when the repair could not be carried out
+ * (I/O, the model unreachable, toolstack down): a bug that is not fixed
+ * is a summary with result != REPAIR_VALIDATED. */
+int repair_run(const struct repair_params *p, const struct repair_toolstack *ts,
+	       struct llm *llm, struct repair_summary **ret, char **ret_error);
+
+#endif

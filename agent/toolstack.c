@@ -1,0 +1,341 @@
+/* The real toolstack; see toolstack.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/strutil.h"
+#include "edits.h"
+#include "llm-internal.h"
+#include "repro/build.h"
+#include "repro/run.h"
+#include "repro/tree.h"
+#include "repro/vm.h"
+#include "toolstack.h"
+
+#define LOG_EXCERPT (64u * 1024)
+
+struct toolstack {
+	struct toolstack_opts o;
+	struct tree *tree;
+	char base[TREE_OID_HEX];
+	bool have_base;
+	struct repair_toolstack ops;
+	/* kernels: set up when [build] and [vm] are configured */
+	bool kernels;
+	struct build_opts bo;
+	char *build_dir, *bzimage, *binary;
+	struct vm_opts vm;
+	unsigned n_patch;
+};
+
+static int ts_read(void *ud, const char *path, char **ret, size_t *ret_len)
+{
+	struct toolstack *t = ud;
+	_cleanup_free_ char *full = NULL;
+	struct stat st;
+
+	if (t->tree)
+		return tree_read_file(t->tree, t->base, path, 0, ret, ret_len);
+	/* a plain folder: its files as they are, regular files only */
+	if (strstr(path, "..") || path[0] == '/' || asprintf(&full, "%s/%s", t->o.src, path) < 0)
+		return -EINVAL;
+	if (lstat(full, &st) < 0 || !S_ISREG(st.st_mode))
+		return -ENOENT;
+	return read_file_bounded(full, 8u << 20, ret, ret_len);
+}
+
+static int ts_apply(void *ud, const json_t *edits, char **ret_diff, char **ret_error)
+{
+	return edits_apply_fn(ts_read, ud, edits, ret_diff, ret_error);
+}
+
+static char *build_log(const struct build_result *res)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(LOG_EXCERPT);
+
+	(void)buf_printf(&b, "%s\n", res->message ?: build_status_to_string(res->status));
+	for (size_t i = 0; i < res->n_errors && i < 20; i++)
+		(void)buf_printf(&b, "%s:%d: error: %s\n", res->errors[i].file ?: "",
+				 res->errors[i].line, res->errors[i].message ?: "");
+	return buf_steal(&b, NULL);
+}
+
+static int ts_build(void *ud, const char *diff, char **ret_log)
+{
+	struct toolstack *t = ud;
+	struct build_result res = {};
+	_cleanup_free_ char *path = NULL;
+	char *patches[] = { NULL, NULL };
+	int r;
+
+	if (!t->kernels) {
+		*ret_log = strdup("no [build] and [vm] sections configured, or no --config/--repro");
+		return -ENOSYS;
+	}
+	if (diff) {
+		if (asprintf(&path, "%s/patch-%u.diff", t->o.scratch, ++t->n_patch) < 0)
+			return -ENOMEM;
+		r = write_file_atomic(path, diff, strlen(diff), 0644);
+		if (r < 0)
+			return r;
+		patches[0] = path;
+	}
+	t->bo.patches = diff ? patches : NULL;
+	r = build_kernel(&t->bo, &res);
+	t->bo.patches = NULL;
+	if (r < 0)
+		return r;
+	free(t->bzimage);
+	t->bzimage = NULL;
+	*ret_log = build_log(&res);
+	switch (res.status) {
+	case BUILD_OK:
+		t->bzimage = TAKE_PTR(res.bzimage);
+		r = t->bzimage ? 0 : -EIO;
+		break;
+	case BUILD_FAILED:
+	case BUILD_BAD_PATCH:
+		r = -ENOEXEC;
+		break;
+	default:
+		r = -EIO;
+	}
+	build_result_free(&res);
+	return r;
+}
+
+static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
+{
+	struct toolstack *t = ud;
+	struct run_series s = {};
+	struct run_opts ro = {
+		.vm = &t->vm, .backend = vm_backend_find(t->vm.backend ?: "qemu"),
+		.kernel = t->bzimage, .repro = t->binary, .runs = (int)runs,
+		.max_attempts = 2 * (int)runs,
+	};
+	int r;
+
+	if (!t->kernels || !t->bzimage || !ro.backend)
+		return -ENOSYS;
+	r = run_series(&ro, &s);
+	if (r < 0)
+		return r;
+	ret->runs = (unsigned)s.counted;
+	ret->crashed = (unsigned)s.crashed;
+	ret->survived = (unsigned)(s.counted - s.crashed);
+	ret->infra = (unsigned)(s.attempts - s.counted);
+	ret->title = s.title ? strdup(s.title) : NULL;
+	for (size_t i = 0; i < s.n_results && !ret->log; i++) {
+		const struct run_result *rr = &s.results[i];
+
+		/* probes are in the console; the crash report when there is one */
+		if (rr->console)
+			ret->log = strdup(rr->console);
+		else if (rr->report)
+			ret->log = strdup(rr->report);
+	}
+	run_series_free(&s);
+	return 0;
+}
+
+static int first_section(const struct config *cfg, const char *section, char **ret)
+{
+	_cleanup_strv_ char **names = NULL;
+
+	if (config_subsections(cfg, section, &names) < 0 || !names || !names[0])
+		return -ENOENT;
+	*ret = strdup(names[0]);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* Builds and runs need [build "x"] and [vm "y"], a kernel config and a
+ * reproducer; without them the toolstack only reads the tree. */
+static int setup_kernels(struct toolstack *t, char **ret_error)
+{
+	_cleanup_free_ char *bname = NULL, *vname = NULL, *msg = NULL;
+	int r;
+
+	if (!t->o.cfg || !t->o.kconfig || !t->o.repro ||
+	    first_section(t->o.cfg, "build", &bname) < 0 || first_section(t->o.cfg, "vm", &vname) < 0)
+		return 0;
+	r = build_opts_from_config(t->o.cfg, bname, &t->bo, &t->build_dir);
+	if (r >= 0)
+		r = vm_opts_from_config(t->o.cfg, vname, &t->vm);
+	if (r < 0) {
+		*ret_error = llm_errorf("[build \"%s\"] or [vm \"%s\"]: %s", bname, vname, strerror(-r));
+		return r;
+	}
+	t->bo.src = t->o.src;
+	t->bo.config = t->o.kconfig;
+	t->bo.dir = t->build_dir;
+	if (endswith(t->o.repro, ".c")) {
+		if (asprintf(&t->binary, "%s/repro", t->o.scratch) < 0)
+			return -ENOMEM;
+		r = run_compile_repro(t->o.repro, NULL, t->binary, &msg);
+		if (r < 0) {
+			*ret_error = llm_errorf("the reproducer does not compile: %s", msg ?: strerror(-r));
+			return r;
+		}
+	} else if (!(t->binary = strdup(t->o.repro)))
+		return -ENOMEM;
+	t->kernels = true;
+	return 0;
+}
+
+struct blame_hit {
+	char commit[TREE_OID_HEX];
+};
+
+static int on_blame(unsigned final_line, const char *commit, const char *orig_path,
+		    unsigned orig_line, void *userdata)
+{
+	struct blame_hit *h = userdata;
+
+	snprintf(h->commit, sizeof(h->commit), "%s", commit);
+	return 1;
+}
+
+static int on_subject(const struct tree_commit_info *ci, void *userdata)
+{
+	char **ret = userdata;
+
+	*ret = strdup(ci->subject ?: "");
+	return 1;
+}
+
+static int ts_fixes(void *ud, const char *file, unsigned line, char **ret)
+{
+	struct toolstack *t = ud;
+	struct blame_hit h = {};
+	struct tree_log_opts lo = { .max_results = 1 };
+	_cleanup_free_ char *subject = NULL;
+	int r;
+
+	if (!t->have_base)
+		return -ENOENT;
+	r = tree_blame_lines(t->tree, t->base, file, line, line, on_blame, &h);
+	if (r < 0 || !h.commit[0])
+		return -ENOENT;
+	/* a Fixes: tag must name an ancestor of the base */
+	if (tree_is_ancestor(t->tree, h.commit, t->base) != 1)
+		return -ENOENT;
+	lo.from = h.commit;
+	if (tree_log(t->tree, &lo, on_subject, &subject) < 0 || !subject)
+		return -ENOENT;
+	return asprintf(ret, "Fixes: %.12s (\"%s\")", h.commit, subject) < 0 ? -ENOMEM : 0;
+}
+
+static int ts_fixed(void *ud, const char *needle, char **ret_commit)
+{
+	struct toolstack *t = ud;
+	char oid[TREE_OID_HEX];
+	int r;
+
+	if (!t->have_base)
+		return 0;
+	r = tree_log_grep(t->tree, t->base, needle, 100000, oid);
+	if (r == 1)
+		*ret_commit = strdup(oid);
+	return r < 0 ? 0 : r;
+}
+
+static int on_recent(const struct tree_commit_info *ci, void *userdata)
+{
+	(void)buf_printf(userdata, "%s\n", ci->subject ?: "");
+	return 0;
+}
+
+static int ts_recent(void *ud, const char *file, char **ret)
+{
+	struct toolstack *t = ud;
+	const char *paths[] = { file, NULL };
+	struct tree_log_opts lo = { .from = t->base, .paths = paths, .max_results = 8,
+				    .max_walk = 20000 };
+	_cleanup_buf_ struct buf b = BUF_INIT(8192);
+
+	if (!t->have_base || tree_log(t->tree, &lo, on_recent, &b) <= 0)
+		return -ENOENT;
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char **ret_error)
+{
+	_cleanup_(toolstack_freep) struct toolstack *t = calloc(1, sizeof(*t));
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	t->o = *o;
+	{
+		_cleanup_free_ char *git = NULL;
+
+		if (asprintf(&git, "%s/.git", o->src) < 0)
+			return -ENOMEM;
+		/* importing a whole plain kernel folder into a snapshot
+		 * repository costs minutes; history needs git anyway */
+		if (access(git, F_OK) < 0) {
+			t->ops = (struct repair_toolstack){
+				.ud = t, .read_file = ts_read, .apply = ts_apply,
+				.build = ts_build, .run = ts_run,
+			};
+			r = setup_kernels(t, ret_error);
+			if (r < 0)
+				return r;
+			*ret = TAKE_PTR(t);
+			return 0;
+		}
+	}
+	r = tree_open_path(o->src, o->scratch, &t->tree);
+	if (r < 0) {
+		*ret_error = llm_errorf("cannot open the tree %s: %s", o->src, strerror(-r));
+		return r;
+	}
+	r = tree_resolve(t->tree, o->commit ?: "HEAD", t->base);
+	if (r < 0) {
+		*ret_error = llm_errorf("cannot resolve %s in %s: %s", o->commit ?: "HEAD",
+					o->src, tree_error(t->tree));
+		return r;
+	}
+	t->have_base = !tree_is_snapshot(t->tree);
+	r = setup_kernels(t, ret_error);
+	if (r < 0)
+		return r;
+	t->ops = (struct repair_toolstack){
+		.ud = t, .read_file = ts_read, .apply = ts_apply, .build = ts_build,
+		.run = ts_run, .fixes_tag = ts_fixes, .already_fixed = ts_fixed,
+		.recent_subjects = ts_recent,
+	};
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+void toolstack_free(struct toolstack *t)
+{
+	if (!t)
+		return;
+	if (t->tree)
+		tree_free(t->tree);
+	free(t->build_dir);
+	free(t->bzimage);
+	free(t->binary);
+	vm_opts_free(&t->vm);
+	free(t);
+}
+
+const struct repair_toolstack *toolstack_ops(struct toolstack *t)
+{
+	return &t->ops;
+}
+
+const char *toolstack_base(const struct toolstack *t)
+{
+	return t->have_base ? t->base : NULL;
+}

@@ -1,0 +1,30 @@
+/* The real toolstack behind the repair engine: the base tree through
+ * repro/tree.h (files at the base commit, blame for Fixes:, log for
+ * "already fixed" and subject style) and kernel builds and VM runs
+ * through repro/ when this build has them. */
+#ifndef KFIX_AGENT_TOOLSTACK_H
+#define KFIX_AGENT_TOOLSTACK_H
+
+#include "agent/repair.h"
+#include "common/macro.h"
+
+struct config;
+struct toolstack;
+
+struct toolstack_opts {
+	const char *src;	/* kernel source folder (a git checkout or a plain folder) */
+	const char *commit;	/* base revision; NULL: HEAD */
+	const char *scratch;	/* folder for snapshots and builds */
+	const char *kconfig;	/* kernel .config */
+	const char *repro;	/* reproducer (C source) */
+	const struct config *cfg;
+};
+
+int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char **ret_error);
+void toolstack_free(struct toolstack *t);
+DEFINE_CLEANUP(struct toolstack, toolstack_free);
+const struct repair_toolstack *toolstack_ops(struct toolstack *t);
+/* The base commit id (40 hex), or NULL for a plain folder. */
+const char *toolstack_base(const struct toolstack *t);
+
+#endif

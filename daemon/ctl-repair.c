@@ -1,0 +1,230 @@
+/* kfixctl repair: one repair in the foreground, with live progress. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/llm.h"
+#include "agent/repair.h"
+#include "agent/toolstack.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+#include "ctl.h"
+
+#define REPORT_MAX (16u * 1024 * 1024)
+
+struct repair_args {
+	const char *tree, *src, *commit, *kconfig, *repro, *report, *hints, *llm;
+	const char *record, *replay, *out, *syzbot;
+};
+
+static uint64_t mono_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static void progress(void *ud, const char *step, const char *msg)
+{
+	uint64_t *t0 = ud;
+	_cleanup_free_ char *esc = str_escape(msg, strlen(msg), 300);
+
+	fprintf(stderr, "[%7.1fs] %-10s %s\n", (double)(mono_usec() - *t0) / 1e6, step, esc ?: "");
+}
+
+static int parse(int argc, char **argv, struct repair_args *a)
+{
+	static const struct option opts[] = {
+		{ "tree", required_argument, NULL, 't' }, { "src", required_argument, NULL, 's' },
+		{ "commit", required_argument, NULL, 'C' }, { "config", required_argument, NULL, 'k' },
+		{ "repro", required_argument, NULL, 'r' }, { "report", required_argument, NULL, 'R' },
+		{ "hint-file", required_argument, NULL, 'H' }, { "llm", required_argument, NULL, 'l' },
+		{ "record", required_argument, NULL, 'w' }, { "replay", required_argument, NULL, 'p' },
+		{ "out", required_argument, NULL, 'o' }, { "syzbot-id", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 't': a->tree = optarg; break;
+		case 's': a->src = optarg; break;
+		case 'C': a->commit = optarg; break;
+		case 'k': a->kconfig = optarg; break;
+		case 'r': a->repro = optarg; break;
+		case 'R': a->report = optarg; break;
+		case 'H': a->hints = optarg; break;
+		case 'l': a->llm = optarg; break;
+		case 'w': a->record = optarg; break;
+		case 'p': a->replay = optarg; break;
+		case 'o': a->out = optarg; break;
+		case 'i': a->syzbot = optarg; break;
+		default: return -EINVAL;
+		}
+	}
+	if (optind < argc || !a->report || (!a->src == !a->tree) || (a->record && a->replay)) {
+		ctl_err("usage: repair --tree NAME|--src DIR --commit REV --config FILE --repro FILE "
+			"--report FILE [--hint-file PATH] [--llm NAME] [--record FILE|--replay FILE] "
+			"[--out DIR] [--syzbot-id ID]");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int make_llm(struct ctl *c, const struct repair_args *a, struct config *cfg,
+		    struct llm **ret)
+{
+	_cleanup_free_ char *err = NULL;
+	_cleanup_strv_ char **names = NULL;
+	const char *name = a->llm;
+	int r;
+
+	if (!name && cfg)
+		(void)config_get_string(cfg, "agent", NULL, "llm", &name);
+	if (a->replay && !name && (!cfg || config_subsections(cfg, "llm", &names) < 0 ||
+				   !names || !names[0])) {
+		r = llm_new_for_replay(a->replay, ret);
+		if (r < 0)
+			ctl_err("cannot replay %s: %s", a->replay, strerror(-r));
+		return r;
+	}
+	if (!cfg) {
+		ctl_err("no configuration: an [llm \"NAME\"] section is needed (or --replay)");
+		return -ENOENT;
+	}
+	r = llm_new_from_config(cfg, name, ret, &err);
+	if (r < 0) {
+		ctl_err("%s", err ?: strerror(-r));
+		return r;
+	}
+	if (a->replay && (r = llm_replay(*ret, a->replay)) < 0)
+		ctl_err("cannot replay %s: %s", a->replay, strerror(-r));
+	else if (a->record && (r = llm_record(*ret, a->record)) < 0)
+		ctl_err("cannot record to %s: %s", a->record, strerror(-r));
+	return r;
+}
+
+static int src_from_tree(struct config *cfg, const char *name, char **ret)
+{
+	/* a configured tree's worktree is prepared by kfixd's tree jobs */
+	_cleanup_free_ char *cache = NULL;
+
+	if (!cfg || config_get_path(cfg, "kfix", NULL, "cache-dir", &cache) < 0)
+		return -ENOENT;
+	return asprintf(ret, "%s/worktrees/%s", cache, name) < 0 ? -ENOMEM : 0;
+}
+
+static void print_summary(struct ctl *c, const struct repair_summary *s, const char *out,
+			  bool replay)
+{
+	if (c->json) {
+		_cleanup_json_ json_t *j = json_pack("{s:s, s:s?, s:s, s:i, s:i, s:I, s:I, s:f, s:b}",
+			"result", repair_result_name(s->result), "reason", s->reason, "out", out,
+			"attempts", s->attempts, "llm_calls", s->llm_calls,
+			"tokens_in", (json_int_t)s->tokens_in, "tokens_out", (json_int_t)s->tokens_out,
+			"cost", s->cost, "replay", replay);
+
+		json_print(j);
+		return;
+	}
+	printf("result:    %s\n", repair_result_name(s->result));
+	ctl_print_escaped("reason:   ", s->reason ?: "");
+	printf("attempts:  %u\nllm calls: %u%s\ntokens:    %llu in, %llu out\ncost:      %.4f\n",
+	       s->attempts, s->llm_calls, replay ? " (replayed from a cassette, no network)" : "",
+	       (unsigned long long)s->tokens_in, (unsigned long long)s->tokens_out, s->cost);
+	printf("output:    %s\n", out);
+	if (s->commit_message)
+		printf("\n%s", s->commit_message);
+}
+
+int ctl_repair(struct ctl *c, int argc, char **argv)
+{
+	struct repair_args a = {};
+	_cleanup_(llm_freep) struct llm *llm = NULL;
+	_cleanup_(toolstack_freep) struct toolstack *ts = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
+	_cleanup_free_ char *report = NULL, *hints = NULL, *err = NULL, *out = NULL;
+	_cleanup_free_ char *scratch = NULL, *src = NULL, *kb = NULL, *state = NULL;
+	_cleanup_free_ char *prompts = NULL;
+	struct config *cfg = NULL;
+	struct repair_params p;
+	struct toolstack_opts to = {};
+	uint64_t t0 = mono_usec();
+	size_t rlen = 0;
+	int r;
+
+	if (parse(argc, argv, &a) < 0)
+		return 2;
+	if (access(c->config_path, F_OK) == 0 && ctl_config(c, &cfg) < 0)
+		return 1;
+	repair_params_default(&p);
+	if (cfg && repair_params_from_config(cfg, &p) < 0) {
+		ctl_err("invalid [agent] settings");
+		return 1;
+	}
+	r = read_file_bounded(a.report, REPORT_MAX, &report, &rlen);
+	if (r < 0 || (a.hints && (r = read_file_bounded(a.hints, 64 * 1024, &hints, NULL)) < 0)) {
+		ctl_err("cannot read the report or hints: %s", strerror(-r));
+		return 1;
+	}
+	if (a.tree && src_from_tree(cfg, a.tree, &src) < 0) {
+		ctl_err("tree %s: no cache-dir configured", a.tree);
+		return 1;
+	}
+	if (a.out)
+		out = strdup(a.out);
+	else if (asprintf(&out, "kfix-repair-%lld", (long long)time(NULL)) < 0)
+		out = NULL;
+	if (!out || asprintf(&scratch, "%s/scratch", out) < 0 || mkdir_p(scratch, 0755) < 0) {
+		ctl_err("cannot create the output folder");
+		return 1;
+	}
+	if (cfg && config_get_path(cfg, "kfix", NULL, "state-dir", &state) >= 0 &&
+	    access(state, W_OK) == 0 && asprintf(&kb, "%s/knowledge.jsonl", state) < 0)
+		return 1;
+	to = (struct toolstack_opts){ .src = src ?: a.src, .commit = a.commit, .scratch = scratch,
+				      .kconfig = a.kconfig, .repro = a.repro, .cfg = cfg };
+	r = toolstack_new(&to, &ts, &err);
+	if (r < 0) {
+		ctl_err("%s", err ?: strerror(-r));
+		return 1;
+	}
+	if (make_llm(c, &a, cfg, &llm) < 0)
+		return 1;
+	p.report = report;
+	p.report_len = rlen;
+	p.src_dir = src ?: a.src;
+	p.base_commit = toolstack_base(ts) ?: a.commit;
+	p.syzbot_id = a.syzbot;
+	p.hints = hints;
+	p.have_reproducer = a.repro != NULL;
+	p.out_dir = out;
+	p.kb_path = kb;
+	/* $KFIX_PROMPTS_DIR wins over [agent] prompts-dir (tests) */
+	if (cfg && !getenv("KFIX_PROMPTS_DIR") &&
+	    config_get_path(cfg, "agent", NULL, "prompts-dir", &prompts) >= 0)
+		p.prompts_dir = prompts;
+	p.progress = progress;
+	p.progress_ud = &t0;
+	if (llm_is_replay(llm))
+		fprintf(stderr, "kfixctl: replaying the model from %s: no model is called\n", a.replay);
+	r = repair_run(&p, toolstack_ops(ts), llm, &sum, &err);
+	if (r < 0) {
+		_cleanup_free_ char *esc = str_escape(err ?: strerror(-r), strlen(err ?: strerror(-r)), 500);
+
+		ctl_err("repair failed: %s (trajectory in %s)", esc ?: "", out);
+		return 1;
+	}
+	print_summary(c, sum, out, llm_is_replay(llm));
+	return sum->result == REPAIR_VALIDATED ? 0 : 1;
+}

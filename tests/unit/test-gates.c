@@ -1,0 +1,364 @@
+/* The integrity gates against real cheating patterns, the edit applier
+ * and the diff reader they rely on. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "agent/crashinfo-internal.h"
+#include "agent/edits.h"
+#include "agent/gates.h"
+#include "agent/udiff-internal.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+
+static char tree[] = "/tmp/kfix-test-gates.XXXXXX";
+
+static const char foo_c[] =
+	"// SPDX-License-Identifier: GPL-2.0\n"
+	"#include <linux/slab.h>\n"
+	"\n"
+	"static int foo_count(struct foo *f)\n"
+	"{\n"
+	"\treturn f->n;\n"
+	"}\n"
+	"\n"
+	"int foo_release(struct foo *f)\n"
+	"{\n"
+	"\tstruct foo_item *it;\n"
+	"\tint n;\n"
+	"\n"
+	"\tWARN_ON(!f->owner);\n"
+	"\tlockdep_assert_held(&f->lock);\n"
+	"\tit = f->items;\n"
+	"\tn = foo_count(f);\n"
+	"\twhile (it) {\n"
+	"\t\tstruct foo_item *next = it->next;\n"
+	"\n"
+	"\t\tkfree(it);\n"
+	"\t\tit = next;\n"
+	"\t}\n"
+	"\treturn n;\n"
+	"}\n"
+	"\n"
+	"void foo_put(struct foo *f)\n"
+	"{\n"
+	"\tif (refcount_dec_and_test(&f->ref))\n"
+	"\t\tfoo_release(f);\n"
+	"}\n";
+
+static const char report[] =
+	"TITLE: KASAN: slab-use-after-free Read in foo_release\n"
+	"TYPE: KASAN-USE-AFTER-FREE-READ\n"
+	"\n"
+	"[   10.1] BUG: KASAN: slab-use-after-free in foo_release+0x1a/0x80 net/foo/foo.c:21\n"
+	"[   10.2] Call Trace:\n"
+	"[   10.3]  <TASK>\n"
+	"[   10.4]  dump_stack_lvl+0x10/0x20 lib/dump_stack.c:106\n"
+	"[   10.5]  kasan_report+0x10/0x20 mm/kasan/report.c:588\n"
+	"[   10.6]  foo_release+0x1a/0x80 net/foo/foo.c:21\n"
+	"[   10.7]  foo_put+0x10/0x20 net/foo/foo.c:30\n"
+	"[   10.8]  __sys_foo+0x10/0x20 net/foo/sys.c:3\n"
+	"[   10.9]  </TASK>\n";
+
+static int setup(void **state)
+{
+	char path[256];
+
+	if (!mkdtemp(tree))
+		return -1;
+	snprintf(path, sizeof(path), "%s/net/foo", tree);
+	if (mkdir_p(path, 0755) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/net/foo/foo.c", tree);
+	if (write_file_atomic(path, foo_c, strlen(foo_c), 0644) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/net/foo/Makefile", tree);
+	return write_file_atomic(path, "obj-y += foo.o\n", 15, 0644);
+}
+
+static int teardown(void **state)
+{
+	return rm_rf(tree);
+}
+
+static char *patch(const char *file, const char *before, const char *after)
+{
+	_cleanup_json_ json_t *e = json_pack("[{s:s, s:s, s:s}]", "file", file, "before", before,
+					     "after", after);
+	_cleanup_free_ char *err = NULL;
+	char *diff = NULL;
+	int r = edits_apply(tree, e, &diff, &err);
+
+	if (r < 0)
+		fail_msg("edit failed: %s", err ?: strerror(-r));
+	return diff;
+}
+
+/* Runs the gates; returns the name of the failing gate or "accepted". */
+static const char *judge(const char *diff, const char *src, const struct gate_limits *lim,
+			 char *reason, size_t n)
+{
+	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+	struct gate_limits l = lim ? *lim : GATE_LIMITS_DEFAULT;
+	static char name[32];
+
+	l.checkpatch = false;
+	assert_int_equal(gates_run(diff, strlen(diff), report, strlen(report), src, &l, &v), 0);
+	if (gate_verdicts_accepted(v)) {
+		snprintf(reason, n, "-");
+		return "accepted";
+	}
+	snprintf(reason, n, "%s", gate_verdicts_failure(v));
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(reason, ":"), reason);
+	return name;
+}
+
+#define EXPECT(diff, src, lim, gate)                                           \
+	do {                                                                   \
+		char _reason[512];                                             \
+		const char *_got = judge(diff, src, lim, _reason, sizeof(_reason)); \
+		if (!streq(_got, gate))                                        \
+			fail_msg("expected %s, got %s (%s)", gate, _got, _reason); \
+	} while (0)
+
+static void test_crashinfo(void **state)
+{
+	_cleanup_(crash_info_freep) struct crash_info *c = NULL;
+	const char *s[4];
+
+	assert_int_equal(crash_info_parse(report, strlen(report), &c), 0);
+	assert_string_equal(c->title, "KASAN: slab-use-after-free Read in foo_release");
+	assert_string_equal(c->site, "foo_release");
+	assert_int_equal(c->n_frames, 5);
+	assert_string_equal(c->frames[2].file, "net/foo/foo.c");
+	assert_int_equal(c->frames[2].line, 21);
+	assert_int_equal(crash_info_suspects(c, s, 4), 3);
+	assert_string_equal(s[1], "foo_put");
+}
+
+static void test_good_fix(void **state)
+{
+	_cleanup_free_ char *d = patch("net/foo/foo.c",
+		"\t\tkfree(it);\n\t\tit = next;\n\t}\n",
+		"\t\tkfree(it);\n\t\tit = next;\n\t}\n\tf->items = NULL;\n");
+
+	assert_non_null(strstr(d, "diff --git a/net/foo/foo.c b/net/foo/foo.c"));
+	assert_non_null(strstr(d, "+\tf->items = NULL;"));
+	EXPECT(d, tree, NULL, "accepted");
+	EXPECT(d, NULL, NULL, "accepted");
+}
+
+static void test_conditional_return_is_fine(void **state)
+{
+	_cleanup_free_ char *d = patch("net/foo/foo.c",
+		"\tWARN_ON(!f->owner);\n",
+		"\tWARN_ON(!f->owner);\n\tif (!f->items)\n\t\treturn 0;\n");
+
+	EXPECT(d, tree, NULL, "accepted");
+	EXPECT(d, NULL, NULL, "accepted");
+}
+
+static void test_removed_checks(void **state)
+{
+	_cleanup_free_ char *a = patch("net/foo/foo.c", "\tWARN_ON(!f->owner);\n", "");
+	_cleanup_free_ char *b = patch("net/foo/foo.c", "\tWARN_ON(!f->owner);\n",
+				       "\tWARN_ON_ONCE(!f->owner);\n");
+	_cleanup_free_ char *c = patch("net/foo/foo.c", "\tWARN_ON(!f->owner);\n",
+				       "\tWARN_ON(0);\n");
+	_cleanup_free_ char *d = patch("net/foo/foo.c", "\tlockdep_assert_held(&f->lock);\n",
+				       "\t/* lockdep_assert_held(&f->lock); */\n");
+	_cleanup_free_ char *e = patch("net/foo/foo.c", "\tlockdep_assert_held(&f->lock);\n",
+				       "\t// lockdep_assert_held(&f->lock);\n");
+
+	EXPECT(a, tree, NULL, "checks");
+	EXPECT(b, tree, NULL, "checks");
+	EXPECT(c, tree, NULL, "checks");
+	EXPECT(d, tree, NULL, "checks");
+	EXPECT(e, NULL, NULL, "checks");
+}
+
+static void test_amputation(void **state)
+{
+	_cleanup_free_ char *a = patch("net/foo/foo.c", "\tint n;\n\n", "\tint n;\n\n\treturn 0;\n");
+	_cleanup_free_ char *b = patch("net/foo/foo.c", "\tit = f->items;\n",
+				       "\treturn 0;\n\tit = f->items;\n");
+	_cleanup_free_ char *c = patch("net/foo/foo.c", "\tif (refcount_dec_and_test(&f->ref))\n"
+				       "\t\tfoo_release(f);\n", "\treturn;\n");
+
+	EXPECT(a, tree, NULL, "amputation");
+	EXPECT(b, NULL, NULL, "amputation");
+	/* the caller no longer calls the crashing function */
+	EXPECT(c, tree, NULL, "amputation");
+	EXPECT(c, NULL, NULL, "amputation");
+}
+
+static void test_scope(void **state)
+{
+	_cleanup_free_ char *mk = patch("net/foo/Makefile", "obj-y += foo.o\n", "obj-n += foo.o\n");
+	const char *escape =
+		"diff --git a/../etc/passwd b/../etc/passwd\n"
+		"--- a/../etc/passwd\n+++ b/../etc/passwd\n"
+		"@@ -1,1 +1,1 @@\n-root\n+toor\n";
+	const char *kconfig =
+		"diff --git a/net/foo/Kconfig b/net/foo/Kconfig\n"
+		"--- a/net/foo/Kconfig\n+++ b/net/foo/Kconfig\n"
+		"@@ -1,1 +1,1 @@\n-\tdefault y\n+\tdefault n\n";
+	const char *repro =
+		"diff --git a/repro.c b/repro.c\n"
+		"--- a/repro.c\n+++ b/repro.c\n"
+		"@@ -1,1 +1,1 @@\n-\tsyscall(1);\n+\treturn 0;\n";
+	const char *newfile =
+		"diff --git a/net/foo/new.c b/net/foo/new.c\nnew file mode 100644\n"
+		"--- /dev/null\n+++ b/net/foo/new.c\n"
+		"@@ -0,0 +1,1 @@\n+int x;\n";
+	const char *missing =
+		"diff --git a/net/foo/gone.c b/net/foo/gone.c\n"
+		"--- a/net/foo/gone.c\n+++ b/net/foo/gone.c\n"
+		"@@ -1,1 +1,1 @@\n-int x;\n+int y;\n";
+
+	EXPECT(mk, tree, NULL, "scope");
+	EXPECT(escape, NULL, NULL, "scope");
+	EXPECT(kconfig, NULL, NULL, "scope");
+	EXPECT(repro, NULL, NULL, "scope");
+	EXPECT(newfile, NULL, NULL, "scope");
+	EXPECT(missing, tree, NULL, "scope");
+}
+
+static void test_probes_and_silencers(void **state)
+{
+	_cleanup_free_ char *a = patch("net/foo/foo.c", "\tit = f->items;\n",
+		"\tit = f->items;\n\ttrace_printk(\"" KFIX_PROBE_MARKER " it=%p\\n\", it);\n");
+	_cleanup_free_ char *b = patch("net/foo/foo.c", "\tit = f->items;\n",
+		"\tit = f->items; /* " KFIX_PROBE_MARKER " */\n");
+	_cleanup_free_ char *c = patch("net/foo/foo.c", "\tit = f->items;\n",
+				       "\tit = data_race(f->items);\n");
+	_cleanup_free_ char *d = patch("net/foo/foo.c", "\twhile (it) {\n",
+				       "#if 0\n\twhile (it) {\n");
+	_cleanup_free_ char *e = patch("net/foo/foo.c", "\tint n;\n",
+				       "\tint n;\n\n\tkasan_disable_current();\n");
+
+	EXPECT(a, tree, NULL, "probes");
+	EXPECT(b, tree, NULL, "probes");
+	EXPECT(c, tree, NULL, "silence");
+	EXPECT(d, tree, NULL, "silence");
+	EXPECT(e, tree, NULL, "silence");
+}
+
+static void test_size_and_parse(void **state)
+{
+	_cleanup_json_ json_t *e = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]",
+		"file", "net/foo/foo.c", "before", "\treturn f->n;\n", "after", "\treturn READ_ONCE(f->n);\n",
+		"file", "net/foo/foo.c", "before", "\t\tfoo_release(f);\n", "after", "\t\tfoo_release(f);\n\tf = NULL;\n");
+	_cleanup_free_ char *d = NULL, *err = NULL;
+	struct gate_limits one = GATE_LIMITS_DEFAULT;
+
+	assert_int_equal(edits_apply(tree, e, &d, &err), 0);
+	one.max_hunks = 1;
+	EXPECT(d, tree, NULL, "accepted");
+	EXPECT(d, tree, &one, "size");
+	EXPECT("this is not a patch\n", tree, NULL, "parse");
+	EXPECT("diff --git a/x.c b/x.c\n--- a/x.c\n+++ b/x.c\n@@ -1,3 +1,3 @@\n-a\n", NULL, NULL, "parse");
+}
+
+static void test_edit_errors(void **state)
+{
+	_cleanup_json_ json_t *missing = json_pack("[{s:s, s:s, s:s}]", "file", "net/foo/foo.c",
+						   "before", "no such text", "after", "x");
+	_cleanup_json_ json_t *twice = json_pack("[{s:s, s:s, s:s}]", "file", "net/foo/foo.c",
+						 "before", "\treturn", "after", "x");
+	_cleanup_json_ json_t *outside = json_pack("[{s:s, s:s, s:s}]", "file", "../x.c",
+						   "before", "a", "after", "b");
+	char *d = NULL;
+
+	for (int i = 0; i < 3; i++) {
+		_cleanup_free_ char *err = NULL;
+		json_t *e = i == 0 ? missing : i == 1 ? twice : outside;
+
+		assert_int_equal(edits_apply(tree, e, &d, &err), -EINVAL);
+		assert_non_null(err);
+		assert_null(d);
+	}
+}
+
+static void test_drop_hunk(void **state)
+{
+	_cleanup_json_ json_t *e = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]",
+		"file", "net/foo/foo.c", "before", "\treturn f->n;\n", "after", "\treturn READ_ONCE(f->n);\n\t/* x */\n",
+		"file", "net/foo/foo.c", "before", "\t\tfoo_release(f);\n", "after", "\t\tfoo_release(f);\n\tf = NULL;\n");
+	_cleanup_free_ char *d = NULL, *err = NULL, *only2 = NULL, *out = NULL;
+	_cleanup_(udiff_freep) struct udiff *u = NULL, *u2 = NULL;
+	bool keep[2] = { false, true };
+
+	assert_int_equal(edits_apply(tree, e, &d, &err), 0);
+	assert_int_equal(udiff_parse(d, strlen(d), &u, &err), 0);
+	assert_int_equal(u->n_hunks, 2);
+	assert_int_equal(udiff_format(u, keep, &only2), 0);
+	assert_int_equal(udiff_parse(only2, strlen(only2), &u2, &err), 0);
+	assert_int_equal(u2->n_hunks, 1);
+	assert_int_equal(u2->files[0].hunks[0].new_start, u2->files[0].hunks[0].old_start);
+	assert_int_equal(udiff_apply_file(&u2->files[0], foo_c, &out), 0);
+	assert_non_null(strstr(out, "\tf = NULL;\n"));
+	assert_null(strstr(out, "READ_ONCE"));
+}
+
+/* Truncated and corrupted patches and reports: verdicts, never crashes
+ * (run under ASan). */
+static void test_untrusted_patches(void **state)
+{
+	_cleanup_free_ char *d = patch("net/foo/foo.c", "\tit = f->items;\n\tn = foo_count(f);\n",
+				       "\tit = READ_ONCE(f->items);\n\tn = foo_count(f);\n");
+	size_t n = strlen(d);
+	char *buf = strdup(d);
+	struct gate_limits l = GATE_LIMITS_DEFAULT;
+
+	l.checkpatch = false;
+	assert_non_null(buf);
+	for (size_t i = 0; i <= n; i++) {
+		_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+
+		assert_int_equal(gates_run(d, i, report, i % strlen(report), tree, &l, &v), 0);
+		assert_true(gate_verdicts_count(v) >= 1);
+	}
+	for (size_t i = 0; i < n; i++) {
+		static const char junk[] = "@+- \n\\0/";
+
+		for (size_t j = 0; j < sizeof(junk) - 1; j++) {
+			_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+			char saved = buf[i];
+
+			buf[i] = junk[j];
+			assert_int_equal(gates_run(buf, n, report, strlen(report), tree, &l, &v), 0);
+			buf[i] = saved;
+		}
+	}
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crashinfo),
+		cmocka_unit_test(test_good_fix),
+		cmocka_unit_test(test_conditional_return_is_fine),
+		cmocka_unit_test(test_removed_checks),
+		cmocka_unit_test(test_amputation),
+		cmocka_unit_test(test_scope),
+		cmocka_unit_test(test_probes_and_silencers),
+		cmocka_unit_test(test_size_and_parse),
+		cmocka_unit_test(test_edit_errors),
+		cmocka_unit_test(test_drop_hunk),
+		cmocka_unit_test(test_untrusted_patches),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,657 @@
+/* The repair engine's logic with a scripted toolstack and a scripted
+ * model: probes, hypotheses, a cheating patch rejected by a gate, a wrong
+ * patch failing validation and reflected on, the right one validated,
+ * minimised and explained; the guards that end a hopeless search; the
+ * search tree, knowledge base, trajectory and wrapping helpers. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/edits.h"
+#include "agent/kb.h"
+#include "agent/llm.h"
+#include "agent/repair-internal.h"
+#include "agent/repair.h"
+#include "agent/search.h"
+#include "agent/trajectory.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+
+static char tree[] = "/tmp/kfix-test-repair.XXXXXX";
+#define SERVER_TMPDIR tree
+#include "llm-server.h"
+
+static const char foo_c[] =
+	"// SPDX-License-Identifier: GPL-2.0\n"
+	"#include <linux/slab.h>\n"
+	"\n"
+	"static int foo_count(struct foo *f)\n"
+	"{\n"
+	"\treturn f->n;\n"
+	"}\n"
+	"\n"
+	"int foo_release(struct foo *f)\n"
+	"{\n"
+	"\tstruct foo_item *it;\n"
+	"\tint n;\n"
+	"\n"
+	"\tWARN_ON(!f->owner);\n"
+	"\tit = f->items;\n"
+	"\tn = foo_count(f);\n"
+	"\twhile (it) {\n"
+	"\t\tstruct foo_item *next = it->next;\n"
+	"\n"
+	"\t\tkfree(it);\n"
+	"\t\tit = next;\n"
+	"\t}\n"
+	"\treturn n;\n"
+	"}\n";
+
+#define TITLE "KASAN: slab-use-after-free Read in foo_release"
+static const char report[] =
+	"Reported-by: syzbot+0123456789abcdef01234567@syzkaller.appspotmail.com\n"
+	"BUG: KASAN: slab-use-after-free in foo_release+0x1a/0x80 net/foo/foo.c:17\n"
+	"Read of size 8 at addr ffff888012345678 by task syz-executor/1234\n"
+	"\n"
+	"CPU: 0 PID: 1234 Comm: syz-executor Not tainted 6.1.0 #1\n"
+	"Call Trace:\n"
+	" <TASK>\n"
+	" __dump_stack lib/dump_stack.c:88 [inline]\n"
+	" dump_stack_lvl+0x10/0x20 lib/dump_stack.c:106\n"
+	" kasan_report+0x10/0x20 mm/kasan/report.c:588\n"
+	" foo_release+0x1a/0x80 net/foo/foo.c:17\n"
+	" foo_put+0x10/0x20 net/foo/foo.c:30\n"
+	" </TASK>\n";
+
+/* --- scripted toolstack ------------------------------------------------- */
+
+struct ts {
+	char *built;	/* diff of the last build, NULL for base */
+	int builds, runs, probes;
+	bool always_crash;
+};
+
+static int ts_read(void *ud, const char *path, char **ret, size_t *ret_len)
+{
+	char full[512];
+
+	snprintf(full, sizeof(full), "%s/%s", tree, path);
+	return read_file_bounded(full, 1 << 24, ret, ret_len);
+}
+
+static int ts_apply(void *ud, const json_t *edits, char **ret_diff, char **ret_error)
+{
+	return edits_apply(tree, edits, ret_diff, ret_error);
+}
+
+static int ts_build(void *ud, const char *diff, char **ret_log)
+{
+	struct ts *t = ud;
+
+	t->builds++;
+	free(t->built);
+	t->built = diff ? strdup(diff) : NULL;
+	if (diff && strstr(diff, "BROKEN")) {
+		*ret_log = strdup("net/foo/foo.c:12:2: error: 'BROKEN' undeclared");
+		return -ENOEXEC;
+	}
+	*ret_log = strdup("  CC      net/foo/foo.o\n  LD      vmlinux\n");
+	return 0;
+}
+
+static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
+{
+	struct ts *t = ud;
+	bool fixed = t->built && strstr(t->built, "+\tf->items = NULL;") && !t->always_crash;
+
+	t->runs++;
+	ret->runs = runs;
+	if (fixed) {
+		ret->survived = runs;
+		ret->log = strdup("syz-executor: all runs finished\n");
+		return 0;
+	}
+	ret->crashed = runs;
+	ret->title = strdup(TITLE);
+	if (t->built && strstr(t->built, "kfix-probe")) {
+		t->probes++;
+		ret->log = strdup("[ 5.1] kfix-probe f=ffff8880 items=ffff8881 (second call)\n"
+				  "[ 5.2] BUG: KASAN: slab-use-after-free in foo_release\n");
+	} else
+		ret->log = strdup(report);
+	return 0;
+}
+
+static int ts_fixes(void *ud, const char *file, unsigned line, char **ret)
+{
+	assert_string_equal(file, "net/foo/foo.c");
+	*ret = strdup("Fixes: 0123456789ab (\"net: foo: add foo_release()\")");
+	return 0;
+}
+
+static int ts_fixed(void *ud, const char *needle, char **ret_commit)
+{
+	assert_non_null(strstr(needle, "syzbot+0123456789abcdef01234567@"));
+	return 0;
+}
+
+static const struct repair_toolstack toolstack = {
+	.read_file = ts_read, .apply = ts_apply, .build = ts_build, .run = ts_run,
+	.fixes_tag = ts_fixes, .already_fixed = ts_fixed,
+};
+
+/* --- scripted model -------------------------------------------------------- */
+
+enum plan { PLAN_STORY, PLAN_HOPELESS, PLAN_SAME_PATCH };
+
+struct model {
+	enum plan plan;
+	int locations, patches, reflections, distils;
+	int tokens;
+};
+
+static json_t *tool(const char *name, json_t *args, int tokens)
+{
+	return json_pack("{s:[{s:s, s:s, s:o}], s:i, s:i}", "tool_calls", "id", "c1",
+			 "name", name, "arguments", args, "input_tokens", tokens,
+			 "output_tokens", tokens / 10);
+}
+
+static json_t *edit(const char *before, const char *after)
+{
+	return json_pack("[{s:s, s:s, s:s, s:s}]", "file", "net/foo/foo.c", "before", before,
+			 "after", after, "why", "test");
+}
+
+static json_t *patch_for(struct model *m)
+{
+	int n = ++m->patches;
+
+	if (m->plan == PLAN_SAME_PATCH)
+		return edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn 0;\n");
+	if (m->plan == PLAN_HOPELESS) {
+		char after[128];
+
+		snprintf(after, sizeof(after), "\tn = foo_count(f);\n\tn += %d;\n", n);
+		return edit("\tn = foo_count(f);\n", after);
+	}
+	switch (n) {
+	case 1: /* the cheat: silence the warning */
+		return edit("\tWARN_ON(!f->owner);\n", "");
+	case 2: /* plausible but wrong */
+		return edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn 0;\n");
+	default: { /* the fix plus a hunk it does not need */
+		json_t *e = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]",
+			"file", "net/foo/foo.c", "before", "\treturn f->n;\n",
+			"after", "\treturn f->n; /* number of items */\n",
+			"file", "net/foo/foo.c", "before", "\t\tit = next;\n\t}\n",
+			"after", "\t\tit = next;\n\t}\n\tf->items = NULL;\n");
+		return e;
+	}
+	}
+}
+
+static int model_fn(void *ud, const json_t *req, json_t **ret)
+{
+	struct model *m = ud;
+	const char *name = json_get_str(json_array_get(json_object_get(req, "tools"), 0), "name");
+	const char *user = json_get_str(json_array_get(json_object_get(req, "messages"), 0), "content");
+	int tok = m->tokens;
+
+	assert_non_null(name);
+	assert_non_null(strstr(json_get_str(req, "system"), "kernel"));
+	if (streq(name, "propose_location")) {
+		/* the model is told the earlier locations */
+		if (m->locations++ == 0) {
+			assert_non_null(strstr(user, "(none yet)"));
+			assert_non_null(strstr(user, "== net/foo/foo.c: foo_release"));
+		} else
+			assert_non_null(strstr(user, "1. net/foo/foo.c: foo_release()"));
+		*ret = tool("propose_location", json_pack("{s:s, s:s, s:i, s:i, s:s}",
+			"file", "net/foo/foo.c", "function", "foo_release", "start_line", 9,
+			"end_line", 24, "reason", "the freed list stays reachable"), tok);
+	} else if (streq(name, "request_probes")) {
+		*ret = tool("request_probes", json_pack("{s:s, s:o}", "why", "is it called twice?",
+			"edits", edit("\tit = f->items;\n",
+				      "\tit = f->items;\n\tpr_info(\"kfix-probe f=%p items=%p\\n\", f, it);\n")), tok);
+	} else if (streq(name, "state_hypotheses")) {
+		assert_non_null(strstr(user, "kfix-probe f=ffff8880"));
+		*ret = tool("state_hypotheses", json_pack("{s:[{s:s, s:s, s:s}, {s:s, s:s}]}",
+			"hypotheses",
+			"root_cause", "foo_release() frees the items but leaves f->items pointing at them",
+			"evidence", "probe: items=ffff8881 on the second call", "fix_idea", "clear f->items",
+			"root_cause", "the count is wrong", "evidence", "none"), tok);
+	} else if (streq(name, "rank_hypotheses")) {
+		*ret = tool("rank_hypotheses", json_pack("{s:[i, i], s:s}", "order", 0, 1,
+							 "reason", "the probe shows it"), tok);
+	} else if (streq(name, "propose_patch")) {
+		*ret = tool("propose_patch", json_pack("{s:s, s:o}", "patch_type", "root-cause fix",
+							"edits", patch_for(m)), tok);
+	} else if (streq(name, "reflect")) {
+		m->reflections++;
+		*ret = tool("reflect", json_pack("{s:s, s:[s], s:s}", "analysis",
+			"the early return does not stop the second free",
+			"lessons", "clear the pointer after freeing", "next", "new_patch"), tok);
+	} else if (streq(name, "distil_lessons")) {
+		m->distils++;
+		*ret = tool("distil_lessons", json_pack("{s:[s], s:s}", "lessons",
+			"do not touch the count", "fix_shape", "reset the list head"), tok);
+	} else if (streq(name, "write_explanation")) {
+		*ret = tool("write_explanation", json_pack("{s:s, s:s, s:s}",
+			"subject", "net: foo: clear the item list after freeing it in foo_release() so that a second release does not walk freed memory.",
+			"body", "foo_release() frees every item of f->items but leaves the list head pointing at the first freed item. When the last reference is dropped again, foo_release() walks the freed list a second time, which KASAN reports as a use-after-free.\n\nClear the list head after freeing the items.",
+			"root_cause", "stale list head"), tok);
+	} else
+		fail_msg("unexpected tool %s", name);
+	return 0;
+}
+
+/* --- helpers ------------------------------------------------------------------ */
+
+static void params(struct repair_params *p, const char *out)
+{
+	repair_params_default(p);
+	p->report = report;
+	p->report_len = strlen(report);
+	p->src_dir = tree;
+	p->base_commit = "fedcba9876543210fedcba9876543210fedcba98";
+	p->out_dir = out;
+	p->gates.checkpatch = false;
+	p->base_runs = 2;
+	p->validate_runs = 3;
+	p->locations = 3;
+}
+
+static json_t *events(const char *out)
+{
+	char path[1024];
+	json_t *ev = NULL;
+
+	snprintf(path, sizeof(path), "%s/trajectory.jsonl", out);
+	assert_int_equal(trajectory_load(path, &ev), 0);
+	return ev;
+}
+
+static int count(const json_t *ev, const char *kind, const char *verdict)
+{
+	json_t *e;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(ev, i, e)
+		if (streq_ptr(json_get_str(e, "kind"), kind) &&
+		    (!verdict || streq_ptr(json_get_str(e, "verdict"), verdict)))
+			n++;
+	return n;
+}
+
+static void test_story(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_free_ char *err = NULL, *patch = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	struct model m = { .plan = PLAN_STORY, .tokens = 1000 };
+	struct ts t = {};
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512], path[1024];
+	json_t *e;
+	size_t i;
+	int order = 0;
+
+	snprintf(out, sizeof(out), "%s/out-story", tree);
+	params(&p, out);
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("scripted-model", model_fn, &m, &l), 0);
+	if (repair_run(&p, &ts, l, &s, &err) < 0)
+		fail_msg("repair failed: %s", err);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_int_equal(m.patches, 3);
+	assert_int_equal(m.reflections, 2);
+	assert_int_equal(m.distils, 0);
+	assert_int_equal(t.probes, 1);
+
+	/* minimised: the comment hunk went, the fix stayed */
+	assert_non_null(strstr(s->diff, "+\tf->items = NULL;"));
+	assert_null(strstr(s->diff, "number of items"));
+
+	/* commit message fields */
+	assert_non_null(strstr(s->commit_message,
+		"\nFixes: 0123456789ab (\"net: foo: add foo_release()\")\n"));
+	assert_non_null(strstr(s->commit_message,
+		"\nReported-by: syzbot+0123456789abcdef01234567@syzkaller.appspotmail.com\n"));
+	assert_non_null(strstr(s->commit_message,
+		"\nCloses: https://syzkaller.appspot.com/bug?extid=0123456789abcdef01234567\n"));
+	assert_non_null(strstr(s->commit_message, "\nAssisted-by: kfix:scripted-model\n"));
+	assert_null(strstr(s->commit_message, "Signed-off-by"));
+	assert_true(strcspn(s->commit_message, "\n") <= 72);
+	for (const char *l2 = s->commit_message; l2; l2 = strchr(l2, '\n') ? strchr(l2, '\n') + 1 : NULL)
+		assert_true(strcspn(l2, "\n") <= 75 || startswith(l2, "Closes:") ||
+			    startswith(l2, "Reported-by:"));
+	snprintf(path, sizeof(path), "%s/0001-fix.patch", out);
+	assert_int_equal(read_file_bounded(path, 1 << 20, &patch, NULL), 0);
+	assert_non_null(strstr(patch, "Subject: [PATCH] net: foo: clear the item list"));
+	assert_non_null(strstr(patch, "\nbase-commit: fedcba9876543210fedcba9876543210fedcba98\n"));
+
+	/* the trajectory tells the story in order */
+	ev = events(out);
+	assert_int_equal(count(ev, "run.start", NULL), 1);
+	assert_int_equal(count(ev, "run.end", "validated"), 1);
+	assert_int_equal(count(ev, "tool.probe", "crashed"), 1);
+	assert_int_equal(count(ev, "reflection", "new_patch"), 2);
+	assert_int_equal(count(ev, "plan", "merged"), 1);
+	assert_int_equal(count(ev, "plan", "hunk not needed"), 1);
+	json_array_foreach(ev, i, e) {
+		const char *k = json_get_str(e, "kind"), *v = json_get_str(e, "verdict");
+
+		assert_true(json_get_int(e, "id", 0) == (json_int_t)i + 1);
+		if (json_get_int(e, "id", 0) > 1)
+			assert_int_equal(json_get_int(e, "parent", 0), 1);
+		if (!streq_ptr(k, "gate") && !streq_ptr(k, "observation"))
+			continue;
+		if (order == 0 && streq_ptr(v, "rejected")) {
+			_cleanup_free_ char *o = json_dumps(json_object_get(e, "output"), 0);
+
+			assert_non_null(strstr(o, "WARN_ON"));
+			order = 1;
+		} else if (order == 1 && streq_ptr(v, "same-crash"))
+			order = 2;
+		else if (order == 2 && streq_ptr(v, "validated"))
+			order = 3;
+	}
+	assert_int_equal(order, 3);
+	{
+		_cleanup_json_ json_t *sum = trajectory_summary(ev);
+
+		assert_int_equal(json_get_int(sum, "llm_calls", 0), (json_int_t)s->llm_calls);
+		assert_int_equal(json_get_int(sum, "tokens_in", 0), (json_int_t)s->tokens_in);
+	}
+	free(t.built);
+}
+
+/* The scripted model's answers of the story, as server script steps. */
+static char *story_script(void)
+{
+	static const char *const order[] = { "propose_location", "propose_location",
+		"request_probes", "state_hypotheses", "rank_hypotheses", "propose_patch", "reflect",
+		"propose_patch", "reflect", "propose_patch", "write_explanation" };
+	struct model m = { .plan = PLAN_STORY, .tokens = 700, .locations = 1 };
+	_cleanup_json_ json_t *steps = json_array();
+	_cleanup_json_ json_t *req = json_pack("{s:s, s:[{s:s}], s:[{s:s}]}", "system", "kernel",
+		"messages", "content", "(none yet) == net/foo/foo.c: foo_release kfix-probe f=ffff8880 "
+		"1. net/foo/foo.c: foo_release()", "tools", "name", "");
+
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		_cleanup_json_ json_t *r = NULL;
+		json_t *call;
+
+		json_object_set_new(json_array_get(json_object_get(req, "tools"), 0), "name",
+				    json_string(order[i]));
+		assert_int_equal(model_fn(&m, req, &r), 0);
+		call = json_array_get(json_object_get(r, "tool_calls"), 0);
+		json_array_append_new(steps, json_pack("{s:s, s:O, s:[i, i]}", "tool", order[i],
+			"args", json_object_get(call, "arguments"), "usage", 700, 70));
+	}
+	return json_dumps(steps, JSON_COMPACT);
+}
+
+/* The whole story through the real OpenAI-compatible provider over HTTP,
+ * recorded; then replayed from the cassette with no server at all. */
+static void test_story_over_http_and_replay(void **state)
+{
+	_cleanup_free_ char *script = story_script(), *err = NULL, *cassette = NULL;
+	_cleanup_(llm_freep) struct llm *l = NULL, *r = NULL, *d = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL, *s2 = NULL, *s3 = NULL;
+	struct llm_settings st = { .provider = "openai", .model = "http-model", .max_tokens = 2000,
+				   .timeout_usec = 10000000, .retries = 1, .backoff_usec = 10000,
+				   .price_input = 1.0, .price_output = 2.0 };
+	struct repair_toolstack ts = toolstack;
+	struct ts t = {};
+	struct repair_params p;
+	struct server srv;
+	char out[512];
+
+	if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0)
+		skip();
+	ts.ud = &t;
+	assert_true(asprintf(&cassette, "%s/story.cassette", tree) > 0);
+	server_start(&srv, script);
+	st.url = srv.url;
+	assert_int_equal(llm_new(&st, &l), 0);
+	assert_int_equal(llm_record(l, cassette), 0);
+	snprintf(out, sizeof(out), "%s/out-http", tree);
+	params(&p, out);
+	if (repair_run(&p, &ts, l, &s, &err) < 0)
+		fail_msg("repair over http failed: %s", err);
+	server_stop(&srv);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_int_equal(s->llm_calls, 11);
+	assert_int_equal(s->tokens_in, 11 * 700);
+	/* 11 x (700 x 1 + 70 x 2) per million */
+	assert_true(s->cost > 0.00923 && s->cost < 0.00925);
+	assert_non_null(strstr(s->commit_message, "Assisted-by: kfix:http-model"));
+
+	/* replay: same decisions, no network */
+	assert_int_equal(llm_new_for_replay(cassette, &r), 0);
+	assert_string_equal(llm_model(r), "http-model");
+	snprintf(out, sizeof(out), "%s/out-replay", tree);
+	params(&p, out);
+	if (repair_run(&p, &ts, r, &s2, &err) < 0)
+		fail_msg("replay failed: %s", err);
+	assert_int_equal(s2->result, REPAIR_VALIDATED);
+	assert_string_equal(s2->diff, s->diff);
+	assert_string_equal(s2->commit_message, s->commit_message);
+
+	/* a different bug diverges from the recording at the first call */
+	assert_int_equal(llm_new_for_replay(cassette, &d), 0);
+	snprintf(out, sizeof(out), "%s/out-diverge", tree);
+	params(&p, out);
+	p.validate_runs = 4;
+	p.locations = 1;
+	free(err);
+	err = NULL;
+	p.gates.max_hunks = 4;
+	assert_int_equal(repair_run(&p, &ts, d, &s3, &err), -ENOMSG);
+	assert_non_null(strstr(err, "diverges"));
+	free(t.built);
+}
+
+static void test_hopeless_search_stops(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_free_ char *err = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	struct model m = { .plan = PLAN_HOPELESS, .tokens = 100 };
+	struct ts t = { .always_crash = true };
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512];
+
+	snprintf(out, sizeof(out), "%s/out-hopeless", tree);
+	params(&p, out);
+	p.limits.max_iterations = 4;
+	p.limits.stagnation = 100;
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	assert_int_equal(repair_run(&p, &ts, l, &s, &err), 0);
+	assert_int_equal(s->result, REPAIR_GAVE_UP);
+	assert_non_null(strstr(s->reason, "iteration limit"));
+	/* four attempts, then one distilled final attempt */
+	assert_int_equal(m.patches, 5);
+	assert_int_equal(m.distils, 1);
+	assert_null(s->diff);
+	ev = events(out);
+	assert_int_equal(count(ev, "run.end", "gave-up"), 1);
+	free(t.built);
+}
+
+static void test_same_patch_and_budget(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL, *l2 = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL, *s2 = NULL;
+	_cleanup_free_ char *err = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	struct model m = { .plan = PLAN_SAME_PATCH, .tokens = 100 };
+	struct model m2 = { .plan = PLAN_HOPELESS, .tokens = 100000 };
+	struct ts t = {};
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512];
+
+	snprintf(out, sizeof(out), "%s/out-same", tree);
+	params(&p, out);
+	p.limits.stagnation = 3;
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	assert_int_equal(repair_run(&p, &ts, l, &s, &err), 0);
+	assert_int_equal(s->result, REPAIR_GAVE_UP);
+	assert_non_null(strstr(s->reason, "stagnation"));
+	ev = events(out);
+	assert_true(count(ev, "guardrail", "duplicate patch") >= 2);
+	/* the identical patch was built once only */
+	assert_int_equal(count(ev, "gate", NULL), 1);
+
+	snprintf(out, sizeof(out), "%s/out-budget", tree);
+	params(&p, out);
+	p.limits.max_tokens = 500000;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m2, &l2), 0);
+	assert_int_equal(repair_run(&p, &ts, l2, &s2, &err), 0);
+	assert_int_equal(s2->result, REPAIR_GAVE_UP);
+	assert_non_null(strstr(s2->reason, "token budget"));
+	/* a spent budget allows no final round */
+	assert_int_equal(m2.distils, 0);
+	free(t.built);
+}
+
+static int ts_run_clean(void *ud, unsigned runs, struct repair_outcome *ret)
+{
+	ret->runs = ret->survived = runs;
+	return 0;
+}
+
+static void test_not_reproduced(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_free_ char *err = NULL;
+	struct model m = { .plan = PLAN_STORY };
+	struct ts t = {};
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512];
+
+	snprintf(out, sizeof(out), "%s/out-norepro", tree);
+	params(&p, out);
+	ts.ud = &t;
+	ts.run = ts_run_clean;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	assert_int_equal(repair_run(&p, &ts, l, &s, &err), 0);
+	assert_int_equal(s->result, REPAIR_NOT_REPRODUCED);
+	/* no patch without reproduction: the model was never asked */
+	assert_int_equal(s->llm_calls, 0);
+	free(t.built);
+}
+
+static void test_search_tree(void **state)
+{
+	_cleanup_(search_freep) struct search *s = NULL;
+	struct search_limits l = SEARCH_LIMITS_DEFAULT;
+	int a, b, c, dup = 0;
+
+	l.depth = 2;
+	l.stagnation = 2;
+	assert_int_equal(search_new(&l, 0, &s), 0);
+	a = search_add(s, 0, 0, "+x\n", NULL);
+	assert_true(a > 0);
+	assert_true(search_score(s, a, SCORE_SAME_CRASH));
+	/* whitespace and context do not make a patch new */
+	assert_int_equal(search_add(s, 0, 1, " ctx\n+ x\n", &dup), -EEXIST);
+	assert_int_equal(dup, a);
+	b = search_add(s, a, 0, "+y\n", NULL);
+	assert_int_equal(search_node_depth(s, b), 2);
+	assert_int_equal(search_add(s, b, 0, "+z\n", NULL), -ELOOP);
+	assert_false(search_score(s, b, SCORE_BUILD_ERROR));
+	assert_null(search_should_stop(s, 1));
+	c = search_add(s, 0, 0, "+w\n", NULL);
+	assert_false(search_score(s, c, SCORE_REJECTED));
+	assert_non_null(strstr(search_should_stop(s, 1), "stagnation"));
+	/* the best node is kept */
+	assert_int_equal(search_best(s), a);
+}
+
+static void test_kb_and_wrap(void **state)
+{
+	_cleanup_json_ json_t *hits = NULL;
+	_cleanup_free_ char *kb = NULL, *w = NULL, *sub = kb_subsystem_of("net/sctp/socket.c");
+	const char *entries[][3] = {
+		{ "KASAN-USE-AFTER-FREE-READ", "net/sctp", "KASAN: use-after-free Read in sctp_outq_tail" },
+		{ "WARNING", "fs/ext4", "WARNING in ext4_write_inode" },
+		{ "KASAN-USE-AFTER-FREE-READ", "fs/ext4", "KASAN: use-after-free Read in ext4_xattr" },
+	};
+
+	assert_string_equal(sub, "net/sctp");
+	assert_true(asprintf(&kb, "%s/kb.jsonl", tree) > 0);
+	for (size_t i = 0; i < 3; i++) {
+		_cleanup_json_ json_t *e = json_pack("{s:s, s:s, s:s}", "type", entries[i][0],
+						     "subsystem", entries[i][1], "title", entries[i][2]);
+
+		assert_int_equal(kb_add(kb, e), 0);
+	}
+	assert_int_equal(kb_query(kb, "KASAN-USE-AFTER-FREE-READ", "net/sctp",
+				  "KASAN: use-after-free Read in sctp_packet_config", 2, &hits), 0);
+	assert_int_equal(json_array_size(hits), 2);
+	assert_string_equal(json_get_str(json_array_get(hits, 0), "subsystem"), "net/sctp");
+	assert_string_equal(json_get_str(json_array_get(hits, 1), "subsystem"), "fs/ext4");
+
+	w = repair_wrap("one two three four five six seven eight nine ten\nsame paragraph\n\nnew", 20);
+	assert_string_equal(w, "one two three four\nfive six seven eight\nnine ten same\nparagraph\n\nnew");
+}
+
+static int setup(void **state)
+{
+	char path[512];
+	const char *top = getenv("top_srcdir") ?: ".";
+
+	snprintf(path, sizeof(path), "%s/agent/prompts", top);
+	setenv("KFIX_PROMPTS_DIR", path, 1);
+	if (!mkdtemp(tree))
+		return -1;
+	snprintf(path, sizeof(path), "%s/net/foo", tree);
+	if (mkdir_p(path, 0755) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/net/foo/foo.c", tree);
+	return write_file_atomic(path, foo_c, strlen(foo_c), 0644);
+}
+
+static int teardown(void **state)
+{
+	return getenv("KFIX_KEEP_TEST") ? 0 : rm_rf(tree);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_search_tree),
+		cmocka_unit_test(test_kb_and_wrap),
+		cmocka_unit_test(test_story),
+		cmocka_unit_test(test_story_over_http_and_replay),
+		cmocka_unit_test(test_hopeless_search_stops),
+		cmocka_unit_test(test_same_patch_and_budget),
+		cmocka_unit_test(test_not_reproduced),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
