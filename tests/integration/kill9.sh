@@ -41,7 +41,7 @@ stop_kfixd
 [ "$(q "SELECT count(*) FROM bugs WHERE state = 'awaiting-approval'")" = $BUGS ] || fail "states: $(ctl bugs)"
 [ "$(q 'SELECT count(*) FROM jobs')" = $BUGS ] || fail "duplicate jobs: $(ctl jobs)"
 [ "$(q 'SELECT count(*) FROM outbox')" = $BUGS ] || fail "duplicate outbox entries"
-[ "$(ls "$T/spool" | wc -l)" = $BUGS ] || fail "spool: $(ls "$T/spool")"
+[ "$(ls "$T/spool"/*.eml | wc -l)" = $BUGS ] || fail "spool: $(ls "$T/spool")"
 # each transition happened exactly once per bug: steps were not redone
 dups=$(q "SELECT bug_id, detail, count(*) FROM events WHERE kind = 'bug.state'
           GROUP BY bug_id, detail HAVING count(*) > 1")

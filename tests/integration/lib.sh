@@ -40,13 +40,15 @@ ctl() { "$KFIXCTL" -c "$T/kfix.conf" "$@"; }
 
 # start_kfixd: runs kfixd in the background, log in $T/kfixd.log.
 start_kfixd() {
+	STARTS=$(grep -c "kfixd .* started" "$T/kfixd.log" 2>/dev/null || true)
 	"$KFIXD" -c "$T/kfix.conf" --log-target stderr >>"$T/kfixd.log" 2>&1 &
 	KFIXD_PID=$!
 	PIDS="$PIDS $KFIXD_PID"
 }
 
 stop_kfixd() {
-	wait_for 30 grep -q "kfixd .* started" "$T/kfixd.log" || true
+	# a SIGTERM before main() runs would kill it the default way
+	wait_for 30 sh -c "[ \$(grep -c 'kfixd .* started' '$T/kfixd.log') -gt ${STARTS:-0} ]" || true
 	kill -TERM "$KFIXD_PID"
 	wait "$KFIXD_PID" || fail "kfixd exited with $? on SIGTERM"
 }
