@@ -15,6 +15,7 @@
 #include <libssh2.h>
 
 #include "common/buf.h"
+#include "common/fileio.h"
 #include "common/strutil.h"
 #include "ssh-internal.h"
 
@@ -155,6 +156,26 @@ static int hostkey_bit(int type)
 	}
 }
 
+/* 1 when some line of the file lists the key (base64 of the blob) as a
+ * whole word, whatever its host field. */
+static int pinned_key_listed(const char *path, const char *b64)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len, bl = strlen(b64);
+	const char *p;
+	int r;
+
+	r = read_file_bounded(path, 1024 * 1024, &data, &len);
+	if (r < 0)
+		return r;
+	for (p = data; (p = strstr(p, b64)); p += bl)
+		if (p > data && (p[-1] == ' ' || p[-1] == '\t') &&
+		    (p[bl] == '\0' || p[bl] == ' ' || p[bl] == '\t' || p[bl] == '\n' ||
+		     p[bl] == '\r'))
+			return 1;
+	return 0;
+}
+
 static void knownhost_freep(LIBSSH2_KNOWNHOSTS **k)
 {
 	if (*k)
@@ -188,10 +209,18 @@ static int verify_hostkey(LIBSSH2_SESSION *s, const struct ssh_target *t, char *
 		b64 = base64((const unsigned char *)key, len);
 		if (!b64)
 			return -ENOMEM;
-		while (libssh2_knownhost_get(kh, &entry, entry) == 0)
-			if (entry->key && streq(entry->key, b64))
-				return 0;
-		set_msg(ret_msg, t, "host key is not the pinned key");
+		r = pinned_key_listed(t->known_hosts, b64);
+		if (r < 0)
+			return r;
+		if (r > 0)
+			return 0;
+		{
+			_cleanup_free_ char *m = NULL;
+
+			if (asprintf(&m, "host key is not the pinned key (offered %s)", b64) < 0)
+				return -ENOMEM;
+			set_msg(ret_msg, t, m);
+		}
 		return -EKEYREJECTED;
 	}
 	r = libssh2_knownhost_checkp(kh, t->host, t->port, key, len,

@@ -50,7 +50,7 @@ rm -rf "$KT_TOP/build/src--tiny" "$KT_TOP/build/src--tiny.lock"
 
 # --- the three bugs -------------------------------------------------------
 declare -A title=(
-	[msg-uaf]="KASAN: use-after-free Read in freeque"
+	[msg-uaf]="KASAN: use-after-free Read in ksys_msgctl"
 	[watch-queue-oob]="KASAN: slab-out-of-bounds Write in watch_queue_set_filter"
 	[clock-null-deref]="general protection fault in __x64_sys_clock_gettime"
 )

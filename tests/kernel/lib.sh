@@ -109,7 +109,8 @@ ip link set eth0 up
 ip addr add 10.0.2.15/24 dev eth0
 ip route add default via 10.0.2.2
 echo "kfix-guest: starting dropbear"
-dropbear -R -E -p 22 -r /etc/dropbear/dropbear_ed25519_host_key
+# Only the pinned key: -R would make (and offer) keys of other types.
+dropbear -E -p 22 -r /etc/dropbear/dropbear_ed25519_host_key
 exec sh -c 'while :; do sleep 3600; done'
 INIT
 	chmod +x "$r/init"

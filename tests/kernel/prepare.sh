@@ -45,7 +45,7 @@ flock 9
 
 bugs=$(ls "$scen"/*/bug.patch 2>/dev/null | sort || true)
 tar_id=$(stat -c '%s %Y' "$tarball")
-key=$( { echo "v1 $tar_id"; cat "$scen/kasan.fragment"; for p in $bugs; do echo "== $p"; cat "$p"; done; } | sha256sum | cut -c1-32)
+key=$( { echo "v1 $tar_id"; cat "$scen/kasan.fragment"; for p in $bugs; do echo "== $(basename "$(dirname "$p")")"; cat "$p"; done; } | sha256sum | cut -c1-32)
 
 src="$top/src"
 obj="$top/build/src--kasan"
