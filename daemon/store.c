@@ -346,7 +346,7 @@ static int migrate(struct store *s)
 	return 0;
 }
 
-int store_open(const char *path, struct store **ret)
+static int store_open_once(const char *path, struct store **ret)
 {
 	_cleanup_(store_closep) struct store *s = calloc(1, sizeof(*s));
 	int rc, r;
@@ -372,6 +372,23 @@ int store_open(const char *path, struct store **ret)
 	}
 	*ret = TAKE_PTR(s);
 	return 0;
+}
+
+/* Two processes creating the same new store race on switching it to WAL
+ * and on the first migration; the loser sees a busy or I/O error that
+ * goes away once the winner is done, so it tries again for a while. */
+int store_open(const char *path, struct store **ret)
+{
+	int r;
+
+	for (int tries = 0;; tries++) {
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
+
+		r = store_open_once(path, ret);
+		if ((r != -EBUSY && r != -EIO) || tries * 100 >= STORE_BUSY_TIMEOUT_MS)
+			return r;
+		nanosleep(&ts, NULL);
+	}
 }
 
 void store_close(struct store *s)

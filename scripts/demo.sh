@@ -20,6 +20,7 @@ CONF
 "$bin/kfixd" --check-config -c "$dir/kfix.conf"
 "$bin/kfixd" -c "$dir/kfix.conf" --log-target stderr &
 pid=$!
+sleep 1
 "$bin/kfixctl" -c "$dir/kfix.conf" submit --title "KASAN: slab-use-after-free Read in demo_fn" --id demo1
 for _ in $(seq 1 40); do
 	sleep 0.5
