@@ -47,3 +47,8 @@ int json_print(const json_t *j)
 	fputc('\n', stdout);
 	return fflush(stdout) == 0 ? 0 : -EIO;
 }
+
+json_t *json_str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}

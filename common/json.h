@@ -20,6 +20,8 @@ int json_parse_bounded(const char *data, size_t len, size_t max, json_t **ret,
 const char *json_get_str(const json_t *obj, const char *key);
 int64_t json_get_int(const json_t *obj, const char *key, int64_t dflt);
 bool json_get_bool(const json_t *obj, const char *key, bool dflt);
+/* A JSON string, or null for NULL. */
+json_t *json_str_or_null(const char *s);
 /* Writes j to stdout, indented, with a final newline. */
 int json_print(const json_t *j);
 

@@ -22,20 +22,15 @@
 #define API_FIELD_MAX 4096
 #define API_TRAJECTORY_MAX (16u * 1024 * 1024)
 
-static json_t *jstr(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *bug_json(const struct store_bug *b)
 {
 	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
-			 "id", (json_int_t)b->id, "source", jstr(b->source),
-			 "source_id", jstr(b->source_id), "title", jstr(b->title),
-			 "state", jstr(b->state), "tree", jstr(b->tree), "base_commit",
-			 jstr(b->base_commit), "report", jstr(b->report), "repro_c",
-			 jstr(b->repro_c), "repro_syz", jstr(b->repro_syz),
-			 "kernel_config", jstr(b->kernel_config), "created",
+			 "id", (json_int_t)b->id, "source", json_str_or_null(b->source),
+			 "source_id", json_str_or_null(b->source_id), "title", json_str_or_null(b->title),
+			 "state", json_str_or_null(b->state), "tree", json_str_or_null(b->tree), "base_commit",
+			 json_str_or_null(b->base_commit), "report", json_str_or_null(b->report), "repro_c",
+			 json_str_or_null(b->repro_c), "repro_syz", json_str_or_null(b->repro_syz),
+			 "kernel_config", json_str_or_null(b->kernel_config), "created",
 			 (json_int_t)b->created, "updated", (json_int_t)b->updated);
 }
 
@@ -43,11 +38,11 @@ static json_t *job_json(const struct store_job *j)
 {
 	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
 			 "id", (json_int_t)j->id, "bug", (json_int_t)j->bug_id, "kind",
-			 jstr(j->kind), "state", jstr(j->state), "priority", j->priority,
+			 json_str_or_null(j->kind), "state", json_str_or_null(j->state), "priority", j->priority,
 			 "attempts", j->attempts, "max_attempts", j->max_attempts,
-			 "lease_owner", jstr(j->lease_owner), "checkpoint",
-			 jstr(j->checkpoint), "error", jstr(j->error), "result",
-			 jstr(j->result), "created", (json_int_t)j->created, "started",
+			 "lease_owner", json_str_or_null(j->lease_owner), "checkpoint",
+			 json_str_or_null(j->checkpoint), "error", json_str_or_null(j->error), "result",
+			 json_str_or_null(j->result), "created", (json_int_t)j->created, "started",
 			 (json_int_t)j->started, "finished", (json_int_t)j->finished);
 }
 
@@ -55,9 +50,9 @@ static json_t *outbox_json(const struct store_outbox *o)
 {
 	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:i, s:I, s:o, s:I, s:I}",
 			 "id", (json_int_t)o->id, "bug", (json_int_t)o->bug_id, "kind",
-			 jstr(o->kind), "idem_key", jstr(o->idem_key), "state",
-			 jstr(o->state), "tries", o->tries, "next_try",
-			 (json_int_t)o->next_try, "last_error", jstr(o->last_error),
+			 json_str_or_null(o->kind), "idem_key", json_str_or_null(o->idem_key), "state",
+			 json_str_or_null(o->state), "tries", o->tries, "next_try",
+			 (json_int_t)o->next_try, "last_error", json_str_or_null(o->last_error),
 			 "created", (json_int_t)o->created, "sent", (json_int_t)o->sent);
 }
 
@@ -65,19 +60,19 @@ static json_t *event_json(const struct store_event *e)
 {
 	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o}", "id", (json_int_t)e->id,
 			 "ts_usec", (json_int_t)e->ts, "bug", (json_int_t)e->bug_id,
-			 "job", (json_int_t)e->job_id, "kind", jstr(e->kind), "detail",
-			 jstr(e->detail));
+			 "job", (json_int_t)e->job_id, "kind", json_str_or_null(e->kind), "detail",
+			 json_str_or_null(e->detail));
 }
 
 static json_t *inbox_json(const struct store_inbox *in)
 {
 	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:I, s:o}",
-			 "id", (json_int_t)in->id, "key", jstr(in->key), "type",
-			 jstr(in->type), "hook", jstr(in->hook), "provider",
-			 jstr(in->provider), "event", jstr(in->event), "received",
+			 "id", (json_int_t)in->id, "key", json_str_or_null(in->key), "type",
+			 json_str_or_null(in->type), "hook", json_str_or_null(in->hook), "provider",
+			 json_str_or_null(in->provider), "event", json_str_or_null(in->event), "received",
 			 (json_int_t)in->received, "size", (json_int_t)in->payload_len,
-			 "state", jstr(in->state), "bug", (json_int_t)in->bug_id,
-			 "detail", jstr(in->detail));
+			 "state", json_str_or_null(in->state), "bug", (json_int_t)in->bug_id,
+			 "detail", json_str_or_null(in->detail));
 }
 
 /* ---- query parameters ---- */

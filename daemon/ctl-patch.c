@@ -14,39 +14,26 @@
 #include "publish.h"
 #include "store.h"
 
-static json_t *jstr(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *patch_json(const struct store_patch *p, bool full)
 {
 	json_t *j = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
 			      "id", (json_int_t)p->id, "bug", (json_int_t)p->bug_id,
-			      "version", p->version, "state", jstr(p->state),
-			      "subject", jstr(p->subject), "branch", jstr(p->branch),
-			      "message_id", jstr(p->message_id), "sent_to",
-			      jstr(p->sent_to), "decided_by", jstr(p->decided_by),
-			      "reason", jstr(p->reason), "created",
+			      "version", p->version, "state", json_str_or_null(p->state),
+			      "subject", json_str_or_null(p->subject), "branch", json_str_or_null(p->branch),
+			      "message_id", json_str_or_null(p->message_id), "sent_to",
+			      json_str_or_null(p->sent_to), "decided_by", json_str_or_null(p->decided_by),
+			      "reason", json_str_or_null(p->reason), "created",
 			      (json_int_t)p->created, "updated", (json_int_t)p->updated);
 
 	if (j && full) {
-		json_object_set_new(j, "message", jstr(p->message));
-		json_object_set_new(j, "diff", jstr(p->diff));
-		json_object_set_new(j, "explanation", jstr(p->explanation));
-		json_object_set_new(j, "base_commit", jstr(p->base_commit));
+		json_object_set_new(j, "message", json_str_or_null(p->message));
+		json_object_set_new(j, "diff", json_str_or_null(p->diff));
+		json_object_set_new(j, "explanation", json_str_or_null(p->explanation));
+		json_object_set_new(j, "base_commit", json_str_or_null(p->base_commit));
 		json_object_set_new(j, "evidence", p->evidence
 			? json_loads(p->evidence, 0, NULL) : json_null());
 	}
 	return j;
-}
-
-static int print_and_free(json_t *j)
-{
-	int r = j ? json_print(j) : -ENOMEM;
-
-	json_decref(j);
-	return r < 0 ? 1 : 0;
 }
 
 int ctl_patches(struct ctl *c, int argc, char **argv)
@@ -87,7 +74,7 @@ int ctl_patches(struct ctl *c, int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, patch_json(ps[i], false));
 		store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
-		return print_and_free(a);
+		return ctl_print_json(a);
 	}
 	printf("%-6s %-6s %-3s %-18s %-16s %s\n", "ID", "BUG", "V", "STATE", "UPDATED", "SUBJECT");
 	for (size_t i = 0; i < n; i++) {
@@ -124,7 +111,7 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	if (c->json)
-		return print_and_free(patch_json(p, true));
+		return ctl_print_json(patch_json(p, true));
 	printf("%-14s %lld (bug %lld, v%d)\n", "Patch:", (long long)p->id,
 	       (long long)p->bug_id, p->version);
 	printf("%-14s %s\n", "State:", p->state);

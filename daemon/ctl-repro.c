@@ -191,17 +191,6 @@ static void progress(void *userdata, const struct run_result *r, int counted, in
 }
 
 /* Console text may hold bytes that are not UTF-8, which jansson refuses. */
-static json_t *jstr(const char *s)
-{
-	_cleanup_free_ char *esc = NULL;
-	json_t *j = json_string(s);
-
-	if (j)
-		return j;
-	esc = str_escape(s, strlen(s), 64 * 1024);
-	return esc ? json_string(esc) : NULL;
-}
-
 static json_t *side_json(const struct side *s)
 {
 	json_t *o = json_object(), *outs = json_array(), *errs = json_array(), *b = json_object();
@@ -219,9 +208,9 @@ static json_t *side_json(const struct side *s)
 
 		json_object_set_new(x, "outcome", json_string(run_outcome_to_string(r->outcome)));
 		if (r->title)
-			json_object_set_new(x, "title", jstr(r->title));
+			json_object_set_new(x, "title", json_str_or_null(r->title));
 		if (r->message)
-			json_object_set_new(x, "message", jstr(r->message));
+			json_object_set_new(x, "message", json_str_or_null(r->message));
 		json_object_set_new(x, "boot_ms", json_integer((json_int_t)(r->boot_usec / 1000)));
 		json_object_set_new(x, "run_ms", json_integer((json_int_t)(r->run_usec / 1000)));
 		json_array_append_new(outs, x);
@@ -233,20 +222,20 @@ static json_t *side_json(const struct side *s)
 
 		json_object_set_new(e, "file", json_string(s->build.errors[i].file));
 		json_object_set_new(e, "line", json_integer(s->build.errors[i].line));
-		json_object_set_new(e, "message", jstr(s->build.errors[i].message));
+		json_object_set_new(e, "message", json_str_or_null(s->build.errors[i].message));
 		json_array_append_new(errs, e);
 	}
 	json_object_set_new(b, "status", json_string(build_status_to_string(s->build.status)));
 	json_object_set_new(b, "ms", json_integer((json_int_t)(s->build.usec / 1000)));
 	if (s->build.message)
-		json_object_set_new(b, "message", jstr(s->build.message));
+		json_object_set_new(b, "message", json_str_or_null(s->build.message));
 	if (s->build.log_path)
 		json_object_set_new(b, "log", json_string(s->build.log_path));
 	json_object_set_new(b, "errors", errs);
 	json_object_set_new(o, "runs", json_integer(s->series.counted));
 	json_object_set_new(o, "attempts", json_integer(s->series.attempts));
 	json_object_set_new(o, "crashed", json_integer(s->series.crashed));
-	json_object_set_new(o, "title", s->series.title ? jstr(s->series.title) : json_null());
+	json_object_set_new(o, "title", s->series.title ? json_str_or_null(s->series.title) : json_null());
 	json_object_set_new(o, "outcomes", outs);
 	json_object_set_new(o, "build", b);
 	return o;
@@ -500,7 +489,7 @@ static int print_result(struct ctl *c, struct session *s, struct side *base, str
 			json_t *e = json_object();
 
 			json_object_set_new(e, "kind", json_string(s->error_kind));
-			json_object_set_new(e, "message", jstr(s->error_msg));
+			json_object_set_new(e, "message", json_str_or_null(s->error_msg));
 			json_object_set_new(o, "error", e);
 		}
 		if (base->built)

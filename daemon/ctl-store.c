@@ -16,20 +16,15 @@
 
 #define CTL_TITLE_MAX 512
 
-static json_t *jstr(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *bug_json(const struct store_bug *b)
 {
 	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
-			 "id", (json_int_t)b->id, "source", jstr(b->source),
-			 "source_id", jstr(b->source_id), "title", jstr(b->title),
-			 "state", jstr(b->state), "tree", jstr(b->tree),
-			 "base_commit", jstr(b->base_commit), "report", jstr(b->report),
-			 "repro_c", jstr(b->repro_c), "kernel_config",
-			 jstr(b->kernel_config), "created", (json_int_t)b->created,
+			 "id", (json_int_t)b->id, "source", json_str_or_null(b->source),
+			 "source_id", json_str_or_null(b->source_id), "title", json_str_or_null(b->title),
+			 "state", json_str_or_null(b->state), "tree", json_str_or_null(b->tree),
+			 "base_commit", json_str_or_null(b->base_commit), "report", json_str_or_null(b->report),
+			 "repro_c", json_str_or_null(b->repro_c), "kernel_config",
+			 json_str_or_null(b->kernel_config), "created", (json_int_t)b->created,
 			 "updated", (json_int_t)b->updated);
 }
 
@@ -37,23 +32,12 @@ static json_t *job_json(const struct store_job *j)
 {
 	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:I, s:I, s:I}",
 			 "id", (json_int_t)j->id, "bug", (json_int_t)j->bug_id,
-			 "kind", jstr(j->kind), "state", jstr(j->state), "priority",
+			 "kind", json_str_or_null(j->kind), "state", json_str_or_null(j->state), "priority",
 			 j->priority, "attempts", j->attempts, "max_attempts",
-			 j->max_attempts, "lease_owner", jstr(j->lease_owner),
-			 "checkpoint", jstr(j->checkpoint), "error", jstr(j->error),
+			 j->max_attempts, "lease_owner", json_str_or_null(j->lease_owner),
+			 "checkpoint", json_str_or_null(j->checkpoint), "error", json_str_or_null(j->error),
 			 "created", (json_int_t)j->created, "started",
 			 (json_int_t)j->started, "finished", (json_int_t)j->finished);
-}
-
-static int print_json_and_free(json_t *j)
-{
-	int r;
-
-	if (!j)
-		return 1;
-	r = json_print(j);
-	json_decref(j);
-	return r < 0 ? 1 : 0;
 }
 
 /* Parses "--state S" style options shared by the list commands. */
@@ -115,7 +99,7 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 		for (size_t i = 0; store_bug_states[i]; i++)
 			json_object_set_new(bugs, store_bug_states[i],
 					    json_integer(st.bugs_by_state[i]));
-		return print_json_and_free(json_pack(
+		return ctl_print_json(json_pack(
 			"{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}}",
 			"bugs", bugs, "jobs", "queued", (json_int_t)st.jobs_queued,
 			"running", (json_int_t)st.jobs_running, "done",
@@ -167,7 +151,7 @@ int ctl_bugs(struct ctl *c, int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, bug_json(bugs[i]));
 		store_list_free((void **)bugs, n, (void (*)(void *))store_bug_free);
-		return print_json_and_free(a);
+		return ctl_print_json(a);
 	}
 	printf("%-6s %-18s %-16s %-10s %s\n", "ID", "STATE", "UPDATED", "TREE", "TITLE");
 	for (size_t i = 0; i < n; i++) {
@@ -206,7 +190,7 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	if (c->json)
-		return print_json_and_free(bug_json(b));
+		return ctl_print_json(bug_json(b));
 	printf("%-14s %lld\n", "Bug:", (long long)b->id);
 	ctl_print_escaped("Title:", b->title);
 	printf("%-14s %s\n", "State:", b->state);
@@ -255,7 +239,7 @@ int ctl_jobs(struct ctl *c, int argc, char **argv)
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, job_json(jobs[i]));
 		store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
-		return print_json_and_free(a);
+		return ctl_print_json(a);
 	}
 	printf("%-6s %-6s %-12s %-10s %-8s %-16s %s\n", "ID", "BUG", "KIND", "STATE",
 	       "ATTEMPT", "CREATED", "ERROR");
@@ -295,7 +279,7 @@ int ctl_job(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	if (c->json)
-		return print_json_and_free(job_json(j));
+		return ctl_print_json(job_json(j));
 	printf("%-14s %lld\n", "Job:", (long long)j->id);
 	printf("%-14s %lld\n", "Bug:", (long long)j->bug_id);
 	printf("%-14s %s\n", "Kind:", j->kind);
@@ -401,7 +385,7 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	if (c->json)
-		return print_json_and_free(json_pack("{s:I, s:b}", "id", (json_int_t)id,
+		return ctl_print_json(json_pack("{s:I, s:b}", "id", (json_int_t)id,
 						     "created", created));
 	printf("bug %lld %s\n", (long long)id, created ? "added" : "already known");
 	return 0;
@@ -433,9 +417,9 @@ int ctl_outbox(struct ctl *c, int argc, char **argv)
 				(json_int_t)o[i]->id, "bug", (json_int_t)o[i]->bug_id,
 				"kind", o[i]->kind, "key", o[i]->idem_key, "state",
 				o[i]->state, "tries", o[i]->tries, "last_error",
-				jstr(o[i]->last_error), "sent", (json_int_t)o[i]->sent));
+				json_str_or_null(o[i]->last_error), "sent", (json_int_t)o[i]->sent));
 		store_list_free((void **)o, n, (void (*)(void *))store_outbox_free);
-		return print_json_and_free(a);
+		return ctl_print_json(a);
 	}
 	printf("%-6s %-6s %-6s %-8s %-5s %-16s %s\n", "ID", "BUG", "KIND", "STATE",
 	       "TRIES", "SENT", "KEY");

@@ -9,6 +9,7 @@
 
 #include "common/conf.h"
 #include "common/fileio.h"
+#include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
 #include "store.h"
@@ -107,4 +108,12 @@ void ctl_print_escaped(const char *label, const char *s)
 		s = "-";
 	e = str_escape(s, strlen(s), 4096);
 	printf("%-14s %s\n", label, e ? e : "?");
+}
+
+int ctl_print_json(json_t *j)
+{
+	int r = j ? json_print(j) : -ENOMEM;
+
+	json_decref(j);
+	return r < 0 ? 1 : 0;
 }

@@ -65,6 +65,9 @@ int ctl_parse_id(const char *cmd, const char *s, int64_t *ret);
 void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Formats a unix time as "YYYY-MM-DD HH:MM" (UTC), "-" for 0. */
 const char *ctl_time(int64_t t, char *buf, size_t n);
+#include <jansson.h>
+/* Prints j (taken over) indented; returns the exit code. */
+int ctl_print_json(json_t *j);
 /* Prints untrusted text with control characters escaped. */
 void ctl_print_escaped(const char *label, const char *s);
 
