@@ -2,6 +2,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -203,4 +205,17 @@ bool strv_contains(char *const *v, const char *s)
 		if (streq(*v, s))
 			return true;
 	return false;
+}
+
+int error_set(char **ret_error, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ret_error) {
+		va_start(ap, fmt);
+		if (vasprintf(ret_error, fmt, ap) < 0)
+			*ret_error = NULL;
+		va_end(ap);
+	}
+	return r;
 }

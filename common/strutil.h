@@ -41,6 +41,11 @@ int parse_bool(const char *s, bool *ret);
 
 char *strdup_safe(const char *s); /* NULL stays NULL */
 
+/* Formats a message into *ret_error (when ret_error is not NULL; left NULL
+ * on ENOMEM) and returns r, so that "return error_set(ret_error, -EINVAL,
+ * ...)" reports and fails in one statement. */
+int error_set(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
+
 /* A NULL-terminated vector of malloc'd strings. */
 typedef char **strv_t;
 void strv_free(char **v);

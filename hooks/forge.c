@@ -57,20 +57,6 @@ const char *forge_kind_to_string(enum forge_kind k)
 	return k <= FORGE_OTHER ? names[k] : "unknown";
 }
 
-static int set_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int set_error(char **ret_error, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		va_start(ap, fmt);
-		if (vasprintf(ret_error, fmt, ap) < 0)
-			*ret_error = NULL;
-		va_end(ap);
-	}
-	return -EBADMSG;
-}
-
 /* The string at a path of object members (NULL-terminated), or NULL. */
 static const char *path_str(const json_t *j, ...)
 {
@@ -188,7 +174,7 @@ static int parse_push(enum forge_provider p, const json_t *j, struct forge_event
 	int r;
 
 	if (!ref || !after || !repo)
-		return set_error(ret_error, "push event without ref, after or repository");
+		return error_set(ret_error, -EBADMSG, "push event without ref, after or repository");
 	r = dup_opt(ref, &e->ref);
 	if (r >= 0)
 		r = dup_opt(after, &e->after);
@@ -237,9 +223,9 @@ static int parse_comment(enum forge_provider p, const json_t *j,
 		repo = path_str(j, "repository", "full_name", NULL);
 	}
 	if (!body || !repo)
-		return set_error(ret_error, "comment event without body or repository");
+		return error_set(ret_error, -EBADMSG, "comment event without body or repository");
 	if (strlen(body) > FORGE_COMMENT_MAX)
-		return set_error(ret_error, "comment longer than %u bytes", FORGE_COMMENT_MAX);
+		return error_set(ret_error, -EBADMSG, "comment longer than %u bytes", FORGE_COMMENT_MAX);
 	r = dup_opt(body, &e->body);
 	if (r >= 0)
 		r = dup_opt(who, &e->author);
@@ -249,7 +235,7 @@ static int parse_comment(enum forge_provider p, const json_t *j,
 		return r;
 	r = kfix_command_find(body, &e->command);
 	if (r == -EINVAL)
-		return set_error(ret_error, "unknown #kfix command");
+		return error_set(ret_error, -EBADMSG, "unknown #kfix command");
 	if (r < 0 && r != -ENOENT)
 		return r;
 	comment_places(p, j, places);
@@ -272,15 +258,15 @@ int forge_event_parse(enum forge_provider p, const char *event_type,
 	if (p >= _FORGE_PROVIDER_MAX)
 		return -EINVAL;
 	if (!event_type)
-		return set_error(ret_error, "missing %s header", event_headers[p]);
+		return error_set(ret_error, -EBADMSG, "missing %s header", event_headers[p]);
 	r = json_parse_bounded(data, len, FORGE_JSON_MAX, &j, &jerr);
 	if (r == -E2BIG)
-		return set_error(ret_error, "JSON larger than %u bytes", FORGE_JSON_MAX);
+		return error_set(ret_error, -EBADMSG, "JSON larger than %u bytes", FORGE_JSON_MAX);
 	if (r < 0)
-		return set_error(ret_error, "not JSON: %s at line %d column %d",
+		return error_set(ret_error, -EBADMSG, "not JSON: %s at line %d column %d",
 				 jerr.text, jerr.line, jerr.column);
 	if (!json_is_object(j))
-		return set_error(ret_error, "top level is not an object");
+		return error_set(ret_error, -EBADMSG, "top level is not an object");
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;

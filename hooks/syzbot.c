@@ -18,20 +18,6 @@
 #define SYZBOT_MAX_BUGS 100000
 #define SYZBOT_MAX_CRASHES 1000
 
-static int set_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int set_error(char **ret_error, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		va_start(ap, fmt);
-		if (vasprintf(ret_error, fmt, ap) < 0)
-			*ret_error = NULL;
-		va_end(ap);
-	}
-	return -EBADMSG;
-}
-
 /* Decodes one entity at s ("&amp;" ...); returns its length or 0. */
 static size_t entity(const char *s, char *ret_c)
 {
@@ -121,7 +107,7 @@ static int opt_str(const json_t *o, const char *key, const char *where,
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_string(v))
-		return set_error(ret_error, "%s: \"%s\" is not a string", where, key);
+		return error_set(ret_error, -EBADMSG, "%s: \"%s\" is not a string", where, key);
 	*ret = strdup(json_string_value(v));
 	return *ret ? 0 : -ENOMEM;
 }
@@ -137,7 +123,7 @@ static int opt_link(const json_t *o, const char *key, const char *where,
 		return r;
 	r = syzbot_link(base_url, raw, ret);
 	if (r == -EINVAL)
-		return set_error(ret_error, "%s: \"%s\" is not a usable link", where, key);
+		return error_set(ret_error, -EBADMSG, "%s: \"%s\" is not a usable link", where, key);
 	return r;
 }
 
@@ -150,7 +136,7 @@ static int count_array(const json_t *o, const char *key, const char *where,
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_array(v))
-		return set_error(ret_error, "%s: \"%s\" is not an array", where, key);
+		return error_set(ret_error, -EBADMSG, "%s: \"%s\" is not an array", where, key);
 	*ret = json_array_size(v);
 	return 0;
 }
@@ -163,17 +149,17 @@ static int parse_top(const char *data, size_t len, json_t **ret, char **ret_erro
 	int r = json_parse_bounded(data, len, SYZBOT_JSON_MAX, &j, &jerr);
 
 	if (r == -E2BIG)
-		return set_error(ret_error, "JSON larger than %u bytes", SYZBOT_JSON_MAX);
+		return error_set(ret_error, -EBADMSG, "JSON larger than %u bytes", SYZBOT_JSON_MAX);
 	if (r < 0)
-		return set_error(ret_error, "not JSON: %s at line %d column %d",
+		return error_set(ret_error, -EBADMSG, "not JSON: %s at line %d column %d",
 				 jerr.text, jerr.line, jerr.column);
 	if (!json_is_object(j))
-		return set_error(ret_error, "top level is not an object");
+		return error_set(ret_error, -EBADMSG, "top level is not an object");
 	v = json_object_get(j, "version");
 	if (!json_is_integer(v))
-		return set_error(ret_error, "\"version\" missing or not an integer");
+		return error_set(ret_error, -EBADMSG, "\"version\" missing or not an integer");
 	if (json_integer_value(v) != 1)
-		return set_error(ret_error, "unsupported version %lld",
+		return error_set(ret_error, -EBADMSG, "unsupported version %lld",
 				 (long long)json_integer_value(v));
 	*ret = TAKE_PTR(j);
 	return 0;
@@ -201,7 +187,7 @@ static int list_entry(const json_t *o, size_t i, const char *base_url,
 
 	snprintf(where, sizeof(where), "Bugs[%zu]", i);
 	if (!json_is_object(o))
-		return set_error(ret_error, "%s is not an object", where);
+		return error_set(ret_error, -EBADMSG, "%s is not an object", where);
 	r = opt_str(o, "title", where, &e->title, ret_error);
 	if (r >= 0)
 		r = opt_link(o, "link", where, base_url, &e->link, ret_error);
@@ -212,10 +198,10 @@ static int list_entry(const json_t *o, size_t i, const char *base_url,
 	if (r < 0)
 		return r;
 	if (!e->title || !e->link)
-		return set_error(ret_error, "%s: \"title\" and \"link\" are required", where);
+		return error_set(ret_error, -EBADMSG, "%s: \"title\" and \"link\" are required", where);
 	e->extid = syzbot_link_extid(e->link);
 	if (!e->extid)
-		return set_error(ret_error, "%s: the link has no extid", where);
+		return error_set(ret_error, -EBADMSG, "%s: the link has no extid", where);
 	return 0;
 }
 
@@ -231,9 +217,9 @@ int syzbot_parse_list(const char *data, size_t len, const char *base_url,
 		return r;
 	bugs = json_object_get(j, "Bugs");
 	if (!json_is_array(bugs) && !json_is_null(bugs))
-		return set_error(ret_error, "\"Bugs\" missing or not an array");
+		return error_set(ret_error, -EBADMSG, "\"Bugs\" missing or not an array");
 	if (json_array_size(bugs) > SYZBOT_MAX_BUGS)
-		return set_error(ret_error, "more than %d bugs", SYZBOT_MAX_BUGS);
+		return error_set(ret_error, -EBADMSG, "more than %d bugs", SYZBOT_MAX_BUGS);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -307,7 +293,7 @@ static int parse_crash(const json_t *o, size_t i, const char *base_url,
 
 	snprintf(where, sizeof(where), "crashes[%zu]", i);
 	if (!json_is_object(o))
-		return set_error(ret_error, "%s is not an object", where);
+		return error_set(ret_error, -EBADMSG, "%s is not an object", where);
 	for (size_t k = 0; k < ARRAY_SIZE(strs) && r >= 0; k++)
 		r = opt_str(o, strs[k].key, where, (char **)((char *)c + strs[k].off),
 			    ret_error);
@@ -351,14 +337,14 @@ int syzbot_parse_bug(const char *data, size_t len, const char *base_url,
 	if (r < 0)
 		return r;
 	if (!b->title || !*b->title)
-		return set_error(ret_error, "bug: \"title\" is required");
+		return error_set(ret_error, -EBADMSG, "bug: \"title\" is required");
 	if (b->extid && !*b->extid)
-		return set_error(ret_error, "bug: \"extid\" is empty");
+		return error_set(ret_error, -EBADMSG, "bug: \"extid\" is empty");
 	crashes = json_object_get(j, "crashes");
 	if (crashes && !json_is_array(crashes) && !json_is_null(crashes))
-		return set_error(ret_error, "bug: \"crashes\" is not an array");
+		return error_set(ret_error, -EBADMSG, "bug: \"crashes\" is not an array");
 	if (json_array_size(crashes) > SYZBOT_MAX_CRASHES)
-		return set_error(ret_error, "bug: more than %d crashes", SYZBOT_MAX_CRASHES);
+		return error_set(ret_error, -EBADMSG, "bug: more than %d crashes", SYZBOT_MAX_CRASHES);
 	b->crashes = calloc(json_array_size(crashes) + 1, sizeof(*b->crashes));
 	if (!b->crashes)
 		return -ENOMEM;

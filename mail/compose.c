@@ -8,25 +8,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/strutil.h"
 #include "compose.h"
 #include "diffstat-internal.h"
 #include "header-internal.h"
 
 #define COMPOSE_MAX (MAIL_SIZE_MAX / 2)
-
-static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		va_start(ap, fmt);
-		if (vasprintf(ret_error, fmt, ap) < 0)
-			*ret_error = NULL;
-		va_end(ap);
-	}
-	return r;
-}
 
 /* ---- trailer order ---- */
 
@@ -156,25 +143,25 @@ static int put_common_headers(struct buf *b, const char *from, time_t date,
 			      char *const *cc, char **ret_error)
 {
 	if (header_check_msgid(message_id) < 0)
-		return fail(ret_error, -EINVAL, "invalid Message-ID");
+		return error_set(ret_error, -EINVAL, "invalid Message-ID");
 	if (header_put_address(b, "From", from) < 0)
-		return fail(ret_error, -EINVAL, "invalid From address");
+		return error_set(ret_error, -EINVAL, "invalid From address");
 	if (header_put_date(b, date) < 0 || header_put_text(b, "Subject", subject) < 0 ||
 	    header_put_msgid(b, "Message-ID", message_id) < 0)
-		return fail(ret_error, -EINVAL, "cannot write the headers");
+		return error_set(ret_error, -EINVAL, "cannot write the headers");
 	if (in_reply_to && header_put_msgid(b, "In-Reply-To", in_reply_to) < 0)
-		return fail(ret_error, -EINVAL, "invalid In-Reply-To Message-ID");
+		return error_set(ret_error, -EINVAL, "invalid In-Reply-To Message-ID");
 	if (header_put_msgids(b, "References", refs) < 0)
-		return fail(ret_error, -EINVAL, "invalid References Message-ID");
+		return error_set(ret_error, -EINVAL, "invalid References Message-ID");
 	if (!to || !to[0])
-		return fail(ret_error, -EINVAL, "no recipient");
+		return error_set(ret_error, -EINVAL, "no recipient");
 	if (header_put_addresses(b, "To", to) < 0 || header_put_addresses(b, "Cc", cc) < 0)
-		return fail(ret_error, -EINVAL, "invalid recipient address");
+		return error_set(ret_error, -EINVAL, "invalid recipient address");
 	if (buf_puts(b, "MIME-Version: 1.0\n"
 			"Content-Type: text/plain; charset=UTF-8\n"
 			"Content-Transfer-Encoding: 8bit\n"
 			"X-Mailer: kfix " PACKAGE_VERSION "\n\n") < 0)
-		return fail(ret_error, -E2BIG, "message too large");
+		return error_set(ret_error, -E2BIG, "message too large");
 	return 0;
 }
 
@@ -217,7 +204,7 @@ static int put_trailers(struct buf *b, const struct patch_mail *p, char **ret_er
 		return -E2BIG;
 	for (size_t i = 0; i < p->n_trailers; i++) {
 		if (strpbrk(t[i].key, " :\r\n") || strpbrk(t[i].value, "\r\n"))
-			return fail(ret_error, -EINVAL, "a trailer holds a line break or bad key");
+			return error_set(ret_error, -EINVAL, "a trailer holds a line break or bad key");
 		if (buf_printf(b, "%s: %s\n", t[i].key, t[i].value) < 0)
 			return -E2BIG;
 	}
@@ -232,11 +219,11 @@ int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 	int r;
 
 	if (!p->from || !p->message_id || !p->summary || !*p->summary || !p->diff)
-		return fail(ret_error, -EINVAL, "from, message_id, summary and diff are needed");
+		return error_set(ret_error, -EINVAL, "from, message_id, summary and diff are needed");
 	if (strncmp(p->diff, "diff --git ", 11) != 0)
-		return fail(ret_error, -EINVAL, "the diff does not start with 'diff --git'");
+		return error_set(ret_error, -EINVAL, "the diff does not start with 'diff --git'");
 	if (p->base_commit && !is_hex40(p->base_commit))
-		return fail(ret_error, -EINVAL, "base-commit is not 40 hex digits");
+		return error_set(ret_error, -EINVAL, "base-commit is not 40 hex digits");
 	if (subject_of(p, &subject) < 0 || refs_of(p->references, p->in_reply_to, &refs) < 0)
 		return -ENOMEM;
 	r = put_common_headers(&b, p->from, p->date, subject, p->message_id, p->in_reply_to,
@@ -245,12 +232,12 @@ int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 		return r;
 	if (p->author && !streq(p->author, p->from)) {
 		if (header_check_address(p->author) < 0)
-			return fail(ret_error, -EINVAL, "invalid author address");
+			return error_set(ret_error, -EINVAL, "invalid author address");
 		if (buf_printf(&b, "From: %s\n\n", p->author) < 0)
 			return -E2BIG;
 	}
 	if ((p->body && put_free_text(&b, p->body, "") < 0))
-		return fail(ret_error, -E2BIG, "message too large");
+		return error_set(ret_error, -E2BIG, "message too large");
 	r = put_trailers(&b, p, ret_error);
 	if (r < 0)
 		return r;
@@ -259,7 +246,7 @@ int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 	    put_section(&b, "Evidence", p->evidence) < 0 || put_repro_table(&b, p) < 0 ||
 	    put_section(&b, "Not tested", p->not_tested) < 0 || diffstat_format(p->diff, &b) < 0 ||
 	    buf_printf(&b, "\n%s", p->diff) < 0)
-		return fail(ret_error, -E2BIG, "message too large");
+		return error_set(ret_error, -E2BIG, "message too large");
 	if (b.data[b.len - 1] != '\n' && buf_puts(&b, "\n") < 0)
 		return -E2BIG;
 	if (p->base_commit && buf_printf(&b, "\nbase-commit: %s\n", p->base_commit) < 0)
@@ -305,7 +292,7 @@ int mail_compose_refusal(const struct mail *orig, const char *from,
 	int r;
 
 	if (!to[0])
-		return fail(ret_error, -EINVAL, "the mail has no sender to answer");
+		return error_set(ret_error, -EINVAL, "the mail has no sender to answer");
 	if (reply_subject(orig, &subject) < 0 || reply_refs(orig, &refs) < 0)
 		return -ENOMEM;
 	r = put_common_headers(&b, from, date, subject, message_id, mail_message_id(orig),
@@ -313,7 +300,7 @@ int mail_compose_refusal(const struct mail *orig, const char *from,
 	if (r < 0)
 		return r;
 	if (tree && strpbrk(tree, "\r\n"))
-		return fail(ret_error, -EINVAL, "tree name holds a line break");
+		return error_set(ret_error, -EINVAL, "tree name holds a line break");
 	if (buf_puts(&b, "Hello,\n\nthank you for your message.  It contains #kfix commands, but "
 			 "your address\nis not on the list of senders allowed to give kfix "
 			 "commands") < 0 ||
@@ -322,7 +309,7 @@ int mail_compose_refusal(const struct mail *orig, const char *from,
 			 "this code and want to use them, please ask the\noperator of this "
 			 "kfix instance to add your address to allow-commands.\nYou will not "
 			 "get this note again.\n\n-- \nkfix\n") < 0)
-		return fail(ret_error, -E2BIG, "message too large");
+		return error_set(ret_error, -E2BIG, "message too large");
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;
 }
@@ -339,10 +326,10 @@ int mail_compose_syz_test(const struct mail *report, const char *from,
 	int r;
 
 	if (!s || !s->extid)
-		return fail(ret_error, -EINVAL, "not a syzbot mail");
+		return error_set(ret_error, -EINVAL, "not a syzbot mail");
 	if (!git_tree || !branch || strpbrk(git_tree, " \t\r\n") || strpbrk(branch, " \t\r\n") ||
 	    !diff)
-		return fail(ret_error, -EINVAL, "tree and branch must be single tokens");
+		return error_set(ret_error, -EINVAL, "tree and branch must be single tokens");
 	if (reply_subject(report, &subject) < 0 || reply_refs(report, &refs) < 0)
 		return -ENOMEM;
 	{
@@ -357,7 +344,7 @@ int mail_compose_syz_test(const struct mail *report, const char *from,
 	if (r < 0)
 		return r;
 	if (buf_printf(&b, "#syz test: %s %s\n\n%s", git_tree, branch, diff) < 0)
-		return fail(ret_error, -E2BIG, "message too large");
+		return error_set(ret_error, -E2BIG, "message too large");
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;
 }

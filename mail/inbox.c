@@ -31,21 +31,6 @@ DEFINE_CLEANUP(git_tree_entry, git_tree_entry_free)
 DEFINE_CLEANUP(git_blob, git_blob_free)
 DEFINE_CLEANUP(git_reference, git_reference_free)
 
-static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		free(*ret_error);
-		va_start(ap, fmt);
-		if (vasprintf(ret_error, fmt, ap) < 0)
-			*ret_error = NULL;
-		va_end(ap);
-	}
-	return r;
-}
-
 static const char *git_msg(void)
 {
 	const git_error *e = git_error_last();
@@ -63,7 +48,7 @@ int inbox_open(const char *url, const char *cache_dir, struct inbox **ret,
 		return -ENOMEM;
 	r = mkdir_p(cache_dir, 0750);
 	if (r < 0)
-		return fail(ret_error, r, "%s: %s", cache_dir, strerror(-r));
+		return error_set(ret_error, r, "%s: %s", cache_dir, strerror(-r));
 	ib->url = strdup(url);
 	ib->cache = strdup(cache_dir);
 	if (!ib->url || !ib->cache) {
@@ -103,20 +88,20 @@ static int epoch_fetch(struct inbox *ib, int n, git_repository **ret, char **ret
 		return -ENOMEM;
 	if (stat(path, &st) == 0) {
 		if (git_repository_open_bare(&repo, path) < 0)
-			return fail(ret_error, -EIO, "%s: %s", path, git_msg());
+			return error_set(ret_error, -EIO, "%s: %s", path, git_msg());
 	} else if (git_repository_init(&repo, path, 1) < 0) {
-		return fail(ret_error, -EIO, "%s: %s", path, git_msg());
+		return error_set(ret_error, -EIO, "%s: %s", path, git_msg());
 	}
 	/* no url.*.insteadOf from the host's git config: the archive is the
 	 * configured one (and libgit2 1.5 leaks in the insteadOf lookup) */
 	ro.repository = repo;
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
 	if (git_remote_create_with_opts(&remote, url, &ro) < 0)
-		return fail(ret_error, -EIO, "%s: %s", url, git_msg());
+		return error_set(ret_error, -EIO, "%s: %s", url, git_msg());
 	fo.prune = GIT_FETCH_NO_PRUNE;
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	if (git_remote_fetch(remote, &specs, &fo, NULL) < 0)
-		return fail(ret_error, -ENOENT, "fetching %s: %s", url, git_msg());
+		return error_set(ret_error, -ENOENT, "fetching %s: %s", url, git_msg());
 	*ret = TAKE_PTR(repo);
 	return 0;
 }
@@ -204,12 +189,12 @@ static int walk_epoch(git_repository *repo, struct walk_state *st, char **ret_er
 	if (head_of(repo, &head) < 0)
 		return 0; /* an empty epoch */
 	if (git_revwalk_new(&w, repo) < 0)
-		return fail(ret_error, -EIO, "revwalk: %s", git_msg());
+		return error_set(ret_error, -EIO, "revwalk: %s", git_msg());
 	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
 	if (git_revwalk_push(w, &head) < 0)
-		return fail(ret_error, -EIO, "revwalk: %s", git_msg());
+		return error_set(ret_error, -EIO, "revwalk: %s", git_msg());
 	if (st->has_last && git_revwalk_hide(w, &st->last) < 0)
-		return fail(ret_error, -ESTALE, "the stored position is not in the archive: %s",
+		return error_set(ret_error, -ESTALE, "the stored position is not in the archive: %s",
 			    git_msg());
 	while (st->count < st->max && git_revwalk_next(&id, w) == 0) {
 		_cleanup_(git_blob_freep) git_blob *b = NULL;
@@ -225,11 +210,11 @@ static int walk_epoch(git_repository *repo, struct walk_state *st, char **ret_er
 			(void)mail_parse(raw, len, 0, &m, NULL);
 			r = st->fn(m, raw, len, hex, st->userdata);
 			if (r < 0)
-				return fail(ret_error, r, "message %s was not taken: %s", hex,
+				return error_set(ret_error, r, "message %s was not taken: %s", hex,
 					    strerror(-r));
 			st->count++;
 		} else if (r == -EIO) {
-			return fail(ret_error, r, "reading a commit: %s", git_msg());
+			return error_set(ret_error, r, "reading a commit: %s", git_msg());
 		}
 		git_oid_cpy(&st->last, &id);
 		st->has_last = true;
@@ -259,7 +244,7 @@ int inbox_poll(struct inbox *ib, const char *pos, int max, inbox_message_fn fn,
 	int epoch, r;
 
 	if (parse_pos(pos, &epoch, &st.last, &st.has_last) < 0)
-		return fail(ret_error, -EINVAL, "bad inbox position");
+		return error_set(ret_error, -EINVAL, "bad inbox position");
 	for (;;) {
 		_cleanup_(git_repository_freep) git_repository *repo = NULL;
 

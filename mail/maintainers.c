@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/strutil.h"
 #include "common/proc.h"
 #include "compose.h"
 #include "header-internal.h"
@@ -16,20 +17,6 @@
 #define MAINTAINERS_TIMEOUT_USEC (120ULL * 1000000)
 #define MAINTAINERS_OUTPUT_MAX (256 * 1024)
 #define MAINTAINERS_MAX 64
-
-static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		va_start(ap, fmt);
-		if (vasprintf(ret_error, fmt, ap) < 0)
-			*ret_error = NULL;
-		va_end(ap);
-	}
-	return r;
-}
 
 
 int mail_maintainers(const char *tree_dir, const char *diff, char ***ret,
@@ -49,7 +36,7 @@ int mail_maintainers(const char *tree_dir, const char *diff, char ***ret,
 	if (asprintf(&script, "%s/scripts/get_maintainer.pl", tree_dir) < 0)
 		return -ENOMEM;
 	if (stat(script, &st) < 0)
-		return fail(ret_error, -ENOENT, "%s: not found", script);
+		return error_set(ret_error, -ENOENT, "%s: not found", script);
 	o.cwd = tree_dir;
 	o.stdin_data = diff;
 	o.stdin_len = strlen(diff);
@@ -58,9 +45,9 @@ int mail_maintainers(const char *tree_dir, const char *diff, char ***ret,
 	o.discard_stderr = true;
 	r = proc_run(argv, &o, &res);
 	if (r < 0)
-		return fail(ret_error, r, "cannot run get_maintainer.pl: %s", strerror(-r));
+		return error_set(ret_error, r, "cannot run get_maintainer.pl: %s", strerror(-r));
 	if (res.timed_out || res.exit_code != 0)
-		return fail(ret_error, -EIO, "get_maintainer.pl %s %d",
+		return error_set(ret_error, -EIO, "get_maintainer.pl %s %d",
 			    res.timed_out ? "timed out after" : "exited with",
 			    res.timed_out ? (int)(MAINTAINERS_TIMEOUT_USEC / 1000000)
 					   : res.exit_code);

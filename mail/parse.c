@@ -1,6 +1,7 @@
 /* RFC 5322/MIME decoding through GMime: headers, the text body and the
  * attachments, all bounded.  The analysis of the decoded text lives in
  * the other files of this folder. */
+#include "common/strutil.h"
 #include "config.h"
 
 #include <ctype.h>
@@ -27,19 +28,6 @@ DEFINE_CLEANUP(GObject, g_object_unref)
 DEFINE_CLEANUP(char, g_free)
 #define _cleanup_gobj_ _cleanup_(g_object_unrefp)
 #define _cleanup_gfree_ _cleanup_(g_freep)
-
-static void set_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static void set_error(char **ret_error, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ret_error)
-		return;
-	va_start(ap, fmt);
-	if (vasprintf(ret_error, fmt, ap) < 0)
-		*ret_error = NULL;
-	va_end(ap);
-}
 
 const char *mail_keep(struct mail *m, char *s)
 {
@@ -311,7 +299,7 @@ int mail_parse(const char *data, size_t len, size_t max, struct mail **ret,
 	if (max == 0)
 		max = MAIL_SIZE_MAX;
 	if (len > max) {
-		set_error(ret_error, "message is %zu bytes, larger than the limit of %zu bytes",
+		(void)error_set(ret_error, 0, "message is %zu bytes, larger than the limit of %zu bytes",
 			  len, max);
 		return -EFBIG;
 	}
@@ -324,17 +312,17 @@ int mail_parse(const char *data, size_t len, size_t max, struct mail **ret,
 	g_mime_parser_set_format(GMIME_PARSER(parser), GMIME_FORMAT_MESSAGE);
 	msg = G_OBJECT(g_mime_parser_construct_message(GMIME_PARSER(parser), NULL));
 	if (!msg) {
-		set_error(ret_error, "not an RFC 5322 message");
+		(void)error_set(ret_error, 0, "not an RFC 5322 message");
 		return -EBADMSG;
 	}
 	r = mail_read(m, GMIME_MESSAGE(msg));
 	if (r < 0) {
-		set_error(ret_error, "cannot read the message: %s", strerror(-r));
+		(void)error_set(ret_error, 0, "cannot read the message: %s", strerror(-r));
 		return r;
 	}
 	r = mail_analyse(m);
 	if (r < 0) {
-		set_error(ret_error, "cannot analyse the message: %s", strerror(-r));
+		(void)error_set(ret_error, 0, "cannot analyse the message: %s", strerror(-r));
 		return r;
 	}
 	*ret = TAKE_PTR(m);

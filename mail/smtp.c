@@ -15,20 +15,6 @@
 #include "mail-internal.h"
 #include "smtp.h"
 
-static int fail(char **ret_error, int r, const char *fmt, ...) _printf_(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		va_start(ap, fmt);
-		if (vasprintf(ret_error, fmt, ap) < 0)
-			*ret_error = NULL;
-		va_end(ap);
-	}
-	return r;
-}
-
 struct reader {
 	const char *data;
 	size_t len, off;
@@ -116,19 +102,19 @@ int smtp_send(const struct smtp_opts *o, const char *msg, size_t len,
 	CURLcode rc;
 
 	if (!o->url || !(startswith(o->url, "smtp://") || startswith(o->url, "smtps://")))
-		return fail(ret_error, -EINVAL, "mail.smtp-url must be smtp:// or smtps://");
+		return error_set(ret_error, -EINVAL, "mail.smtp-url must be smtp:// or smtps://");
 	if (!env_from || strpbrk(env_from, "<>\r\n ") || !rcpts || !rcpts[0])
-		return fail(ret_error, -EINVAL, "bad envelope sender or no recipient");
+		return error_set(ret_error, -EINVAL, "bad envelope sender or no recipient");
 	wire = to_crlf(msg, len, &rd.len);
 	if (!wire)
-		return fail(ret_error, -EINVAL, "empty or oversized message");
+		return error_set(ret_error, -EINVAL, "empty or oversized message");
 	rd.data = wire;
 	for (size_t i = 0; rcpts[i]; i++) {
 		_cleanup_free_ char *a = NULL;
 		struct curl_slist *n;
 
 		if (strpbrk(rcpts[i], "<>\r\n "))
-			return fail(ret_error, -EINVAL, "bad recipient address");
+			return error_set(ret_error, -EINVAL, "bad recipient address");
 		if (asprintf(&a, "<%s>", rcpts[i]) < 0 || !(n = curl_slist_append(to, a)))
 			return -ENOMEM;
 		to = n;
@@ -162,7 +148,7 @@ int smtp_send(const struct smtp_opts *o, const char *msg, size_t len,
 	if (rc == CURLE_OK)
 		return 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	return fail(ret_error, classify(rc, code), "SMTP %s: %s%s%.0ld", o->url,
+	return error_set(ret_error, classify(rc, code), "SMTP %s: %s%s%.0ld", o->url,
 		    errbuf[0] ? errbuf : curl_easy_strerror(rc), code ? ", server said " : "",
 		    code);
 }
@@ -180,10 +166,10 @@ int smtp_envelope(const char *msg, size_t len, char **ret_from, char ***ret_rcpt
 	if (k < 0)
 		return k;
 	if (!mail_from(m))
-		return fail(ret_error, -EINVAL, "the message has no From address");
+		return error_set(ret_error, -EINVAL, "the message has no From address");
 	r = mail_recipients(m);
 	if (!r[0])
-		return fail(ret_error, -EINVAL, "the message has no To or Cc address");
+		return error_set(ret_error, -EINVAL, "the message has no To or Cc address");
 	for (size_t i = 0; r[i]; i++)
 		if (strv_push(&v, r[i]) < 0)
 			return -ENOMEM;
