@@ -196,7 +196,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	r = streq(mode, "running") ? workers_fill(d->workers) : 0;
 	if (r < 0)
 		log_warning("workers: %s (%s)", strerror(-r), store_errmsg(d->store));
-	r = outbox_run(d->outbox, 50, NULL);
+	r = outbox_spawn(d->outbox, d->event, d->self_exe, d->config_path);
 	if (r < 0)
 		log_warning("outbox: %s (%s)", strerror(-r), store_errmsg(d->store));
 	update_status(d);

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/slot.h"
 #include "common/strutil.h"
+#include "child.h"
 #include "jobs.h"
 #include "store.h"
 
@@ -110,32 +111,6 @@ int job_fail(struct job_ctx *ctx, int r, const char *fmt, ...)
 	return r;
 }
 
-static int child_setup(const char *config_path, struct config **ret_cfg,
-		       struct store **ret_store)
-{
-	_cleanup_free_ char *err = NULL, *state = NULL, *db = NULL;
-	struct config *cfg = NULL;
-	int r;
-
-	r = config_load(config_path, &cfg, &err);
-	if (r < 0) {
-		log_error("%s", err ? err : strerror(-r));
-		return r;
-	}
-	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
-	if (r >= 0 && asprintf(&db, "%s/kfix.db", state) < 0)
-		r = -ENOMEM;
-	if (r >= 0)
-		r = store_open(db, ret_store);
-	if (r < 0) {
-		log_error("cannot open store: %s", strerror(-r));
-		config_free(cfg);
-		return r;
-	}
-	*ret_cfg = cfg;
-	return 0;
-}
-
 static pid_t owner_pid(const char *owner)
 {
 	const char *colon = strrchr(owner, ':');
@@ -168,7 +143,7 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (owner_pid(owner) > 0 && getppid() != owner_pid(owner))
 		return 1;
-	if (child_setup(config_path, &ctx.cfg, &store) < 0)
+	if (child_open(config_path, &ctx.cfg, &store) < 0)
 		return 1;
 	ctx.store = store;
 	r = store_job_get(store, job_id, &ctx.job);

@@ -13,6 +13,7 @@
 #include "common/conf.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "child.h"
 #include "daemon.h"
 #include "jobs.h"
 
@@ -66,7 +67,7 @@ static int self_exe(char *buf, size_t n)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_RUN_JOB = 0x100, OPT_OWNER, OPT_LOG_TARGET };
+	enum { OPT_RUN_JOB = 0x100, OPT_OWNER, OPT_LOG_TARGET, OPT_RUN_OUTBOX };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 't' },
@@ -77,11 +78,13 @@ int main(int argc, char **argv)
 		/* internal: one job in a child process */
 		{ "run-job", required_argument, NULL, OPT_RUN_JOB },
 		{ "owner", required_argument, NULL, OPT_OWNER },
+		/* internal: outbox deliveries in a child process */
+		{ "run-outbox", no_argument, NULL, OPT_RUN_OUTBOX },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = KFIX_CONFIG_DEFAULT, *owner = NULL, *lvl = NULL;
 	enum log_target target = LOG_TARGET_AUTO;
-	bool check = false;
+	bool check = false, run_outbox = false;
 	struct daemon *d = NULL;
 	char exe[PATH_MAX];
 	int64_t run_job = 0;
@@ -125,6 +128,9 @@ int main(int argc, char **argv)
 		case OPT_OWNER:
 			owner = optarg;
 			break;
+		case OPT_RUN_OUTBOX:
+			run_outbox = true;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -144,13 +150,14 @@ int main(int argc, char **argv)
 		}
 		log_set_level(prio);
 	}
-	if (run_job) {
+	if (run_job || run_outbox) {
 		sigset_t none;
 
 		/* a job process takes signals the default way */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		return jobs_run_child(config, run_job, owner ? owner : "");
+		return run_job ? jobs_run_child(config, run_job, owner ? owner : "")
+			       : outbox_run_child(config);
 	}
 	r = self_exe(exe, sizeof(exe));
 	if (r < 0) {

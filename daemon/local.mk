@@ -1,6 +1,7 @@
 noinst_LIBRARIES += daemon/libdaemon.a
 daemon_libdaemon_a_SOURCES = \
 	daemon/store.c daemon/store.h \
+	daemon/child.c daemon/child.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
 	daemon/outbox.c daemon/outbox.h \
 	daemon/publish.c daemon/publish.h \

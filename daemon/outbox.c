@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/conf.h"
@@ -13,12 +16,16 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "mail/smtp.h"
+#include "child.h"
 #include "outbox.h"
 #include "publish.h"
 #include "store.h"
 
 #define OUTBOX_BACKOFF_MIN (30ULL * 1000000)
 #define OUTBOX_BACKOFF_MAX (3600ULL * 1000000)
+/* entries one child delivers before the daemon looks again */
+#define OUTBOX_RUN_MAX 50
+#define OUTBOX_STOP_WAIT_MS 10000
 
 struct outbox {
 	struct store *store;
@@ -26,6 +33,8 @@ struct outbox {
 	const struct outbox_transport *mail;
 	void *mail_state;
 	int64_t max_tries;
+	pid_t child;			/* the delivering process, or 0 */
+	sd_event_source *child_src;
 };
 
 /* ---- spool transport: one file per message, named by its key ---- */
@@ -236,13 +245,78 @@ void outbox_set_config(struct outbox *o, const struct config *cfg)
 	o->cfg = cfg;
 }
 
+/* A delivery in flight is given a moment to finish and be recorded: a
+ * message sent but not marked would be sent again after the restart. */
+static void outbox_stop_child(struct outbox *o)
+{
+	if (o->child > 0) {
+		for (int i = 0; i < OUTBOX_STOP_WAIT_MS / 50; i++) {
+			if (waitpid(o->child, NULL, WNOHANG) != 0)
+				break;
+			usleep(50000);
+		}
+		if (kill(o->child, SIGKILL) == 0)
+			(void)waitpid(o->child, NULL, 0);
+	}
+	o->child = 0;
+	o->child_src = sd_event_source_disable_unref(o->child_src);
+}
+
 void outbox_free(struct outbox *o)
 {
 	if (!o)
 		return;
+	outbox_stop_child(o);
 	if (o->mail)
 		o->mail->close(o->mail_state);
 	free(o);
+}
+
+static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
+{
+	struct outbox *o = userdata;
+
+	if (si->si_code != CLD_EXITED || si->si_status != 0)
+		log_warning("outbox process %d %s %d", (int)o->child,
+			    si->si_code == CLD_EXITED ? "exited with status" : "killed by signal",
+			    si->si_status);
+	o->child = 0;
+	o->child_src = sd_event_source_disable_unref(o->child_src);
+	return 0;
+}
+
+int outbox_spawn(struct outbox *o, sd_event *event, const char *self_exe,
+		 const char *config_path)
+{
+	_cleanup_(store_outbox_freep) struct store_outbox *e = NULL;
+	sigset_t none;
+	int r;
+
+	if (o->child > 0)
+		return 0;
+	r = store_outbox_next(o->store, &e);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	o->child = fork();
+	if (o->child < 0) {
+		o->child = 0;
+		return negerrno();
+	}
+	if (o->child == 0) {
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execl(self_exe, self_exe, "--config", config_path, "--run-outbox", (char *)NULL);
+		_exit(127);
+	}
+	r = sd_event_add_child(event, &o->child_src, o->child, WEXITED, on_child, o);
+	if (r < 0) {
+		kill(o->child, SIGKILL);
+		(void)waitpid(o->child, NULL, 0);
+		o->child = 0;
+	}
+	return r;
 }
 
 static uint64_t backoff(int tries)
@@ -310,4 +384,26 @@ int outbox_run(struct outbox *o, int max, int *ret_sent)
 	if (ret_sent)
 		*ret_sent = sent;
 	return 0;
+}
+
+int outbox_run_child(const char *config_path)
+{
+	_cleanup_(store_closep) struct store *store = NULL;
+	_cleanup_free_ char *err = NULL;
+	struct config *cfg = NULL;
+	struct outbox *o = NULL;
+	int r, sent = 0;
+
+	/* an SMTP session of a dead daemon must not go on by itself */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1 || child_open(config_path, &cfg, &store) < 0)
+		return 1;
+	r = outbox_new(cfg, store, &o, &err);
+	if (r < 0)
+		log_error("cannot start the outbox: %s", err ? err : strerror(-r));
+	else if ((r = outbox_run(o, OUTBOX_RUN_MAX, &sent)) < 0)
+		log_warning("outbox: %s (%s)", strerror(-r), store_errmsg(store));
+	outbox_free(o);
+	config_free(cfg);
+	return r < 0 ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 #define KFIX_OUTBOX_H
 
 #include <stdint.h>
+#include <systemd/sd-event.h>
 
 struct config;
 struct store;
@@ -30,5 +31,10 @@ void outbox_set_config(struct outbox *o, const struct config *cfg);
 void outbox_free(struct outbox *o);
 /* Delivers what is due, at most max entries; *ret_sent counts deliveries. */
 int outbox_run(struct outbox *o, int max, int *ret_sent);
+/* In the daemon: when entries are due and no delivery process runs,
+ * starts "self_exe --run-outbox", so that a slow SMTP server or git
+ * remote never stalls the event loop (and the HTTP front door). */
+int outbox_spawn(struct outbox *o, sd_event *event, const char *self_exe,
+		 const char *config_path);
 
 #endif

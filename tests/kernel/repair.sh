@@ -21,19 +21,29 @@ top_srcdir=${top_srcdir:-$(cd "$kt_here/../.." && pwd)}
 export KFIX_PROMPTS_DIR="$top_srcdir/agent/prompts"
 started=$(date +%s)
 
+# The report as syzbot mails it: freeque() and msgctl_down() are inlined
+# into ksys_msgctl(), which gives the bug its title.
 cat > "$T/report" <<'R'
-BUG: KASAN: use-after-free in freeque+0x1c4/0x250 ipc/msg.c:291
+==================================================================
+BUG: KASAN: use-after-free in ksys_msgctl+0x6d4/0x7a0 ipc/msg.c:291
 Read of size 8 at addr ffff88800a1b2c40 by task repro/123
 
+CPU: 0 PID: 123 Comm: repro Not tainted 6.1.0 #1
 Call Trace:
  <TASK>
+ __dump_stack lib/dump_stack.c:88 [inline]
  dump_stack_lvl+0x48/0x5f lib/dump_stack.c:106
- print_report+0x170/0x473 mm/kasan/report.c:417
- kasan_report+0xad/0x130 mm/kasan/report.c:517
- freeque+0x1c4/0x250 ipc/msg.c:291
- msgctl_down+0x1f0/0x2a0 ipc/msg.c:464
- ksys_msgctl+0x2c2/0x390 ipc/msg.c:624
+ print_address_description mm/kasan/report.c:284 [inline]
+ print_report+0x170/0x473 mm/kasan/report.c:395
+ kasan_report+0xad/0x130 mm/kasan/report.c:495
+ freeque ipc/msg.c:291 [inline]
+ msgctl_down ipc/msg.c:464 [inline]
+ ksys_msgctl+0x6d4/0x7a0 ipc/msg.c:624
+ do_syscall_x64 arch/x86/entry/common.c:50 [inline]
+ do_syscall_64+0x3b/0x90 arch/x86/entry/common.c:80
+ entry_SYSCALL_64_after_hwframe+0x63/0xcd
  </TASK>
+==================================================================
 R
 
 # The model's script: edits come from the scenario's own patches.
