@@ -36,6 +36,26 @@ static json_t *patch_json(const struct store_patch *p, bool full)
 	return j;
 }
 
+/* syzbot's "#syz test" answers about this patch, oldest first. */
+static json_t *syzbot_tests(struct store *s, const struct store_patch *p)
+{
+	struct store_query q = { .state = "patch.syzbot-test", .bug_id = p->bug_id, .limit = 100 };
+	struct store_event **ev = NULL;
+	json_t *arr = json_array();
+	size_t n = 0;
+
+	if (arr && store_event_query(s, &q, &ev, &n) >= 0)
+		for (size_t i = 0; i < n; i++) {
+			json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
+
+			if (d && json_get_int(d, "patch", 0) == p->id)
+				json_array_append(arr, d);
+			json_decref(d);
+		}
+	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	return arr;
+}
+
 int ctl_patches(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -92,6 +112,7 @@ int ctl_patches(struct ctl *c, int argc, char **argv)
 int ctl_patch(struct ctl *c, int argc, char **argv)
 {
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+	_cleanup_json_ json_t *tests = NULL;
 	struct store *s;
 	int64_t id;
 	char t[32];
@@ -110,8 +131,14 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 		ctl_err("patch %lld: %s", (long long)id, r == -ENOENT ? "no such patch" : store_errmsg(s));
 		return 1;
 	}
-	if (c->json)
-		return ctl_print_json(patch_json(p, true));
+	tests = syzbot_tests(s, p);
+	if (c->json) {
+		json_t *j = patch_json(p, true);
+
+		if (j)
+			json_object_set(j, "syzbot_tests", tests ? tests : json_null());
+		return ctl_print_json(j);
+	}
 	printf("%-14s %lld (bug %lld, v%d)\n", "Patch:", (long long)p->id,
 	       (long long)p->bug_id, p->version);
 	printf("%-14s %s\n", "State:", p->state);
@@ -123,6 +150,14 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 	ctl_print_escaped("Decided by:", p->decided_by);
 	ctl_print_escaped("Reason:", p->reason);
 	printf("%-14s %s\n", "Updated:", ctl_time(p->updated, t, sizeof(t)));
+	for (size_t i = 0; tests && i < json_array_size(tests); i++) {
+		json_t *e = json_array_get(tests, i);
+		_cleanup_free_ char *line = NULL;
+
+		if (asprintf(&line, "%s%s%s", json_get_str(e, "result") ?: "?",
+			     json_get_str(e, "title") ? ": " : "", json_get_str(e, "title") ?: "") >= 0)
+			ctl_print_escaped("syzbot test:", line);
+	}
 	/* the rest is shown as stored: it is kfix's own output */
 	if (p->explanation)
 		printf("\nExplanation:\n%s\n", p->explanation);

@@ -50,6 +50,9 @@ struct intake_item {
 	char *mail_extid;
 	char *author_display; /* "Name <addr>", for a Signed-off-by */
 	char *in_reply_to;
+	char **references;
+	enum mail_test_result test; /* a syzbot "#syz test" result */
+	char *test_title;
 	const char *ignore_why; /* static text */
 };
 
@@ -80,6 +83,8 @@ static void item_free(struct intake_item *it)
 	free(it->mail_extid);
 	free(it->author_display);
 	free(it->in_reply_to);
+	strv_free(it->references);
+	free(it->test_title);
 	free(it);
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
@@ -104,6 +109,23 @@ static bool author_allowed(struct front *f, const char *hook, const char *author
 	if (!author || config_get_list(f->cfg, "hook", hook, "allow-users", &users) < 0)
 		return false;
 	return users && strv_contains(users, author);
+}
+
+/* syzbot's answer to a "#syz test" that kfix's patch mail carried: the
+ * thread (In-Reply-To, then References from the newest) names the patch. */
+static int test_result_fill(struct intake_item *it, const struct mail *m,
+			    const struct mail_syzbot *sz)
+{
+	char *const *refs = mail_references(m);
+
+	it->test = sz->test;
+	if (!dup_all((char **[]){ &it->in_reply_to, &it->test_title, &it->mail_extid },
+		     (const char *const[]){ mail_in_reply_to(m), sz->title, sz->extid }, 3))
+		return -ENOMEM;
+	for (size_t i = strv_len(refs); i > 0 && i + 16 > strv_len(refs); i--)
+		if (strv_push(&it->references, refs[i - 1]) < 0)
+			return -ENOMEM;
+	return 0;
 }
 
 /* What kfix acts on in a mail: a syzbot report (a new bug) or the first
@@ -131,6 +153,8 @@ static int mail_fill(struct intake_item *it, const struct mail *m)
 			return -ENOMEM;
 		return 0;
 	}
+	if (mail_kind(m) == MAIL_KIND_SYZBOT_TEST_RESULT && sz && sz->test != MAIL_TEST_NONE)
+		return test_result_fill(it, m, sz);
 	cmds = mail_commands(m, &n);
 	for (size_t i = 0; i < n; i++) {
 		const char *w = cmds[i].kfix ? startswith(cmds[i].name, "kfix-") : NULL;
@@ -271,6 +295,46 @@ static int queue_refusal(struct front *f, const struct intake_item *it,
 	return store_outbox_add(f->store, b->id, "mail", key, msg, NULL, NULL);
 }
 
+static const char *test_result_name(enum mail_test_result t)
+{
+	switch (t) {
+	case MAIL_TEST_OK: return "ok";
+	case MAIL_TEST_CRASH: return "crash";
+	case MAIL_TEST_BUILD_ERROR: return "build-error";
+	default: return "none";
+	}
+}
+
+/* Recorded against the patch as evidence kfix did not produce itself. */
+static int apply_test_result(struct front *f, struct intake_item *it)
+{
+	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+	_cleanup_free_ char *detail = NULL;
+	json_t *j;
+	int r = -ENOENT;
+
+	if (it->in_reply_to)
+		r = store_patch_find_by_message_id(f->store, it->in_reply_to, &p);
+	for (size_t i = 0; r == -ENOENT && it->references && it->references[i]; i++)
+		r = store_patch_find_by_message_id(f->store, it->references[i], &p);
+	if (r == -ENOENT)
+		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
+					     "a syzbot test result for no kfix patch");
+	if (r < 0)
+		return r;
+	j = json_pack("{s:I, s:i, s:s, s:s?, s:s?}", "patch", (json_int_t)p->id,
+		      "version", p->version, "result", test_result_name(it->test),
+		      "title", it->test_title, "message_id", it->in.key);
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail)
+		return -ENOMEM;
+	r = store_event_add(f->store, p->bug_id, 0, "patch.syzbot-test", detail);
+	if (r >= 0)
+		r = store_inbox_set_state(f->store, it->in.id, "done", p->bug_id, NULL);
+	return r;
+}
+
 static int apply_mail(struct front *f, struct intake_item *it)
 {
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
@@ -279,6 +343,8 @@ static int apply_mail(struct front *f, struct intake_item *it)
 	json_t *j;
 	int r;
 
+	if (it->test != MAIL_TEST_NONE)
+		return apply_test_result(f, it);
 	if (!it->command)
 		return store_inbox_set_state(f->store, it->in.id, "ignored", 0, it->ignore_why);
 	if (it->target_bug <= 0 && it->in_reply_to) {

@@ -133,6 +133,23 @@ grep -q "not carried out" "$refusal" || fail "refusal text"
 ok "a stranger's command: refused politely, once"
 ok "upstream mail after approval"
 
+# syzbot's answer to the "#syz test" in the upstream thread is recorded
+# against the patch as independent evidence
+upid=$(ctl patch 1 --json | json_field 'j["message_id"]')
+sed -e "s/^In-Reply-To: .*/In-Reply-To: <$upid>/" \
+    -e "s/4f3a9c0de81b27a6e5d4/pub1/g" "$top_srcdir/tests/fixtures/mail/syzbot-test-ok.eml" > "$T/t1"
+[ "$(post_mail "$T/t1" t1)" = 200 ] || fail "webhook refused the test result"
+wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' patch 1 | grep -q '^syzbot test: *ok'" ||
+	fail "syzbot test result not recorded: $(ctl patch 1 | head -14)"
+[ "$(ctl patch 1 --json | json_field 'j["syzbot_tests"][0]["result"]')" = ok ] || fail "test result JSON"
+# one that answers no kfix mail is ignored
+sed -e "s/^In-Reply-To: .*/In-Reply-To: <unrelated@example.org>/" -e "s/^Message-ID: .*/Message-ID: <t2@google.com>/" "$T/t1" > "$T/t2"
+[ "$(post_mail "$T/t2" t2)" = 200 ] || fail "webhook refused the second test result"
+wait_for 20 sh -c "[ \"\$(sqlite3 '$T/state/kfix.db' \"SELECT state FROM inbox WHERE key LIKE '%t2@google.com%'\")\" = ignored ]" ||
+	fail "an unrelated test result was not ignored"
+[ "$(ctl patch 1 --json | json_field 'len(j["syzbot_tests"])')" = 1 ] || fail "unrelated test result recorded"
+ok "syzbot test result recorded"
+
 # publishing again: the same branch, no new push or mail
 ctl publish 1 >/dev/null
 sleep 3
