@@ -11,7 +11,7 @@
 #include "crashinfo-internal.h"
 
 static const char *const infra_prefixes[] = {
-	"dump_stack", "print_report", "print_address_description", "kasan_",
+	"dump_stack", "__dump_stack", "print_report", "print_address_description", "kasan_",
 	"__kasan_", "__asan_", "check_memory_region", "__warn", "warn_slowpath",
 	"report_bug", "handle_bug", "exc_invalid_op", "asm_exc_", "panic",
 	"__might_sleep", "___might_sleep", "__might_resched", "__might_fault",
@@ -79,6 +79,27 @@ static char *find_symbol(const char *s, const char **ret_end)
 		}
 	}
 	return NULL;
+}
+
+/* "func path/file.c:123 [inline]": a function the compiler inlined into
+ * the next frame, named by a symbolised report (syzbot's, or ours).  The
+ * crash is often in it rather than in its host, so it is a frame too. */
+static char *find_inline(const char *l, const char **ret_end)
+{
+	const char *e, *sp;
+
+	while (*l == ' ' || *l == '\t')
+		l++;
+	e = l;
+	while (is_ident(*e))
+		e++;
+	if (e == l || *e != ' ')
+		return NULL;
+	sp = e;
+	if (!strstr(sp, ".c:") || !endswith(sp, " [inline]"))
+		return NULL;
+	*ret_end = sp;
+	return strndup(l, (size_t)(e - l));
 }
 
 static void add_frame(struct crash_info *c, char *fn, const char *rest)
@@ -176,6 +197,8 @@ static void scan_line(struct crash_info *c, const char *raw, bool *in_trace, boo
 	if (startswith(l, "? "))
 		return;
 	fn = find_symbol(l, &end);
+	if (!fn)
+		fn = find_inline(l, &end);
 	if (!fn) {
 		if (c->n_frames > 0) {
 			*in_trace = false;

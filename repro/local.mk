@@ -90,6 +90,7 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/break-build.patch tests/kernel/scenarios/break-boot.patch \
 	tests/kernel/scenarios/msg-uaf/bug.patch tests/kernel/scenarios/msg-uaf/fix.patch \
 	tests/kernel/scenarios/msg-uaf/wrong-fix.patch tests/kernel/scenarios/msg-uaf/repro.c \
+	tests/kernel/scenarios/msg-uaf/report.txt \
 	tests/kernel/scenarios/watch-queue-oob/bug.patch \
 	tests/kernel/scenarios/watch-queue-oob/fix.patch \
 	tests/kernel/scenarios/watch-queue-oob/wrong-fix.patch \

@@ -6,13 +6,11 @@
 # loopback.  The model asks for probes, states a hypothesis, proposes a
 # cheating patch (rejected by a gate), a wrong patch (fails validation,
 # reflection follows) and the right one (validated, minimised, explained).
-# The run is recorded and replayed from the cassette.
+# The run is recorded; then the cassette the demo replays
+# (scenarios/msg-uaf/cassette.jsonl) is replayed with no model at all and
+# must reach the same patch.  KFIX_RECORD_CASSETTE=1 replaces that
+# cassette with this run's recording (after a change of the prompts).
 set -uo pipefail
-if [ "${KFIX_TEST_REPAIR:-0}" != 1 ]; then
-	# Not yet run to the end on a real kernel: opt in until it is.
-	echo "SKIP: the real-kernel repair test runs only with KFIX_TEST_REPAIR=1" >&2
-	exit 77
-fi
 . "$(dirname "$0")/lib.sh"
 
 kt_setup
@@ -23,28 +21,7 @@ started=$(date +%s)
 
 # The report as syzbot mails it: freeque() and msgctl_down() are inlined
 # into ksys_msgctl(), which gives the bug its title.
-cat > "$T/report" <<'R'
-==================================================================
-BUG: KASAN: use-after-free in ksys_msgctl+0x6d4/0x7a0 ipc/msg.c:291
-Read of size 8 at addr ffff88800a1b2c40 by task repro/123
-
-CPU: 0 PID: 123 Comm: repro Not tainted 6.1.0 #1
-Call Trace:
- <TASK>
- __dump_stack lib/dump_stack.c:88 [inline]
- dump_stack_lvl+0x48/0x5f lib/dump_stack.c:106
- print_address_description mm/kasan/report.c:284 [inline]
- print_report+0x170/0x473 mm/kasan/report.c:395
- kasan_report+0xad/0x130 mm/kasan/report.c:495
- freeque ipc/msg.c:291 [inline]
- msgctl_down ipc/msg.c:464 [inline]
- ksys_msgctl+0x6d4/0x7a0 ipc/msg.c:624
- do_syscall_x64 arch/x86/entry/common.c:50 [inline]
- do_syscall_64+0x3b/0x90 arch/x86/entry/common.c:80
- entry_SYSCALL_64_after_hwframe+0x63/0xcd
- </TASK>
-==================================================================
-R
+cp "$S/report.txt" "$T/report"
 
 # The model's script: edits come from the scenario's own patches.
 python3 - "$S" "$KT_SRC/ipc/msg.c" > "$T/script.json" <<'PY' || kt_fail "script"
@@ -102,6 +79,14 @@ python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log 
 KT_PIDS+=($!)
 for i in $(seq 100); do [ -s "$PORT_FILE" ] && break; sleep 0.1; done
 [ -s "$PORT_FILE" ] || kt_fail "scripted model did not start"
+# the demo runs with the same [agent] settings as this recording
+cat >> "$T/kfix.conf" <<CFG
+[agent]
+	base-runs = 1
+	validate-runs = 2
+	locations = 2
+CFG
+cp "$T/kfix.conf" "$T/replay.conf"
 cat >> "$T/kfix.conf" <<CFG
 [llm "scripted"]
 	provider = openai
@@ -111,10 +96,6 @@ cat >> "$T/kfix.conf" <<CFG
 	backoff = 100ms
 	price-input = 3
 	price-output = 15
-[agent]
-	base-runs = 1
-	validate-runs = 2
-	locations = 2
 CFG
 
 "$KFIXCTL" -c "$T/kfix.conf" repair --src "$KT_SRC" --config "$KT_CONFIG" --repro "$S/repro.c" \
@@ -155,6 +136,26 @@ awk 'length > 75 { exit 1 }' "$msg" || kt_fail "a line over 75 columns"
 grep -q '^| patched | 2 | 0 | 2 |' "$T/out/explanation.md" || kt_fail "reproduction table"
 "$KFIXCTL" trace "$T/out" > "$T/trace.txt" || kt_fail "trace"
 cat "$T/trace.txt" | tail -3 >&2
+kt_no_leaks
+
+# The demo's cassette: replayed with the model server gone.
+kill "${KT_PIDS[-1]}" 2>/dev/null
+cassette=$S/cassette.jsonl
+if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
+	cp "$T/cassette" "$cassette" || kt_fail "cannot write $cassette"
+	kt_log "recorded $cassette"
+fi
+[ -s "$cassette" ] || kt_fail "no $cassette (record it with KFIX_RECORD_CASSETTE=1)"
+"$KFIXCTL" -c "$T/replay.conf" repair --src "$KT_SRC" --config "$KT_CONFIG" --repro "$S/repro.c" \
+	--report "$T/report" --replay "$cassette" --out "$T/replay" \
+	--syzbot-id 0123456789abcdef0123 > "$T/replay.txt" 2> "$T/replay-progress.txt"
+rc=$?
+[ $rc = 0 ] || { cat "$T/replay-progress.txt" "$T/replay.txt" >&2
+	kt_fail "the cassette no longer replays (exit $rc): re-record it with KFIX_RECORD_CASSETTE=1"; }
+grep -q "replaying the model from" "$T/replay-progress.txt" || kt_fail "the replay is not announced"
+grep -q "replayed from a cassette, no network" "$T/replay.txt" || kt_fail "the summary does not say replay"
+cmp -s "$T/out/0001-fix.patch" "$T/replay/0001-fix.patch" ||
+	kt_fail "the replay reached another patch: $(diff "$T/out/0001-fix.patch" "$T/replay/0001-fix.patch")"
 kt_no_leaks
 kt_log "PASS in $(( $(date +%s) - started ))s"
 echo PASS

@@ -146,6 +146,37 @@ static void test_crashinfo(void **state)
 	assert_string_equal(s[1], "foo_put");
 }
 
+/* syzbot's symbolised reports name inlined functions without offsets;
+ * the crash is in them (freeque() inlined into ksys_msgctl()). */
+static void test_crashinfo_inline(void **state)
+{
+	static const char r[] =
+		"BUG: KASAN: use-after-free in ksys_msgctl+0x6d4/0x7a0 ipc/msg.c:291\n"
+		"Call Trace:\n <TASK>\n"
+		" __dump_stack lib/dump_stack.c:88 [inline]\n"
+		" dump_stack_lvl+0x48/0x5f lib/dump_stack.c:106\n"
+		" kasan_report+0xad/0x130 mm/kasan/report.c:495\n"
+		" freeque ipc/msg.c:291 [inline]\n"
+		" msgctl_down ipc/msg.c:464 [inline]\n"
+		" ksys_msgctl+0x6d4/0x7a0 ipc/msg.c:624\n"
+		" </TASK>\n";
+	_cleanup_(crash_info_freep) struct crash_info *c = NULL;
+	const char *s[6];
+	size_t n;
+
+	assert_int_equal(crash_info_parse(r, strlen(r), &c), 0);
+	assert_string_equal(c->site, "ksys_msgctl");
+	n = crash_info_suspects(c, s, 6);
+	assert_true(n >= 3);
+	assert_string_equal(s[1], "freeque");
+	assert_string_equal(s[2], "msgctl_down");
+	for (size_t i = 0; i < c->n_frames; i++)
+		if (streq(c->frames[i].function, "freeque")) {
+			assert_string_equal(c->frames[i].file, "ipc/msg.c");
+			assert_int_equal(c->frames[i].line, 291);
+		}
+}
+
 static void test_good_fix(void **state)
 {
 	_cleanup_free_ char *d = patch("net/foo/foo.c",
@@ -348,6 +379,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crashinfo),
+		cmocka_unit_test(test_crashinfo_inline),
 		cmocka_unit_test(test_good_fix),
 		cmocka_unit_test(test_conditional_return_is_fine),
 		cmocka_unit_test(test_removed_checks),
