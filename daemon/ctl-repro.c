@@ -169,6 +169,15 @@ struct side {
 	struct build_result build;
 	struct run_series series;
 	bool built, ran;
+	/* The progress line on a terminal: rewritten in place while the
+	 * build and the runs go on; results get lines of their own. */
+	bool tty;
+	bool line_open;
+	int runs_wanted;
+	int last_stage;
+	int last_percent;
+	unsigned last_steps;
+	int crashed_seen;
 };
 
 static void side_free(struct side *s)
@@ -177,17 +186,70 @@ static void side_free(struct side *s)
 	run_series_free(&s->series);
 }
 
+static void line_clear(struct side *sd)
+{
+	if (sd->line_open)
+		fputs("\r\033[K", stderr);
+	sd->line_open = false;
+}
+
+static void line_runs(struct side *sd, int counted, int attempts, int crashed)
+{
+	line_clear(sd);
+	fprintf(stderr, "%s: runs %d/%d done", sd->name, counted, sd->runs_wanted);
+	if (attempts > counted)
+		fprintf(stderr, ", %d attempt%s", attempts, attempts == 1 ? "" : "s");
+	if (crashed > 0)
+		fprintf(stderr, ", %d crashed", crashed);
+	fflush(stderr);
+	sd->line_open = true;
+}
+
+static void build_progress(void *userdata, const struct build_progress *p)
+{
+	struct side *sd = userdata;
+	_cleanup_free_ char *target = NULL;
+
+	/* A full build has thousands of steps: redraw when something a
+	 * person can see changes. */
+	if ((int)p->stage == sd->last_stage && p->percent == sd->last_percent &&
+	    (p->percent >= 0 || p->steps - sd->last_steps < 20))
+		return;
+	sd->last_stage = (int)p->stage;
+	sd->last_percent = p->percent;
+	sd->last_steps = p->steps;
+	if (p->stage == BUILD_STAGE_DONE)
+		return;
+	line_clear(sd);
+	fprintf(stderr, "%s: build %s", sd->name, build_stage_to_string(p->stage));
+	if (p->percent >= 0)
+		fprintf(stderr, " %d%% (%u/%u steps)", p->percent, p->steps, p->expected);
+	else if (p->steps > 0)
+		fprintf(stderr, " (%u steps, no estimate yet)", p->steps);
+	if (p->target) {
+		target = str_escape(p->target, strlen(p->target), 60);
+		fprintf(stderr, " %s", target ? target : "");
+	}
+	if (sd->runs_wanted > 0)
+		fprintf(stderr, ", runs 0/%d", sd->runs_wanted);
+	fflush(stderr);
+	sd->line_open = true;
+}
+
 static void progress(void *userdata, const struct run_result *r, int counted, int attempts)
 {
-	const char *name = userdata;
+	struct side *sd = userdata;
 	_cleanup_free_ char *t = NULL;
 
 	t = str_escape(r->title ? r->title : r->message ? r->message : "",
 		       r->title ? strlen(r->title) : r->message ? strlen(r->message) : 0, 160);
-	fprintf(stderr, "  %s run %d: %s%s%s (boot %.1fs)\n", name, attempts,
+	line_clear(sd);
+	fprintf(stderr, "  %s run %d: %s%s%s (boot %.1fs)\n", sd->name, attempts,
 		run_outcome_to_string(r->outcome), t && *t ? ": " : "", t ? t : "",
 		(double)r->boot_usec / 1e6);
-	(void)counted;
+	/* Called under the series lock, one attempt at a time. */
+	sd->crashed_seen += r->outcome == RUN_CRASHED;
+	line_runs(sd, counted, attempts, sd->crashed_seen);
 }
 
 /* Console text may hold bytes that are not UTF-8, which jansson refuses. */
@@ -215,8 +277,12 @@ static json_t *side_json(const struct side *s)
 		json_object_set_new(x, "run_ms", json_integer((json_int_t)(r->run_usec / 1000)));
 		json_array_append_new(outs, x);
 	}
+	/* A build that failed for want of disk or time is not the code's
+	 * fault: it is told apart from a compiler error. */
 	if (s->built && s->build.status != BUILD_OK)
-		json_array_append_new(outs, json_string("build-error"));
+		json_array_append_new(outs, json_string(s->build.status == BUILD_FAILED
+								 ? "build-error"
+								 : "infra-error"));
 	for (size_t i = 0; i < s->build.n_errors; i++) {
 		json_t *e = json_object();
 
@@ -427,11 +493,15 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		.max_attempts = s->attempts,
 		.stop_on_crash = stop_on_crash,
 		.progress = progress_on ? progress : NULL,
-		.userdata = (void *)sd->name,
+		.userdata = sd,
 	};
 	int r;
 
+	sd->runs_wanted = s->runs;
+	sd->last_percent = -2; /* draw the first progress line */
 	s->bo.patches = streq(sd->name, "patched") ? patches : NULL;
+	s->bo.progress = progress_on ? build_progress : NULL;
+	s->bo.userdata = sd;
 	if (s->a.kernel) {
 		sd->build.bzimage = strdup(s->a.kernel);
 		if (!sd->build.bzimage)
@@ -440,11 +510,13 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		if (progress_on)
 			fprintf(stderr, "%s: building (%s)\n", sd->name, s->a.src);
 		r = build_kernel(&s->bo, &sd->build);
+		if (progress_on)
+			line_clear(sd);
 		if (r < 0)
 			return r;
 	}
 	sd->built = true;
-	if (progress_on)
+	if (progress_on && !s->a.kernel)
 		fprintf(stderr, "%s: build %s in %.0fs%s%s\n", sd->name,
 			build_status_to_string(sd->build.status), (double)sd->build.usec / 1e6,
 			sd->build.message ? ": " : "", sd->build.message ? sd->build.message : "");
@@ -458,7 +530,11 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		return input_error(s, "bad-vm", "unknown VM backend");
 	ro.kernel = sd->build.bzimage;
 	ro.repro = s->binary;
+	if (progress_on)
+		line_runs(sd, 0, 0, 0);
 	r = run_series(&ro, &sd->series);
+	if (progress_on)
+		line_clear(sd);
 	if (r < 0)
 		return r;
 	sd->ran = true;
@@ -512,6 +588,8 @@ static int print_result(struct ctl *c, struct session *s, struct side *base, str
 		if (sd->ran)
 			printf(", runs %d, crashed %d", sd->series.counted, sd->series.crashed);
 		printf("\n");
+		if (sd->build.status != BUILD_OK && sd->build.message)
+			ctl_print_escaped("  message", sd->build.message);
 		if (sd->series.title)
 			ctl_print_escaped("  title", sd->series.title);
 		for (size_t i = 0; i < sd->build.n_errors && i < 5; i++)
@@ -589,7 +667,13 @@ int ctl_build(struct ctl *c, int argc, char **argv)
 	if (r == 0) {
 		patches[0] = (char *)s.a.patch;
 		s.bo.patches = s.a.patch ? patches : NULL;
+		if (!c->json && isatty(STDERR_FILENO)) {
+			sd.last_percent = -2;
+			s.bo.progress = build_progress;
+			s.bo.userdata = &sd;
+		}
 		r = build_kernel(&s.bo, &sd.build);
+		line_clear(&sd);
 		sd.built = r == 0;
 	}
 	if (r < 0 && !s.error_kind) {

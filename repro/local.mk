@@ -79,6 +79,8 @@ check_PROGRAMS += tests/unit/test-repro
 TESTS += tests/unit/test-repro
 tests_unit_test_repro_SOURCES = tests/unit/test-repro.c
 tests_unit_test_repro_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_repro_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
+EXTRA_DIST += tests/integration/fake-make
 tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 # The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
@@ -104,6 +106,9 @@ EXTRA_DIST += tests/bench/kernel-bench.sh
 
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
+
+TESTS += tests/integration/repro-progress.sh
+EXTRA_DIST += tests/integration/repro-progress.sh
 
 EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree

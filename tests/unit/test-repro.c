@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -237,13 +238,141 @@ static void test_probe_patch(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+struct progress_log {
+	int stages[16];
+	size_t n_stages;
+	int max_running_percent; /* highest before the build ended */
+	int last_percent;
+	unsigned steps;
+	bool unknown_seen, decreased;
+};
+
+static void record_progress(void *userdata, const struct build_progress *p)
+{
+	struct progress_log *l = userdata;
+
+	if (l->n_stages == 0 || l->stages[l->n_stages - 1] != (int)p->stage)
+		if (l->n_stages < ARRAY_SIZE(l->stages))
+			l->stages[l->n_stages++] = (int)p->stage;
+	if (p->stage == BUILD_STAGE_COMPILE || p->stage == BUILD_STAGE_LINK) {
+		if (p->percent < 0)
+			l->unknown_seen = true;
+		if (p->percent < l->max_running_percent)
+			l->decreased = true;
+		l->max_running_percent = MAX(l->max_running_percent, p->percent);
+	}
+	l->last_percent = p->percent;
+	l->steps = p->steps;
+}
+
+static void build_with_log(struct build_opts *o, struct progress_log *l, struct build_result *res)
+{
+	*l = (struct progress_log){ .max_running_percent = -1 };
+	o->progress = record_progress;
+	o->userdata = l;
+	assert_int_equal(build_kernel(o, res), 0);
+}
+
+/* Build progress with a stand-in for make: the stages in order, and a
+ * percentage once a build of the same kind (cold or incremental) has been
+ * seen in the same O= directory; a full disk is an infrastructure error,
+ * not the compiler errors that follow it. */
+static void test_build_progress(void **state)
+{
+	static const char cfg_text[] =
+		"# test\nCONFIG_BLK_DEV_INITRD=y\nCONFIG_SERIAL_8250_CONSOLE=y\nCONFIG_NET=y\n"
+		"CONFIG_INET=y\nCONFIG_VIRTIO_NET=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_PRINTK=y\n";
+	static const int order[] = { BUILD_STAGE_CONFIG, BUILD_STAGE_COMPILE, BUILD_STAGE_LINK,
+				     BUILD_STAGE_DONE };
+	char dir[] = "/tmp/kfix-test-progress-XXXXXX";
+	_cleanup_free_ char *src = NULL, *cfg = NULL, *out = NULL, *bin = NULL, *make = NULL,
+			    *path = NULL, *vmlinux = NULL, *old_path = NULL;
+	struct build_opts o = { 0 };
+	struct build_result res = { 0 };
+	struct progress_log l;
+
+	assert_non_null(mkdtemp(dir));
+	old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	assert_true(asprintf(&src, "%s/src", dir) > 0);
+	assert_true(asprintf(&cfg, "%s/test.config", dir) > 0);
+	assert_true(asprintf(&out, "%s/out", dir) > 0);
+	assert_true(asprintf(&bin, "%s/bin", dir) > 0);
+	assert_true(asprintf(&make, "%s/bin/make", dir) > 0);
+	assert_true(asprintf(&path, "%s:%s", bin, old_path) > 0);
+	assert_true(asprintf(&vmlinux, "%s/out/src--test/vmlinux", dir) > 0);
+	assert_int_equal(mkdir_p(src, 0755), 0);
+	assert_int_equal(mkdir_p(bin, 0755), 0);
+	assert_int_equal(symlink(SRCDIR "/tests/integration/fake-make", make), 0);
+	assert_int_equal(write_file_atomic(cfg, cfg_text, strlen(cfg_text), 0644), 0);
+	assert_int_equal(setenv("PATH", path, 1), 0);
+	o.src = src;
+	o.config = cfg;
+	o.dir = out;
+	o.jobs = 1;
+
+	/* The first build of the directory: no estimate, only steps. */
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_int_equal(l.n_stages, ARRAY_SIZE(order));
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		assert_int_equal(l.stages[i], order[i]);
+	assert_true(l.unknown_seen);
+	assert_int_equal(l.max_running_percent, -1);
+	assert_int_equal(l.last_percent, 100);
+	assert_int_equal(l.steps, 36); /* 30 CC, AR, 2 LD, KSYMS, LD, BUILD */
+	build_result_free(&res);
+
+	/* Incremental, and none seen before: still no estimate. */
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_int_equal(l.max_running_percent, -1);
+	build_result_free(&res);
+
+	/* Incremental again: estimated, rising, below 100 until done. */
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_false(l.unknown_seen);
+	assert_false(l.decreased);
+	assert_int_equal(l.max_running_percent, 99);
+	assert_int_equal(l.last_percent, 100);
+	build_result_free(&res);
+
+	/* A cold build after a cold one is estimated too. */
+	assert_int_equal(unlink(vmlinux), 0);
+	build_with_log(&o, &l, &res);
+	assert_false(l.unknown_seen);
+	build_result_free(&res);
+
+	/* The disk fills up: the compiler errors that follow are not the
+	 * code's; nothing is blamed on a file. */
+	assert_int_equal(setenv("FAKE_MAKE_FAIL", "nospace", 1), 0);
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_INFRA);
+	assert_non_null(strstr(res.message, "no space left on device"));
+	assert_int_equal(res.n_errors, 0);
+	assert_int_not_equal(l.last_percent, 100);
+	build_result_free(&res);
+
+	/* A real compiler error is still one. */
+	assert_int_equal(setenv("FAKE_MAKE_FAIL", "error", 1), 0);
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_FAILED);
+	assert_int_equal(res.n_errors, 1);
+	assert_string_equal(res.errors[0].file, "kernel/f1.c");
+	build_result_free(&res);
+
+	assert_int_equal(unsetenv("FAKE_MAKE_FAIL"), 0);
+	assert_int_equal(setenv("PATH", old_path, 1), 0);
+	assert_int_equal(rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_patch_files),
 		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
-		cmocka_unit_test(test_probe_patch),
+		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
