@@ -23,6 +23,8 @@
 
 struct repro_args {
 	const char *tree, *src, *commit, *kconfig, *repro, *patch, *vm, *build, *kernel;
+	const char *repro_opts;
+	bool syz;
 	char **titles;
 	int runs, attempts;
 	uint64_t timeout_usec;
@@ -51,6 +53,8 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		{ "title", required_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'o' },
 		{ "kernel", required_argument, NULL, 'K' },
+		{ "repro-syz", required_argument, NULL, 'S' },
+		{ "repro-opts", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -62,7 +66,15 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		case 's': a->src = optarg; break;
 		case 'C': a->commit = optarg; break;
 		case 'k': a->kconfig = optarg; break;
-		case 'r': a->repro = optarg; break;
+		case 'r':
+			a->repro = optarg;
+			a->syz = endswith(optarg, ".syz");
+			break;
+		case 'S':
+			a->repro = optarg;
+			a->syz = true;
+			break;
+		case 'O': a->repro_opts = optarg; break;
 		case 'p': a->patch = optarg; break;
 		case 'v': a->vm = optarg; break;
 		case 'b': a->build = optarg; break;
@@ -96,7 +108,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 	if (optind < argc || (!a->tree == !a->src) || !a->kconfig || (!a->repro && !a->build_only) ||
 	    (a->test_patch && !a->patch)) {
 		ctl_err("usage: kfixctl %s --tree NAME|--src DIR [--commit REV] --config FILE "
-			"--repro FILE%s [--kernel BZIMAGE] [--runs N] [--attempts N] [--title T]... [--vm NAME] "
+			"--repro FILE|--repro-syz FILE [--repro-opts FILE]%s [--kernel BZIMAGE] [--runs N] [--attempts N] [--title T]... [--vm NAME] "
 			"[--build NAME] [--timeout DURATION] [--json]",
 			cmd, a->test_patch ? " --patch FILE" : "");
 		return -EINVAL;
@@ -312,6 +324,8 @@ struct session {
 	struct vm_opts vm;
 	struct build_opts bo;
 	char *build_dir, *vm_name, *build_name, *tmpdir, *binary, *worktree;
+	char *syz_bin;	/* syzkaller's binaries, for a syz reproducer */
+	struct syz_opts syz;
 	int runs, attempts;
 	char *error_kind, *error_msg;
 };
@@ -327,6 +341,7 @@ static void session_free(struct session *s)
 		(void)rm_rf(s->tmpdir);
 	free(s->tmpdir);
 	free(s->binary);
+	free(s->syz_bin);
 	free(s->worktree);
 	free(s->error_kind);
 	free(s->error_msg);
@@ -443,6 +458,57 @@ static int session_setup(struct ctl *c, struct session *s)
 	return 0;
 }
 
+#define SYZ_OPTS_MAX (64 * 1024)
+
+/* A syz reproducer runs with the configured syzkaller build and syzbot's
+ * options: --repro-opts, else the program's own "# {...}" line, else
+ * syzkaller's defaults for reproduction. */
+static int prepare_syz(struct session *s)
+{
+	_cleanup_free_ char *data = NULL, *msg = NULL;
+	size_t len;
+	int r;
+
+	if (!s->vm.syzkaller) {
+		if (asprintf(&msg, "a syz reproducer needs a syzkaller build: "
+			     "[vm \"%s\"] syzkaller = DIR", s->vm_name) < 0)
+			return -ENOMEM;
+		return input_error(s, "no-syzkaller", msg);
+	}
+	if (asprintf(&s->syz_bin, "%s/bin/linux_amd64", s->vm.syzkaller) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *p = NULL;
+
+		if (asprintf(&p, "%s/%s", s->syz_bin, i ? "syz-executor" : "syz-execprog") < 0)
+			return -ENOMEM;
+		if (access(p, R_OK) < 0) {
+			if (asprintf(&msg, "%s is missing: build syzkaller there", p) < 0)
+				return -ENOMEM;
+			return input_error(s, "no-syzkaller", msg);
+		}
+	}
+	s->binary = strdup(s->a.repro);
+	if (!s->binary)
+		return -ENOMEM;
+	r = read_file_bounded(s->a.repro_opts ? s->a.repro_opts : s->a.repro,
+			      s->a.repro_opts ? SYZ_OPTS_MAX : 16 * 1024 * 1024, &data, &len);
+	if (r < 0)
+		return input_error(s, "bad-repro", s->a.repro_opts ? "cannot read --repro-opts"
+								      : "cannot read the reproducer");
+	r = s->a.repro_opts ? syz_opts_parse(data, len, &s->syz)
+			    : syz_opts_from_program(data, len, &s->syz);
+	if (r == -ENOENT)
+		syz_opts_default(&s->syz);
+	else if (r == -EINVAL)
+		return input_error(s, "bad-repro-opts",
+				   "the repro options are not syzbot's (JSON or {Key:value ...}) "
+				   "or hold a value syz-execprog does not take");
+	else if (r < 0)
+		return r;
+	return 0;
+}
+
 static int compile_repro(struct session *s)
 {
 	_cleanup_free_ char *msg = NULL;
@@ -452,7 +518,11 @@ static int compile_repro(struct session *s)
 	if (!mkdtemp(tmpl))
 		return -errno;
 	s->tmpdir = strdup(tmpl);
-	if (!s->tmpdir || asprintf(&s->binary, "%s/repro", tmpl) < 0)
+	if (!s->tmpdir)
+		return -ENOMEM;
+	if (s->a.syz)
+		return prepare_syz(s);
+	if (asprintf(&s->binary, "%s/repro", tmpl) < 0)
 		return -ENOMEM;
 	if (!endswith(s->a.repro, ".c")) {
 		/* Already a binary. */
@@ -530,6 +600,8 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		return input_error(s, "bad-vm", "unknown VM backend");
 	ro.kernel = sd->build.bzimage;
 	ro.repro = s->binary;
+	ro.syz_bin = s->syz_bin;
+	ro.syz = s->syz_bin ? &s->syz : NULL;
 	if (progress_on)
 		line_runs(sd, 0, 0, 0);
 	r = run_series(&ro, &sd->series);

@@ -9,7 +9,7 @@ repro_librepro_a_SOURCES = \
 	repro/ssh.c repro/ssh-internal.h \
 	repro/build.c repro/build.h \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
-	repro/run.c repro/run.h repro/run-classify.c \
+	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
 	repro/probe.c repro/probe.h \
 	repro/tree.h \
 	repro/tree-internal.h \
@@ -85,13 +85,14 @@ tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 # The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
 # the tools; see tests/kernel/lib.sh.
-KERNEL_TESTS = tests/kernel/kernel.sh tests/kernel/faults.sh
+KERNEL_TESTS = tests/kernel/kernel.sh tests/kernel/faults.sh tests/kernel/syz.sh
 TESTS += $(KERNEL_TESTS)
 EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/kasan.fragment tests/kernel/scenarios/README.md \
 	tests/kernel/scenarios/break-build.patch tests/kernel/scenarios/break-boot.patch \
 	tests/kernel/scenarios/msg-uaf/bug.patch tests/kernel/scenarios/msg-uaf/fix.patch \
 	tests/kernel/scenarios/msg-uaf/wrong-fix.patch tests/kernel/scenarios/msg-uaf/repro.c \
+	tests/kernel/scenarios/msg-uaf/repro.syz \
 	tests/kernel/scenarios/watch-queue-oob/bug.patch \
 	tests/kernel/scenarios/watch-queue-oob/fix.patch \
 	tests/kernel/scenarios/watch-queue-oob/wrong-fix.patch \
@@ -107,8 +108,8 @@ EXTRA_DIST += tests/bench/kernel-bench.sh
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
 
-TESTS += tests/integration/repro-progress.sh
-EXTRA_DIST += tests/integration/repro-progress.sh
+TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh
+EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh
 
 EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree

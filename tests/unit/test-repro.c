@@ -366,6 +366,110 @@ static void test_build_progress(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+static char *joined(char **v)
+{
+	size_t n = 1;
+	char *s;
+
+	for (size_t i = 0; v[i]; i++)
+		n += strlen(v[i]) + 1;
+	s = calloc(1, n);
+	for (size_t i = 0; s && v[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, v[i]);
+	}
+	return s;
+}
+
+static void expect_argv(const struct syz_opts *o, const char *want)
+{
+	_cleanup_strv_ char **v = NULL;
+	_cleanup_free_ char *got = NULL;
+
+	assert_int_equal(syz_execprog_argv(o, "./syz-execprog", "/tmp/syz-executor", "p.syz", &v), 0);
+	got = joined(v);
+	assert_string_equal(got, want);
+}
+
+/* syzbot's repro options become syz-execprog's flags as syzkaller's own
+ * reproduction builds them; values that syz-execprog would not take, or
+ * that try to reach a shell, are refused. */
+static void test_syz_argv(void **state)
+{
+	static const char syzbot_json[] =
+		"{\"threaded\":true,\"repeat\":true,\"procs\":6,\"slowdown\":1,"
+		"\"sandbox\":\"namespace\",\"sandbox_arg\":0,\"tun\":true,\"netdev\":true,"
+		"\"resetnet\":true,\"cgroups\":true,\"close_fds\":true,\"tmpdir\":true,\"segv\":true}";
+	static const char legacy[] =
+		"{Threaded:true Collide:true Repeat:false Procs:1 Sandbox:setuid Fault:true "
+		"FaultCall:3 FaultNth:7 EnableTun:true UseTmpDir:true HandleSegv:true "
+		"WaitRepeat:true Debug:false Repro:false}";
+	static const char prog[] = "# {\"repeat\":true,\"procs\":2,\"sandbox\":\"none\"}\n"
+				   "r0 = msgget$private(0x0, 0x600)\nmsgctl$IPC_RMID(r0, 0x0)\n";
+	static const char *const bad[] = {
+		"{\"sandbox\":\"none; reboot\"}",
+		"{\"sandbox\":\"none' -x '\"}",
+		"{\"procs\":0}",
+		"{\"procs\":100000}",
+		"{\"procs\":\"6\"}",
+		"{\"threaded\":\"yes\"}",
+		"{\"fault_call\":-5}",
+		"{Threaded:true Sandbox:$(reboot)}",
+		"{Procs:x}",
+		"not options",
+		"",
+	};
+	struct syz_opts o;
+
+	syz_opts_default(&o);
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 -sandbox=none "
+			"-procs=1 -repeat=0 -threaded=true -collide=false p.syz");
+
+	assert_int_equal(syz_opts_parse(syzbot_json, strlen(syzbot_json), &o), 0);
+	assert_int_equal(o.procs, 6);
+	assert_string_equal(o.sandbox, "namespace");
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 "
+			"-sandbox=namespace -procs=6 -repeat=0 -threaded=true -collide=false p.syz");
+
+	/* The older form; repeat and threaded are forced on as syzkaller
+	 * does when it reproduces, a fault is injected where asked. */
+	assert_int_equal(syz_opts_parse(legacy, strlen(legacy), &o), 0);
+	assert_false(o.repeat);
+	assert_true(o.fault);
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 -sandbox=setuid "
+			"-procs=1 -repeat=0 -threaded=true -collide=true -fault_call=3 "
+			"-fault_nth=7 p.syz");
+
+	/* A bounded repeat count is kept; an empty sandbox is "none". */
+	assert_int_equal(syz_opts_parse("{\"repeat\":true,\"repeat_times\":5,\"sandbox\":\"\"}",
+					 strlen("{\"repeat\":true,\"repeat_times\":5,\"sandbox\":\"\"}"),
+					 &o), 0);
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 -sandbox=none "
+			"-procs=1 -repeat=5 -threaded=true -collide=false p.syz");
+
+	/* Options in the program's first line. */
+	assert_int_equal(syz_opts_from_program(prog, strlen(prog), &o), 0);
+	assert_int_equal(o.procs, 2);
+	assert_int_equal(syz_opts_from_program(strchr(prog, '\n') + 1,
+					       strlen(strchr(prog, '\n') + 1), &o), -ENOENT);
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		syz_opts_default(&o);
+		assert_int_equal(syz_opts_parse(bad[i], strlen(bad[i]), &o), -EINVAL);
+		assert_string_equal(o.sandbox, "none"); /* untouched on failure */
+	}
+	/* A value set by hand is checked again when building the argv. */
+	syz_opts_default(&o);
+	strcpy(o.sandbox, "x;y");
+	{
+		char **v = NULL;
+
+		assert_int_equal(syz_execprog_argv(&o, "a", "b", "c", &v), -EINVAL);
+		assert_null(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -373,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
+		cmocka_unit_test(test_syz_argv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
