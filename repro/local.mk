@@ -108,8 +108,10 @@ EXTRA_DIST += tests/bench/kernel-bench.sh
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
 
-TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh
-EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh
+TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
+	tests/integration/vm-faults.sh
+EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
+	tests/integration/vm-faults.sh
 
 EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree
