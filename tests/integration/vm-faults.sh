@@ -13,7 +13,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 for t in /usr/sbin/sshd ssh-keygen qemu-system-x86_64 timeout python3; do
 	command -v "$t" >/dev/null 2>&1 || kt_skip "$t is not installed"
 done
-kt_setup_tmp
+T=$(mktemp -d "${TMPDIR:-/tmp}/kfix-vmfaults.XXXXXX")
+KT_PIDS=()
+trap kt_cleanup EXIT
 kt_start_sshd
 (exec 3<>/dev/tcp/127.0.0.1/$SSHD_PORT) 2>/dev/null || kt_skip "sshd does not start here: $(cat "$T/sshd.log")"
 
