@@ -100,6 +100,7 @@ const struct config_key config_schema[] = {
 	NS("vm", "workdir", "/tmp/kfix-vm"),
 	NS("vm", "cmdline", ""),
 	T("vm", true, "run-timeout", CONFIG_DURATION, "5min"),
+	T("vm", true, "syzkaller", CONFIG_PATH, NULL),
 	I("vm", true, "runs", "3", 1, 100),
 	I("vm", true, "max-attempts", "6", 1, 1000),
 

@@ -122,6 +122,8 @@ static int pump(int in_fd, int out_fd, const struct proc_opts *o,
 				break;
 			if (o->tee_fd >= 0)
 				write_all(o->tee_fd, chunk, (size_t)r);
+			if (o->on_output)
+				o->on_output(o->userdata, chunk, (size_t)r);
 			buf_append_trunc(out, chunk, (size_t)r);
 		}
 	}

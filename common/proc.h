@@ -15,6 +15,10 @@ struct proc_opts {
 	uint64_t timeout_usec;	 /* 0: no limit */
 	size_t output_max;	 /* captured stdout+stderr; 0: 1 MiB */
 	int tee_fd;		 /* >= 0: also copy all output here */
+	/* Called with each chunk of output as it arrives, so that a long
+	 * job (a kernel build) can be followed while it runs. */
+	void (*on_output)(void *userdata, const char *data, size_t len);
+	void *userdata;
 	bool discard_stderr;
 };
 

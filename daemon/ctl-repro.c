@@ -23,6 +23,8 @@
 
 struct repro_args {
 	const char *tree, *src, *commit, *kconfig, *repro, *patch, *vm, *build, *kernel;
+	const char *repro_opts;
+	bool syz;
 	char **titles;
 	int runs, attempts;
 	uint64_t timeout_usec;
@@ -51,6 +53,8 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		{ "title", required_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'o' },
 		{ "kernel", required_argument, NULL, 'K' },
+		{ "repro-syz", required_argument, NULL, 'S' },
+		{ "repro-opts", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -62,7 +66,15 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		case 's': a->src = optarg; break;
 		case 'C': a->commit = optarg; break;
 		case 'k': a->kconfig = optarg; break;
-		case 'r': a->repro = optarg; break;
+		case 'r':
+			a->repro = optarg;
+			a->syz = endswith(optarg, ".syz");
+			break;
+		case 'S':
+			a->repro = optarg;
+			a->syz = true;
+			break;
+		case 'O': a->repro_opts = optarg; break;
 		case 'p': a->patch = optarg; break;
 		case 'v': a->vm = optarg; break;
 		case 'b': a->build = optarg; break;
@@ -96,7 +108,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 	if (optind < argc || (!a->tree == !a->src) || !a->kconfig || (!a->repro && !a->build_only) ||
 	    (a->test_patch && !a->patch)) {
 		ctl_err("usage: kfixctl %s --tree NAME|--src DIR [--commit REV] --config FILE "
-			"--repro FILE%s [--kernel BZIMAGE] [--runs N] [--attempts N] [--title T]... [--vm NAME] "
+			"--repro FILE|--repro-syz FILE [--repro-opts FILE]%s [--kernel BZIMAGE] [--runs N] [--attempts N] [--title T]... [--vm NAME] "
 			"[--build NAME] [--timeout DURATION] [--json]",
 			cmd, a->test_patch ? " --patch FILE" : "");
 		return -EINVAL;
@@ -169,6 +181,15 @@ struct side {
 	struct build_result build;
 	struct run_series series;
 	bool built, ran;
+	/* The progress line on a terminal: rewritten in place while the
+	 * build and the runs go on; results get lines of their own. */
+	bool tty;
+	bool line_open;
+	int runs_wanted;
+	int last_stage;
+	int last_percent;
+	unsigned last_steps;
+	int crashed_seen;
 };
 
 static void side_free(struct side *s)
@@ -177,17 +198,70 @@ static void side_free(struct side *s)
 	run_series_free(&s->series);
 }
 
+static void line_clear(struct side *sd)
+{
+	if (sd->line_open)
+		fputs("\r\033[K", stderr);
+	sd->line_open = false;
+}
+
+static void line_runs(struct side *sd, int counted, int attempts, int crashed)
+{
+	line_clear(sd);
+	fprintf(stderr, "%s: runs %d/%d done", sd->name, counted, sd->runs_wanted);
+	if (attempts > counted)
+		fprintf(stderr, ", %d attempt%s", attempts, attempts == 1 ? "" : "s");
+	if (crashed > 0)
+		fprintf(stderr, ", %d crashed", crashed);
+	fflush(stderr);
+	sd->line_open = true;
+}
+
+static void build_progress(void *userdata, const struct build_progress *p)
+{
+	struct side *sd = userdata;
+	_cleanup_free_ char *target = NULL;
+
+	/* A full build has thousands of steps: redraw when something a
+	 * person can see changes. */
+	if ((int)p->stage == sd->last_stage && p->percent == sd->last_percent &&
+	    (p->percent >= 0 || p->steps - sd->last_steps < 20))
+		return;
+	sd->last_stage = (int)p->stage;
+	sd->last_percent = p->percent;
+	sd->last_steps = p->steps;
+	if (p->stage == BUILD_STAGE_DONE)
+		return;
+	line_clear(sd);
+	fprintf(stderr, "%s: build %s", sd->name, build_stage_to_string(p->stage));
+	if (p->percent >= 0)
+		fprintf(stderr, " %d%% (%u/%u steps)", p->percent, p->steps, p->expected);
+	else if (p->steps > 0)
+		fprintf(stderr, " (%u steps, no estimate yet)", p->steps);
+	if (p->target) {
+		target = str_escape(p->target, strlen(p->target), 60);
+		fprintf(stderr, " %s", target ? target : "");
+	}
+	if (sd->runs_wanted > 0)
+		fprintf(stderr, ", runs 0/%d", sd->runs_wanted);
+	fflush(stderr);
+	sd->line_open = true;
+}
+
 static void progress(void *userdata, const struct run_result *r, int counted, int attempts)
 {
-	const char *name = userdata;
+	struct side *sd = userdata;
 	_cleanup_free_ char *t = NULL;
 
 	t = str_escape(r->title ? r->title : r->message ? r->message : "",
 		       r->title ? strlen(r->title) : r->message ? strlen(r->message) : 0, 160);
-	fprintf(stderr, "  %s run %d: %s%s%s (boot %.1fs)\n", name, attempts,
+	line_clear(sd);
+	fprintf(stderr, "  %s run %d: %s%s%s (boot %.1fs)\n", sd->name, attempts,
 		run_outcome_to_string(r->outcome), t && *t ? ": " : "", t ? t : "",
 		(double)r->boot_usec / 1e6);
-	(void)counted;
+	/* Called under the series lock, one attempt at a time. */
+	sd->crashed_seen += r->outcome == RUN_CRASHED;
+	line_runs(sd, counted, attempts, sd->crashed_seen);
 }
 
 /* Console text may hold bytes that are not UTF-8, which jansson refuses. */
@@ -215,8 +289,12 @@ static json_t *side_json(const struct side *s)
 		json_object_set_new(x, "run_ms", json_integer((json_int_t)(r->run_usec / 1000)));
 		json_array_append_new(outs, x);
 	}
+	/* A build that failed for want of disk or time is not the code's
+	 * fault: it is told apart from a compiler error. */
 	if (s->built && s->build.status != BUILD_OK)
-		json_array_append_new(outs, json_string("build-error"));
+		json_array_append_new(outs, json_string(s->build.status == BUILD_FAILED
+								 ? "build-error"
+								 : "infra-error"));
 	for (size_t i = 0; i < s->build.n_errors; i++) {
 		json_t *e = json_object();
 
@@ -246,6 +324,8 @@ struct session {
 	struct vm_opts vm;
 	struct build_opts bo;
 	char *build_dir, *vm_name, *build_name, *tmpdir, *binary, *worktree;
+	char *syz_bin;	/* syzkaller's binaries, for a syz reproducer */
+	struct syz_opts syz;
 	int runs, attempts;
 	char *error_kind, *error_msg;
 };
@@ -261,6 +341,7 @@ static void session_free(struct session *s)
 		(void)rm_rf(s->tmpdir);
 	free(s->tmpdir);
 	free(s->binary);
+	free(s->syz_bin);
 	free(s->worktree);
 	free(s->error_kind);
 	free(s->error_msg);
@@ -377,6 +458,57 @@ static int session_setup(struct ctl *c, struct session *s)
 	return 0;
 }
 
+#define SYZ_OPTS_MAX (64 * 1024)
+
+/* A syz reproducer runs with the configured syzkaller build and syzbot's
+ * options: --repro-opts, else the program's own "# {...}" line, else
+ * syzkaller's defaults for reproduction. */
+static int prepare_syz(struct session *s)
+{
+	_cleanup_free_ char *data = NULL, *msg = NULL;
+	size_t len;
+	int r;
+
+	if (!s->vm.syzkaller) {
+		if (asprintf(&msg, "a syz reproducer needs a syzkaller build: "
+			     "[vm \"%s\"] syzkaller = DIR", s->vm_name) < 0)
+			return -ENOMEM;
+		return input_error(s, "no-syzkaller", msg);
+	}
+	if (asprintf(&s->syz_bin, "%s/bin/linux_amd64", s->vm.syzkaller) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < 2; i++) {
+		_cleanup_free_ char *p = NULL;
+
+		if (asprintf(&p, "%s/%s", s->syz_bin, i ? "syz-executor" : "syz-execprog") < 0)
+			return -ENOMEM;
+		if (access(p, R_OK) < 0) {
+			if (asprintf(&msg, "%s is missing: build syzkaller there", p) < 0)
+				return -ENOMEM;
+			return input_error(s, "no-syzkaller", msg);
+		}
+	}
+	s->binary = strdup(s->a.repro);
+	if (!s->binary)
+		return -ENOMEM;
+	r = read_file_bounded(s->a.repro_opts ? s->a.repro_opts : s->a.repro,
+			      s->a.repro_opts ? SYZ_OPTS_MAX : 16 * 1024 * 1024, &data, &len);
+	if (r < 0)
+		return input_error(s, "bad-repro", s->a.repro_opts ? "cannot read --repro-opts"
+								      : "cannot read the reproducer");
+	r = s->a.repro_opts ? syz_opts_parse(data, len, &s->syz)
+			    : syz_opts_from_program(data, len, &s->syz);
+	if (r == -ENOENT)
+		syz_opts_default(&s->syz);
+	else if (r == -EINVAL)
+		return input_error(s, "bad-repro-opts",
+				   "the repro options are not syzbot's (JSON or {Key:value ...}) "
+				   "or hold a value syz-execprog does not take");
+	else if (r < 0)
+		return r;
+	return 0;
+}
+
 static int compile_repro(struct session *s)
 {
 	_cleanup_free_ char *msg = NULL;
@@ -386,7 +518,11 @@ static int compile_repro(struct session *s)
 	if (!mkdtemp(tmpl))
 		return -errno;
 	s->tmpdir = strdup(tmpl);
-	if (!s->tmpdir || asprintf(&s->binary, "%s/repro", tmpl) < 0)
+	if (!s->tmpdir)
+		return -ENOMEM;
+	if (s->a.syz)
+		return prepare_syz(s);
+	if (asprintf(&s->binary, "%s/repro", tmpl) < 0)
 		return -ENOMEM;
 	if (!endswith(s->a.repro, ".c")) {
 		/* Already a binary. */
@@ -427,11 +563,15 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		.max_attempts = s->attempts,
 		.stop_on_crash = stop_on_crash,
 		.progress = progress_on ? progress : NULL,
-		.userdata = (void *)sd->name,
+		.userdata = sd,
 	};
 	int r;
 
+	sd->runs_wanted = s->runs;
+	sd->last_percent = -2; /* draw the first progress line */
 	s->bo.patches = streq(sd->name, "patched") ? patches : NULL;
+	s->bo.progress = progress_on ? build_progress : NULL;
+	s->bo.userdata = sd;
 	if (s->a.kernel) {
 		sd->build.bzimage = strdup(s->a.kernel);
 		if (!sd->build.bzimage)
@@ -440,11 +580,13 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		if (progress_on)
 			fprintf(stderr, "%s: building (%s)\n", sd->name, s->a.src);
 		r = build_kernel(&s->bo, &sd->build);
+		if (progress_on)
+			line_clear(sd);
 		if (r < 0)
 			return r;
 	}
 	sd->built = true;
-	if (progress_on)
+	if (progress_on && !s->a.kernel)
 		fprintf(stderr, "%s: build %s in %.0fs%s%s\n", sd->name,
 			build_status_to_string(sd->build.status), (double)sd->build.usec / 1e6,
 			sd->build.message ? ": " : "", sd->build.message ? sd->build.message : "");
@@ -458,7 +600,13 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		return input_error(s, "bad-vm", "unknown VM backend");
 	ro.kernel = sd->build.bzimage;
 	ro.repro = s->binary;
+	ro.syz_bin = s->syz_bin;
+	ro.syz = s->syz_bin ? &s->syz : NULL;
+	if (progress_on)
+		line_runs(sd, 0, 0, 0);
 	r = run_series(&ro, &sd->series);
+	if (progress_on)
+		line_clear(sd);
 	if (r < 0)
 		return r;
 	sd->ran = true;
@@ -512,6 +660,8 @@ static int print_result(struct ctl *c, struct session *s, struct side *base, str
 		if (sd->ran)
 			printf(", runs %d, crashed %d", sd->series.counted, sd->series.crashed);
 		printf("\n");
+		if (sd->build.status != BUILD_OK && sd->build.message)
+			ctl_print_escaped("  message", sd->build.message);
 		if (sd->series.title)
 			ctl_print_escaped("  title", sd->series.title);
 		for (size_t i = 0; i < sd->build.n_errors && i < 5; i++)
@@ -589,7 +739,13 @@ int ctl_build(struct ctl *c, int argc, char **argv)
 	if (r == 0) {
 		patches[0] = (char *)s.a.patch;
 		s.bo.patches = s.a.patch ? patches : NULL;
+		if (!c->json && isatty(STDERR_FILENO)) {
+			sd.last_percent = -2;
+			s.bo.progress = build_progress;
+			s.bo.userdata = &sd;
+		}
 		r = build_kernel(&s.bo, &sd.build);
+		line_clear(&sd);
 		sd.built = r == 0;
 	}
 	if (r < 0 && !s.error_kind) {

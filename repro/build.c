@@ -90,6 +90,14 @@ static int set_message(struct build_result *r, enum build_status st, const char 
 	return 0;
 }
 
+/* Says plainly that the disk, not the patch, failed the build. */
+static int no_space(struct build_result *r, const char *objdir)
+{
+	return set_message(r, BUILD_INFRA,
+			   "no space left on device: the disk holding %s is full "
+			   "(an infrastructure error, not the patch's)", objdir);
+}
+
 int build_opts_from_config(const struct config *cfg, const char *name,
 			   struct build_opts *opts, char **ret_dir)
 {
@@ -114,8 +122,156 @@ int build_opts_from_config(const struct config *cfg, const char *name,
 	return 0;
 }
 
+/* Progress is counted in kbuild steps (the lines of make's quiet output:
+ * CC, AS, AR, LD, KSYMS...) rather than in compiled objects, because the
+ * link steps (vmlinux.o, the kallsyms passes, bzImage) are a few lines but
+ * most of an incremental build's time: counting objects alone would show
+ * 100% with half the time left.  How many steps make will run is not
+ * known in advance (make -n walks the whole tree, and kbuild's per-option
+ * dependency tracking decides what rebuilds), so the estimate is what the
+ * previous build of the same O= directory took, of the same kind: a build
+ * that starts without a vmlinux compiles everything and is compared with
+ * the last such cold build, a build that starts with one is incremental
+ * (after a patch) and is compared with the last incremental build, which
+ * touched a similar number of files.  The estimate is capped at 99% until
+ * make returns.  Without a previous build of the kind the percentage is
+ * unknown and only the count is given: no number beats a wrong one. */
+#define STEPS_FILE ".kfix-steps"
+
+/* Follows a tool's output while it runs: counts kbuild steps and notices
+ * a full disk, whose message may never reach the log when the log is on
+ * that same disk. */
+struct follow {
+	const struct build_opts *o;
+	struct build_progress p;
+	bool count;	/* the build itself, whose steps are counted */
+	bool no_space;
+	char line[512];
+	size_t len;
+	bool overlong;
+};
+
+const char *build_stage_to_string(enum build_stage s)
+{
+	static const char *const names[] = {
+		[BUILD_STAGE_PATCH] = "patch", [BUILD_STAGE_CONFIG] = "config",
+		[BUILD_STAGE_COMPILE] = "compile", [BUILD_STAGE_LINK] = "link",
+		[BUILD_STAGE_DONE] = "done",
+	};
+	return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "unknown";
+}
+
+static void follow_report(struct follow *f)
+{
+	if (f->o->progress)
+		f->o->progress(f->o->userdata, &f->p);
+}
+
+static void follow_stage(struct follow *f, enum build_stage st)
+{
+	f->p.stage = st;
+	f->p.target = NULL;
+	if (st == BUILD_STAGE_DONE) {
+		f->p.percent = 100;
+		f->p.expected = f->p.steps;
+	}
+	follow_report(f);
+}
+
+/* The target of a kbuild quiet-mode line ("  CC      kernel/sys.o",
+ * "  CC [M]  drivers/x.o", "  HOSTCC  scripts/basic/fixdep"), or NULL. */
+static const char *kbuild_step(const char *line)
+{
+	const char *p = line + 2, *tag = p;
+
+	if (strncmp(line, "  ", 2) != 0 || !isupper((unsigned char)*p))
+		return NULL;
+	while (isupper((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_')
+		p++;
+	if (p - tag > 12 || *p != ' ')
+		return NULL;
+	while (*p == ' ')
+		p++;
+	if (strncmp(p, "[M]", 3) == 0)
+		for (p += 3; *p == ' '; p++)
+			;
+	return *p && !strchr(p, ' ') ? p : NULL;
+}
+
+static void follow_line(struct follow *f, const char *line)
+{
+	const char *target;
+
+	if (strstr(line, "No space left on device") || strstr(line, "Disk quota exceeded"))
+		f->no_space = true;
+	if (!f->count || !(target = kbuild_step(line)))
+		return;
+	f->p.steps++;
+	f->p.target = target;
+	if (f->p.stage == BUILD_STAGE_COMPILE &&
+	    (startswith(target, "vmlinux") || startswith(target, ".tmp_vmlinux")))
+		f->p.stage = BUILD_STAGE_LINK;
+	if (f->p.expected > 0)
+		f->p.percent = (int)MIN(99, (uint64_t)f->p.steps * 100 / f->p.expected);
+	follow_report(f);
+	f->p.target = NULL;
+}
+
+static void follow_output(void *userdata, const char *data, size_t len)
+{
+	struct follow *f = userdata;
+
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] != '\n') {
+			if (f->len + 1 < sizeof(f->line))
+				f->line[f->len++] = data[i];
+			else
+				f->overlong = true;
+			continue;
+		}
+		f->line[f->len] = '\0';
+		/* Compiler diagnostics can be long; steps never are. */
+		if (!f->overlong || strstr(f->line, "No space left"))
+			follow_line(f, f->line);
+		f->len = 0;
+		f->overlong = false;
+	}
+}
+
+/* The steps the last build of this kind took in objdir; 0 when unknown. */
+static unsigned steps_expected(const char *objdir, bool cold)
+{
+	_cleanup_free_ char *p = NULL, *data = NULL;
+	unsigned c = 0, w = 0;
+	size_t len;
+
+	if (asprintf(&p, "%s/" STEPS_FILE, objdir) < 0 ||
+	    read_file_bounded(p, 256, &data, &len) < 0 ||
+	    sscanf(data, "cold %u warm %u", &c, &w) != 2)
+		return 0;
+	return cold ? c : w;
+}
+
+/* Best effort: a missing record only costs the next build's percentage. */
+static void steps_record(const char *objdir, bool cold, unsigned steps)
+{
+	_cleanup_free_ char *p = NULL, *data = NULL;
+	unsigned c = steps_expected(objdir, true), w = steps_expected(objdir, false);
+	int n;
+
+	if (cold)
+		c = steps;
+	else
+		w = steps;
+	if (asprintf(&p, "%s/" STEPS_FILE, objdir) < 0 ||
+	    (n = asprintf(&data, "cold %u warm %u\n", c, w)) < 0)
+		return;
+	(void)write_file_atomic(p, data, (size_t)n, 0644);
+}
+
 /* Runs a tool and returns its exit code (or -ETIMEDOUT); output in *ret_out. */
-static int run_tool(char *const argv[], uint64_t timeout_usec, int tee_fd, char **ret_out)
+static int run_tool(char *const argv[], uint64_t timeout_usec, int tee_fd, struct follow *f,
+		    char **ret_out)
 {
 	struct proc_opts po = PROC_OPTS_DEFAULT;
 	struct proc_result pr = { 0 };
@@ -124,6 +280,10 @@ static int run_tool(char *const argv[], uint64_t timeout_usec, int tee_fd, char 
 	po.timeout_usec = timeout_usec;
 	po.tee_fd = tee_fd;
 	po.output_max = 256 * 1024;
+	if (f) {
+		po.on_output = follow_output;
+		po.userdata = f;
+	}
 	r = proc_run(argv, &po, &pr);
 	if (r < 0)
 		return r;
@@ -140,7 +300,7 @@ static int patch_run(const char *src, const char *file, bool reverse, bool dry, 
 			 "--reject-file=-", "-d", (char *)src, "-i", (char *)file,
 			 reverse ? "-R" : "--forward", dry ? "--dry-run" : NULL, NULL };
 
-	return run_tool(argv, 60 * 1000000ULL, -1, ret_out);
+	return run_tool(argv, 60 * 1000000ULL, -1, NULL, ret_out);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -312,7 +472,7 @@ static int make_argv(const struct build_opts *o, const char *objdir, char *const
 /* Copies the config in and runs olddefconfig only when the input changed,
  * so an unchanged config costs nothing. */
 static int prepare_config(const struct build_opts *o, const char *objdir, int log_fd,
-			  struct build_result *res)
+			  struct follow *f, struct build_result *res)
 {
 	_cleanup_free_ char *in = NULL, *old = NULL, *mark = NULL, *dotcfg = NULL, *final = NULL;
 	_cleanup_strv_ char **argv = NULL;
@@ -335,7 +495,9 @@ static int prepare_config(const struct build_opts *o, const char *objdir, int lo
 		r = make_argv(o, objdir, (char *const[]){ "olddefconfig", NULL }, &argv);
 		if (r < 0)
 			return r;
-		r = run_tool(argv, o->timeout_usec, log_fd, NULL);
+		r = run_tool(argv, o->timeout_usec, log_fd, f, NULL);
+		if (r != 0 && f->no_space)
+			return no_space(res, objdir);
 		if (r != 0)
 			return set_message(res, r == -ETIMEDOUT ? BUILD_INFRA : BUILD_FAILED,
 					   "make olddefconfig failed (%d)", r);
@@ -398,7 +560,8 @@ static bool is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int classify_log(const struct build_opts *o, struct build_result *res, int make_rc)
+static int classify_log(const struct build_opts *o, struct build_result *res, int make_rc,
+			bool disk_full)
 {
 	_cleanup_free_ char *log = NULL;
 	size_t len = 0;
@@ -407,9 +570,10 @@ static int classify_log(const struct build_opts *o, struct build_result *res, in
 	if (make_rc == -ETIMEDOUT)
 		return set_message(res, BUILD_INFRA, "build timed out");
 	(void)read_file_bounded(res->log_path, LOG_MAX, &log, &len);
-	if (log && strstr(log, "No space left on device"))
-		return set_message(res, BUILD_INFRA, "disk full during the build (log: %s)",
-				   res->log_path);
+	/* Compiler errors follow a full disk (truncated objects), and they
+	 * are not the patch's fault. */
+	if (disk_full || (log && strstr(log, "No space left on device")))
+		return no_space(res, res->objdir);
 	if (make_rc == 127 || make_rc < 0)
 		return set_message(res, BUILD_INFRA, "cannot run make (%d)", make_rc);
 	if (log) {
@@ -432,23 +596,41 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 {
 	_cleanup_close_ int log_fd = -1;
 	_cleanup_strv_ char **argv = NULL;
+	_cleanup_free_ char *vmlinux = NULL;
+	/* Only full kernel builds are estimated and recorded: a compile
+	 * check of a few files says nothing about the next build. */
+	bool kernel = streq(targets[0], "bzImage"), cold;
+	struct follow f = { .o = o, .p = { .percent = -1 } };
 	int r, rc;
 
+	if (asprintf(&vmlinux, "%s/vmlinux", res->objdir) < 0)
+		return -ENOMEM;
+	cold = !is_file(vmlinux);
 	log_fd = open(res->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log_fd < 0)
 		return -errno;
+	if (o->patches && o->patches[0])
+		follow_stage(&f, BUILD_STAGE_PATCH);
 	r = apply_patches(o, res);
 	if (r < 0 || res->status != BUILD_OK)
 		return r;
-	r = prepare_config(o, res->objdir, log_fd, res);
+	follow_stage(&f, BUILD_STAGE_CONFIG);
+	r = prepare_config(o, res->objdir, log_fd, &f, res);
 	if (r < 0 || res->status != BUILD_OK)
 		return r;
 	r = make_argv(o, res->objdir, targets, &argv);
 	if (r < 0)
 		return r;
-	rc = run_tool(argv, o->timeout_usec, log_fd, NULL);
+	f.count = true;
+	f.p.expected = kernel ? steps_expected(res->objdir, cold) : 0;
+	f.p.percent = f.p.expected ? 0 : -1;
+	follow_stage(&f, BUILD_STAGE_COMPILE);
+	rc = run_tool(argv, o->timeout_usec, log_fd, &f, NULL);
 	if (rc != 0)
-		return classify_log(o, res, rc);
+		return classify_log(o, res, rc, f.no_space);
+	if (kernel)
+		steps_record(res->objdir, cold, f.p.steps);
+	follow_stage(&f, BUILD_STAGE_DONE);
 	return 0;
 }
 
@@ -488,6 +670,8 @@ static int build_common(const struct build_opts *o, char *const *targets,
 	}
 	r = do_build(o, targets, &res);
 	r2 = journal_revert(o->src, &revert_msg);
+	if (r == -ENOSPC || r == -EDQUOT)
+		r = no_space(&res, res.objdir);
 	if (r < 0)
 		return r;
 	if (r2 < 0 && res.status == BUILD_OK)

@@ -11,6 +11,26 @@
 
 struct config;
 
+enum build_stage {
+	BUILD_STAGE_PATCH,	/* applying the patches */
+	BUILD_STAGE_CONFIG,	/* make olddefconfig */
+	BUILD_STAGE_COMPILE,	/* make, up to the first link step of vmlinux */
+	BUILD_STAGE_LINK,	/* vmlinux, kallsyms, bzImage */
+	BUILD_STAGE_DONE,
+};
+const char *build_stage_to_string(enum build_stage s);
+
+/* Where a running build is, for whoever watches it (kfixctl's progress
+ * line, the daemon's status).  See build.c for how the estimate is made. */
+struct build_progress {
+	enum build_stage stage;
+	unsigned steps;		/* kbuild steps done: the CC, AS, LD... lines */
+	unsigned expected;	/* steps this build is expected to take; 0: unknown */
+	int percent;		/* 0-99 while running, 100 when done; -1: unknown */
+	const char *target;	/* the last step's target (untrusted: escape) */
+};
+typedef void (*build_progress_fn)(void *userdata, const struct build_progress *p);
+
 struct build_opts {
 	const char *src;	   /* kernel source; patched in place while building */
 	const char *config;	   /* a .config (full, or partial for olddefconfig) */
@@ -20,6 +40,8 @@ struct build_opts {
 	int jobs;		   /* make -j; 0: number of CPUs */
 	bool ccache;
 	uint64_t timeout_usec;	   /* 0: none */
+	build_progress_fn progress; /* optional; called from the building thread */
+	void *userdata;
 };
 
 /* Fills opts from [build "name"] (jobs, ccache, dir, timeout); the

@@ -9,7 +9,7 @@ repro_librepro_a_SOURCES = \
 	repro/ssh.c repro/ssh-internal.h \
 	repro/build.c repro/build.h \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
-	repro/run.c repro/run.h repro/run-classify.c \
+	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
 	repro/probe.c repro/probe.h \
 	repro/tree.h \
 	repro/tree-internal.h \
@@ -79,11 +79,13 @@ check_PROGRAMS += tests/unit/test-repro
 TESTS += tests/unit/test-repro
 tests_unit_test_repro_SOURCES = tests/unit/test-repro.c
 tests_unit_test_repro_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_repro_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
+EXTRA_DIST += tests/integration/fake-make
 tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 # The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
 # the tools; see tests/kernel/lib.sh.
-KERNEL_TESTS = tests/kernel/kernel.sh
+KERNEL_TESTS = tests/kernel/kernel.sh tests/kernel/faults.sh tests/kernel/syz.sh
 TESTS += $(KERNEL_TESTS)
 EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/kasan.fragment tests/kernel/scenarios/README.md \
@@ -91,6 +93,7 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/msg-uaf/bug.patch tests/kernel/scenarios/msg-uaf/fix.patch \
 	tests/kernel/scenarios/msg-uaf/wrong-fix.patch tests/kernel/scenarios/msg-uaf/repro.c \
 	tests/kernel/scenarios/msg-uaf/report.txt \
+	tests/kernel/scenarios/msg-uaf/repro.syz \
 	tests/kernel/scenarios/watch-queue-oob/bug.patch \
 	tests/kernel/scenarios/watch-queue-oob/fix.patch \
 	tests/kernel/scenarios/watch-queue-oob/wrong-fix.patch \
@@ -105,6 +108,11 @@ EXTRA_DIST += tests/bench/kernel-bench.sh
 
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
+
+TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
+	tests/integration/vm-faults.sh
+EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
+	tests/integration/vm-faults.sh
 
 EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree

@@ -8,13 +8,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/strutil.h"
 #include "run.h"
+#include "ssh-internal.h"
 
 #define REPRO_MAX (64 * 1024 * 1024)
 #define CONSOLE_MAX (4 * 1024 * 1024)
+/* syz-execprog is a static Go program of some tens of MiB. */
+#define SYZ_TOOL_MAX (256 * 1024 * 1024)
 /* After the reproducer ends, late reports (RCU callbacks, workqueues) get
  * this long to reach the console. */
 #define SETTLE_USEC (1500 * 1000ULL)
@@ -125,29 +129,105 @@ static void vm_stopp(const struct run_opts *o, struct vm **vm)
 	*vm = NULL;
 }
 
-static int run_in_vm(const struct run_opts *o, struct vm *vm, const void *bin, size_t bin_len,
+/* What goes to the guest: the reproducer, and for a syz program
+ * syzkaller's two binaries. */
+struct guest_files {
+	const char *name[3];
+	char *data[3];
+	size_t len[3];
+	size_t n;
+};
+
+static void guest_files_free(struct guest_files *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->data[i]);
+	g->n = 0;
+}
+
+static int guest_files_load(const struct run_opts *o, struct guest_files *g)
+{
+	static const char *const syz_tools[] = { "syz-execprog", "syz-executor" };
+	int r;
+
+	g->name[0] = o->syz_bin ? "kfix-repro.syz" : "kfix-repro";
+	r = read_file_bounded(o->repro, REPRO_MAX, &g->data[0], &g->len[0]);
+	if (r < 0)
+		return r;
+	g->n = 1;
+	for (size_t i = 0; o->syz_bin && i < ARRAY_SIZE(syz_tools); i++) {
+		_cleanup_free_ char *p = NULL;
+
+		if (asprintf(&p, "%s/%s", o->syz_bin, syz_tools[i]) < 0)
+			return -ENOMEM;
+		r = read_file_bounded(p, SYZ_TOOL_MAX, &g->data[g->n], &g->len[g->n]);
+		if (r < 0)
+			return r;
+		g->name[g->n++] = syz_tools[i];
+	}
+	return 0;
+}
+
+/* The command that runs the reproducer in the guest's /tmp.  busybox's
+ * timeout kills it; the channel's own limit is the backstop if the guest
+ * hangs.  A syz program's options reach the command line only as the
+ * checked words syz_execprog_argv makes, each quoted all the same. */
+static int guest_command(const struct run_opts *o, uint64_t timeout, char **ret)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(4096);
+	_cleanup_strv_ char **argv = NULL;
+	struct syz_opts dflt;
+	int r;
+
+	if (buf_printf(&b, "cd /tmp && timeout -s KILL %llu",
+		       (unsigned long long)(timeout / 1000000 + 1)) < 0)
+		return -ENOMEM;
+	if (o->syz_bin) {
+		syz_opts_default(&dflt);
+		r = syz_execprog_argv(o->syz ? o->syz : &dflt, "./syz-execprog",
+				      "/tmp/syz-executor", "kfix-repro.syz", &argv);
+	} else
+		r = strv_push(&argv, "./kfix-repro");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; argv[i]; i++) {
+		_cleanup_free_ char *q = ssh_quote(argv[i]);
+
+		if (!q || buf_printf(&b, " %s", q) < 0)
+			return -ENOMEM;
+	}
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest_files *g,
 		     struct run_result *res)
 {
 	struct vm_exec_result x = { 0 };
 	uint64_t timeout = o->timeout_usec ? o->timeout_usec : o->vm->run_timeout_usec;
 	uint64_t start, deadline;
 	_cleanup_free_ char *cmd = NULL;
-	bool lost;
+	bool lost = false;
 	int r;
 
-	r = o->backend->exec(vm, "cat > /tmp/kfix-repro && chmod +x /tmp/kfix-repro", bin,
-			     bin_len, 120 * 1000000ULL, &x);
-	if (r < 0)
-		return r;
-	lost = x.lost || x.exit_status != 0;
-	vm_exec_result_free(&x);
+	for (size_t i = 0; i < g->n && !lost; i++) {
+		_cleanup_free_ char *copy = NULL;
+
+		/* dropbear has no SFTP: files travel as a command's stdin. */
+		if (asprintf(&copy, "cat > /tmp/%s && chmod +x /tmp/%s", g->name[i],
+			     g->name[i]) < 0)
+			return -ENOMEM;
+		r = o->backend->exec(vm, copy, g->data[i], g->len[i], 120 * 1000000ULL, &x);
+		if (r < 0)
+			return r;
+		lost = x.lost || x.exit_status != 0;
+		vm_exec_result_free(&x);
+	}
 	start = now_usec();
 	if (!lost) {
-		/* busybox's timeout kills the reproducer; the channel's own
-		 * limit is the backstop if the guest hangs. */
-		if (asprintf(&cmd, "cd /tmp && timeout -s KILL %llu ./kfix-repro",
-			     (unsigned long long)(timeout / 1000000 + 1)) < 0)
-			return -ENOMEM;
+		r = guest_command(o, timeout, &cmd);
+		if (r < 0)
+			return r;
 		r = o->backend->exec(vm, cmd, NULL, 0, timeout + 30 * 1000000ULL, &x);
 		if (r < 0)
 			return r;
@@ -176,14 +256,14 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const void *bin, s
 int run_once(const struct run_opts *o, struct run_result *ret)
 {
 	_cleanup_(run_result_free) struct run_result res = { 0 };
-	_cleanup_free_ char *bin = NULL, *msg = NULL;
+	_cleanup_(guest_files_free) struct guest_files g = { 0 };
+	_cleanup_free_ char *msg = NULL;
 	struct vm *vm = NULL;
 	enum vm_failure failure = VM_OK;
-	size_t bin_len;
 	uint64_t start = now_usec();
 	int r;
 
-	r = read_file_bounded(o->repro, REPRO_MAX, &bin, &bin_len);
+	r = guest_files_load(o, &g);
 	if (r < 0)
 		return r;
 	r = o->backend->start(o->vm, o->kernel, &vm, &failure, &msg);
@@ -199,7 +279,7 @@ int run_once(const struct run_opts *o, struct run_result *ret)
 		return 0;
 	}
 	res.boot_usec = now_usec() - start;
-	r = run_in_vm(o, vm, bin, bin_len, &res);
+	r = run_in_vm(o, vm, &g, &res);
 	vm_stopp(o, &vm);
 	if (r < 0)
 		return r;

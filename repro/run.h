@@ -36,11 +36,38 @@ void run_result_free(struct run_result *r);
 int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
 		      char **ret_msg);
 
+/* syzbot's options for a syz reproducer (its "repro-opts"). */
+struct syz_opts {
+	bool threaded, collide, repeat, fault;
+	int repeat_times;	/* with repeat: 0 runs until the time limit */
+	int procs;
+	char sandbox[16];	/* none, setuid, namespace or android */
+	int fault_call, fault_nth;
+};
+/* Threaded, repeated, one process, no sandbox. */
+void syz_opts_default(struct syz_opts *o);
+/* Parses syzbot's JSON ({"threaded":true,"procs":6,...}) or the older
+ * "{Threaded:true Procs:6 ...}" form; -EINVAL for anything else or for a
+ * value syz-execprog would not take. */
+int syz_opts_parse(const char *text, size_t len, struct syz_opts *ret);
+/* The options of a program that starts with syzbot's "# {...}" line;
+ * -ENOENT when it has none. */
+int syz_opts_from_program(const char *prog, size_t len, struct syz_opts *ret);
+/* syz-execprog's argument vector (NULL-terminated) for the program, as
+ * syzkaller builds it to reproduce: every element is a fixed word, a
+ * checked number or one of the given paths. */
+int syz_execprog_argv(const struct syz_opts *o, const char *execprog, const char *executor,
+		      const char *prog, char ***ret);
+
 struct run_opts {
 	const struct vm_opts *vm;
 	const struct vm_backend *backend;
 	const char *kernel;	   /* bzImage on this host */
-	const char *repro;	   /* static binary on this host */
+	const char *repro;	   /* static binary on this host, or a syz program */
+	/* A syz program: syzkaller's bin/linux_amd64 folder on this host,
+	 * whose syz-execprog and syz-executor go to the guest with it. */
+	const char *syz_bin;
+	const struct syz_opts *syz;
 	uint64_t timeout_usec;	   /* per run; 0: the VM's run-timeout */
 	int runs;		   /* counted runs wanted */
 	int max_attempts;	   /* including infra errors */

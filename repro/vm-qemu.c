@@ -186,11 +186,11 @@ static void boot_failure(struct vm *vm, bool exited, enum vm_failure *ret_failur
 	esc = str_escape(out ? out : "", out ? strlen(out) : 0, 300);
 	*ret_failure = console ? VM_NO_BOOT : VM_INFRA;
 	free(*ret_msg);
-	if (asprintf(ret_msg, "%s%s: %s%s%s",
+	if (asprintf(ret_msg, "%s%s%s%s%s%s",
 		     exited ? "the VM stopped before guest SSH answered"
 			    : "guest SSH never answered",
-		     console ? "" : " (no console output)", esc ? esc : "",
-		     tail ? " console tail: " : "", tail ? tail : "") < 0)
+		     console ? "" : " (no console output)", esc && *esc ? ": " : "",
+		     esc ? esc : "", tail ? " console tail: " : "", tail ? tail : "") < 0)
 		*ret_msg = NULL;
 }
 

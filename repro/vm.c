@@ -39,6 +39,7 @@ void vm_opts_free(struct vm_opts *o)
 	free(o->qemu);
 	free(o->workdir);
 	free(o->cmdline);
+	free(o->syzkaller);
 	*o = (struct vm_opts){ 0 };
 }
 
@@ -99,6 +100,7 @@ int vm_opts_from_config(const struct config *cfg, const char *name, struct vm_op
 	    (r = get_str(cfg, name, "qemu", &o.qemu)) < 0 ||
 	    (r = get_str(cfg, name, "workdir", &o.workdir)) < 0 ||
 	    (r = get_str(cfg, name, "cmdline", &o.cmdline)) < 0 ||
+	    (r = get_path(cfg, name, "syzkaller", &o.syzkaller)) < 0 ||
 	    (r = get_int(cfg, name, "ssh-port", &o.ssh_port)) < 0 ||
 	    (r = get_int(cfg, name, "count", &o.count)) < 0 ||
 	    (r = get_int(cfg, name, "memory", &o.memory)) < 0 ||

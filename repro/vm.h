@@ -23,6 +23,7 @@ struct vm_opts {
 	char *qemu;
 	char *workdir;		 /* on the VM host */
 	char *cmdline;		 /* extra kernel command line */
+	char *syzkaller;	 /* a syzkaller build on this host; NULL: none */
 	int count, memory, cpus;
 	uint64_t boot_timeout_usec, run_timeout_usec;
 };

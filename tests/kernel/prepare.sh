@@ -55,10 +55,19 @@ wipe() {
 	rm -rf "$src" "$top/build" "$top/applied" "$top/stamp" "$top/kasan.config"
 }
 
-# A killed kfix may leave a patch applied in src: its journal names it.
-if [ -f "$src/.kfix-applied.patch" ]; then
-	log "reverting a patch left by an interrupted run"
-	patch -s -p1 -R -d "$src" -i "$src/.kfix-applied.patch" && rm -f "$src/.kfix-applied.patch" || wipe
+# A killed kfix may leave patches applied in src: its journal (the
+# folder .kfix-applied, one file per patch, applied in name order) names
+# them.  Under kfix's lock on the source, so that a running build's
+# patches are not taken for leftovers.
+if [ -d "$src/.kfix-applied" ]; then
+	exec 7>"$src/.kfix.lock"
+	flock 7
+	for p in $(ls "$src/.kfix-applied"/*.patch 2>/dev/null | sort -r); do
+		log "reverting a patch left by an interrupted run"
+		{ patch -s -p1 -R -d "$src" -i "$p" && rm -f "$p"; } || { wipe; break; }
+	done
+	[ ! -d "$src" ] || rmdir "$src/.kfix-applied" 2>/dev/null || true
+	exec 7>&-
 fi
 
 if [ -f "$top/stamp" ] && [ "$(cat "$top/stamp")" = "$key" ]; then
@@ -113,7 +122,7 @@ if [ $build = 1 ]; then
 	mkdir -p "$obj"
 	# kfix's own locks on the slot and the source: never build the same
 	# O= directory twice at once.
-	exec 8>"$obj.lock" 7>"$src/.kfix"
+	exec 8>"$obj.lock" 7>"$src/.kfix.lock"
 	flock 8
 	flock 7
 	cmp -s "$top/kasan.config" "$obj/.config" || cp "$top/kasan.config" "$obj/.config"

@@ -181,6 +181,12 @@ static void test_config_secret(void **state)
 	rm_rf(dir);
 }
 
+static void count_output(void *userdata, const char *data, size_t len)
+{
+	(void)data;
+	*(size_t *)userdata += len;
+}
+
 static void test_proc(void **state)
 {
 	char *const echo[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
@@ -189,6 +195,7 @@ static void test_proc(void **state)
 	char *const cat[] = { "cat", NULL };
 	struct proc_opts o = PROC_OPTS_DEFAULT;
 	struct proc_result r;
+	size_t seen = 0;
 
 	assert_int_equal(proc_run(echo, &o, &r), 0);
 	assert_int_equal(r.exit_code, 3);
@@ -203,9 +210,13 @@ static void test_proc(void **state)
 
 	o = PROC_OPTS_DEFAULT;
 	o.output_max = 1000;
+	o.on_output = count_output;
+	o.userdata = &seen;
 	assert_int_equal(proc_run(loud, &o, &r), 0);
 	assert_int_equal(r.output_len, 1000);
 	assert_true(r.output_truncated);
+	/* The follower sees everything, beyond the captured cap. */
+	assert_int_equal(seen, 100000);
 	proc_result_free(&r);
 
 	o = PROC_OPTS_DEFAULT;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -237,13 +238,246 @@ static void test_probe_patch(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+struct progress_log {
+	int stages[16];
+	size_t n_stages;
+	int max_running_percent; /* highest before the build ended */
+	int last_percent;
+	unsigned steps;
+	bool unknown_seen, decreased;
+};
+
+static void record_progress(void *userdata, const struct build_progress *p)
+{
+	struct progress_log *l = userdata;
+
+	if (l->n_stages == 0 || l->stages[l->n_stages - 1] != (int)p->stage)
+		if (l->n_stages < ARRAY_SIZE(l->stages))
+			l->stages[l->n_stages++] = (int)p->stage;
+	if (p->stage == BUILD_STAGE_COMPILE || p->stage == BUILD_STAGE_LINK) {
+		if (p->percent < 0)
+			l->unknown_seen = true;
+		if (p->percent < l->max_running_percent)
+			l->decreased = true;
+		l->max_running_percent = MAX(l->max_running_percent, p->percent);
+	}
+	l->last_percent = p->percent;
+	l->steps = p->steps;
+}
+
+static void build_with_log(struct build_opts *o, struct progress_log *l, struct build_result *res)
+{
+	*l = (struct progress_log){ .max_running_percent = -1 };
+	o->progress = record_progress;
+	o->userdata = l;
+	assert_int_equal(build_kernel(o, res), 0);
+}
+
+/* Build progress with a stand-in for make: the stages in order, and a
+ * percentage once a build of the same kind (cold or incremental) has been
+ * seen in the same O= directory; a full disk is an infrastructure error,
+ * not the compiler errors that follow it. */
+static void test_build_progress(void **state)
+{
+	static const char cfg_text[] =
+		"# test\nCONFIG_BLK_DEV_INITRD=y\nCONFIG_SERIAL_8250_CONSOLE=y\nCONFIG_NET=y\n"
+		"CONFIG_INET=y\nCONFIG_VIRTIO_NET=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_PRINTK=y\n";
+	static const int order[] = { BUILD_STAGE_CONFIG, BUILD_STAGE_COMPILE, BUILD_STAGE_LINK,
+				     BUILD_STAGE_DONE };
+	char dir[] = "/tmp/kfix-test-progress-XXXXXX";
+	_cleanup_free_ char *src = NULL, *cfg = NULL, *out = NULL, *bin = NULL, *make = NULL,
+			    *path = NULL, *vmlinux = NULL, *old_path = NULL;
+	struct build_opts o = { 0 };
+	struct build_result res = { 0 };
+	struct progress_log l;
+
+	assert_non_null(mkdtemp(dir));
+	old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	assert_true(asprintf(&src, "%s/src", dir) > 0);
+	assert_true(asprintf(&cfg, "%s/test.config", dir) > 0);
+	assert_true(asprintf(&out, "%s/out", dir) > 0);
+	assert_true(asprintf(&bin, "%s/bin", dir) > 0);
+	assert_true(asprintf(&make, "%s/bin/make", dir) > 0);
+	assert_true(asprintf(&path, "%s:%s", bin, old_path) > 0);
+	assert_true(asprintf(&vmlinux, "%s/out/src--test/vmlinux", dir) > 0);
+	assert_int_equal(mkdir_p(src, 0755), 0);
+	assert_int_equal(mkdir_p(bin, 0755), 0);
+	assert_int_equal(symlink(SRCDIR "/tests/integration/fake-make", make), 0);
+	assert_int_equal(write_file_atomic(cfg, cfg_text, strlen(cfg_text), 0644), 0);
+	assert_int_equal(setenv("PATH", path, 1), 0);
+	o.src = src;
+	o.config = cfg;
+	o.dir = out;
+	o.jobs = 1;
+
+	/* The first build of the directory: no estimate, only steps. */
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_int_equal(l.n_stages, ARRAY_SIZE(order));
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		assert_int_equal(l.stages[i], order[i]);
+	assert_true(l.unknown_seen);
+	assert_int_equal(l.max_running_percent, -1);
+	assert_int_equal(l.last_percent, 100);
+	assert_int_equal(l.steps, 36); /* 30 CC, AR, 2 LD, KSYMS, LD, BUILD */
+	build_result_free(&res);
+
+	/* Incremental, and none seen before: still no estimate. */
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_int_equal(l.max_running_percent, -1);
+	build_result_free(&res);
+
+	/* Incremental again: estimated, rising, below 100 until done. */
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_false(l.unknown_seen);
+	assert_false(l.decreased);
+	assert_int_equal(l.max_running_percent, 99);
+	assert_int_equal(l.last_percent, 100);
+	build_result_free(&res);
+
+	/* A cold build after a cold one is estimated too. */
+	assert_int_equal(unlink(vmlinux), 0);
+	build_with_log(&o, &l, &res);
+	assert_false(l.unknown_seen);
+	build_result_free(&res);
+
+	/* The disk fills up: the compiler errors that follow are not the
+	 * code's; nothing is blamed on a file. */
+	assert_int_equal(setenv("FAKE_MAKE_FAIL", "nospace", 1), 0);
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_INFRA);
+	assert_non_null(strstr(res.message, "no space left on device"));
+	assert_int_equal(res.n_errors, 0);
+	assert_int_not_equal(l.last_percent, 100);
+	build_result_free(&res);
+
+	/* A real compiler error is still one. */
+	assert_int_equal(setenv("FAKE_MAKE_FAIL", "error", 1), 0);
+	build_with_log(&o, &l, &res);
+	assert_int_equal(res.status, BUILD_FAILED);
+	assert_int_equal(res.n_errors, 1);
+	assert_string_equal(res.errors[0].file, "kernel/f1.c");
+	build_result_free(&res);
+
+	assert_int_equal(unsetenv("FAKE_MAKE_FAIL"), 0);
+	assert_int_equal(setenv("PATH", old_path, 1), 0);
+	assert_int_equal(rm_rf(dir), 0);
+}
+
+static char *joined(char **v)
+{
+	size_t n = 1;
+	char *s;
+
+	for (size_t i = 0; v[i]; i++)
+		n += strlen(v[i]) + 1;
+	s = calloc(1, n);
+	for (size_t i = 0; s && v[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, v[i]);
+	}
+	return s;
+}
+
+static void expect_argv(const struct syz_opts *o, const char *want)
+{
+	_cleanup_strv_ char **v = NULL;
+	_cleanup_free_ char *got = NULL;
+
+	assert_int_equal(syz_execprog_argv(o, "./syz-execprog", "/tmp/syz-executor", "p.syz", &v), 0);
+	got = joined(v);
+	assert_string_equal(got, want);
+}
+
+/* syzbot's repro options become syz-execprog's flags as syzkaller's own
+ * reproduction builds them; values that syz-execprog would not take, or
+ * that try to reach a shell, are refused. */
+static void test_syz_argv(void **state)
+{
+	static const char syzbot_json[] =
+		"{\"threaded\":true,\"repeat\":true,\"procs\":6,\"slowdown\":1,"
+		"\"sandbox\":\"namespace\",\"sandbox_arg\":0,\"tun\":true,\"netdev\":true,"
+		"\"resetnet\":true,\"cgroups\":true,\"close_fds\":true,\"tmpdir\":true,\"segv\":true}";
+	static const char legacy[] =
+		"{Threaded:true Collide:true Repeat:false Procs:1 Sandbox:setuid Fault:true "
+		"FaultCall:3 FaultNth:7 EnableTun:true UseTmpDir:true HandleSegv:true "
+		"WaitRepeat:true Debug:false Repro:false}";
+	static const char prog[] = "# {\"repeat\":true,\"procs\":2,\"sandbox\":\"none\"}\n"
+				   "r0 = msgget$private(0x0, 0x600)\nmsgctl$IPC_RMID(r0, 0x0)\n";
+	static const char *const bad[] = {
+		"{\"sandbox\":\"none; reboot\"}",
+		"{\"sandbox\":\"none' -x '\"}",
+		"{\"procs\":0}",
+		"{\"procs\":100000}",
+		"{\"procs\":\"6\"}",
+		"{\"threaded\":\"yes\"}",
+		"{\"fault_call\":-5}",
+		"{Threaded:true Sandbox:$(reboot)}",
+		"{Procs:x}",
+		"not options",
+		"",
+	};
+	struct syz_opts o;
+
+	syz_opts_default(&o);
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 -sandbox=none "
+			"-procs=1 -repeat=0 -threaded=true -collide=false p.syz");
+
+	assert_int_equal(syz_opts_parse(syzbot_json, strlen(syzbot_json), &o), 0);
+	assert_int_equal(o.procs, 6);
+	assert_string_equal(o.sandbox, "namespace");
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 "
+			"-sandbox=namespace -procs=6 -repeat=0 -threaded=true -collide=false p.syz");
+
+	/* The older form; repeat and threaded are forced on as syzkaller
+	 * does when it reproduces, a fault is injected where asked. */
+	assert_int_equal(syz_opts_parse(legacy, strlen(legacy), &o), 0);
+	assert_false(o.repeat);
+	assert_true(o.fault);
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 -sandbox=setuid "
+			"-procs=1 -repeat=0 -threaded=true -collide=true -fault_call=3 "
+			"-fault_nth=7 p.syz");
+
+	/* A bounded repeat count is kept; an empty sandbox is "none". */
+	assert_int_equal(syz_opts_parse("{\"repeat\":true,\"repeat_times\":5,\"sandbox\":\"\"}",
+					 strlen("{\"repeat\":true,\"repeat_times\":5,\"sandbox\":\"\"}"),
+					 &o), 0);
+	expect_argv(&o, "./syz-execprog -executor=/tmp/syz-executor -arch=amd64 -sandbox=none "
+			"-procs=1 -repeat=5 -threaded=true -collide=false p.syz");
+
+	/* Options in the program's first line. */
+	assert_int_equal(syz_opts_from_program(prog, strlen(prog), &o), 0);
+	assert_int_equal(o.procs, 2);
+	assert_int_equal(syz_opts_from_program(strchr(prog, '\n') + 1,
+					       strlen(strchr(prog, '\n') + 1), &o), -ENOENT);
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		syz_opts_default(&o);
+		assert_int_equal(syz_opts_parse(bad[i], strlen(bad[i]), &o), -EINVAL);
+		assert_string_equal(o.sandbox, "none"); /* untouched on failure */
+	}
+	/* A value set by hand is checked again when building the argv. */
+	syz_opts_default(&o);
+	strcpy(o.sandbox, "x;y");
+	{
+		char **v = NULL;
+
+		assert_int_equal(syz_execprog_argv(&o, "a", "b", "c", &v), -EINVAL);
+		assert_null(v);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_patch_files),
 		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
-		cmocka_unit_test(test_probe_patch),
+		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
+		cmocka_unit_test(test_syz_argv),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
