@@ -20,8 +20,10 @@ struct store_bug {
 	char *state;
 	char *tree;
 	char *base_commit;
-	char *report;	  /* path or URL of the crash report */
-	char *repro_c;	  /* path or URL */
+	/* Absolute paths of local files (NULL when there is none); intake
+	 * downloads what a source only links to before it adds the bug. */
+	char *report;	  /* the crash report */
+	char *repro_c;
 	char *repro_syz;
 	char *kernel_config;
 	int64_t created, updated; /* unix seconds */
