@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
+#include "stats.h"
 #include "store.h"
 
 #define API_PAGE_DEFAULT 50
@@ -464,12 +465,19 @@ static int metrics_page(struct http_request *req, void *userdata)
 {
 	struct front *f = userdata;
 	_cleanup_buf_ struct buf out = BUF_INIT(4u * 1024 * 1024);
+	_cleanup_buf_ struct buf jobs = BUF_INIT(4u * 1024 * 1024);
 	int r;
 
 	store_gauges(f);
 	r = metrics_render(f->metrics, &out);
 	if (r < 0)
 		return r;
+	/* what job processes recorded; a scrape without them beats none */
+	r = stats_render(f->store, &jobs);
+	if (r >= 0)
+		r = buf_append(&out, jobs.data ? jobs.data : "", jobs.len);
+	if (r < 0)
+		log_warning("metrics: cannot add the jobs' numbers: %s", store_errmsg(f->store));
 	return http_reply(req, 200, "text/plain; version=0.0.4; charset=utf-8",
 			  out.data ? out.data : "", out.len);
 }

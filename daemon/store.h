@@ -223,6 +223,34 @@ int store_inbox_query(struct store *s, const struct store_query *q,
 int store_inbox_count(struct store *s, const char *state, int64_t *ret);
 void store_inbox_free(struct store_inbox *in);
 
+/* Counters and histograms that job processes record for kfixd's /metrics
+ * (jobs are child processes: the store is what they share).  name is a
+ * Prometheus metric name, labels a label list as written in the text
+ * format (`result="ok"`, already escaped) or NULL; values are >= 0.  A
+ * new series beyond STORE_METRIC_SERIES_MAX is refused with -E2BIG.
+ * Histograms use store_metric_bounds (seconds, for long operations). */
+#define STORE_METRIC_BUCKETS 15
+#define STORE_METRIC_SERIES_MAX 1000
+#define STORE_METRIC_NAME_MAX 128
+#define STORE_METRIC_LABELS_MAX 512
+extern const double store_metric_bounds[STORE_METRIC_BUCKETS];
+
+struct store_metric {
+	char *name, *labels;
+	bool histogram;
+	double value;  /* counter value; sum of observations */
+	int64_t count; /* histograms: observations */
+	int64_t bucket[STORE_METRIC_BUCKETS]; /* per bucket, not cumulative */
+};
+
+int store_metric_add(struct store *s, const char *name, const char *labels,
+		     double v);
+int store_metric_observe(struct store *s, const char *name, const char *labels,
+			 double v);
+/* Every series, ordered by name and labels. */
+int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n);
+void store_metric_free(struct store_metric *m);
+
 /* Frees a NULL-terminated-by-count array from the *_list calls. */
 void store_list_free(void **items, size_t n, void (*free_fn)(void *));
 
