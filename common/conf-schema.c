@@ -134,6 +134,7 @@ const struct config_key config_schema[] = {
 	T("http", false, "tls-key", CONFIG_PATH, NULL),
 	T("http", false, "api-token", CONFIG_SECRET, NULL),
 	T("http", false, "admin-token", CONFIG_SECRET, NULL),
+	T("http", false, "url", CONFIG_STRING, NULL),
 
 	/* [feed "name"]: a syzbot-style dashboard */
 	NS("feed", "url", NULL),

@@ -1794,3 +1794,18 @@ int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n
 	*ret_n = n;
 	return 0;
 }
+
+int store_patch_query(struct store *s, const struct store_query *q,
+		      struct store_patch ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " PATCH_COLS " FROM patches WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 = 0 OR bug_id = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
+			"tiii", q->state, q->bug_id, q->after, query_limit(q));
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))patch_from_row,
+			  (void (*)(void *))store_patch_free, (void ***)ret, ret_n);
+}

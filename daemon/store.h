@@ -199,6 +199,8 @@ int store_outbox_query(struct store *s, const struct store_query *q,
 		       struct store_outbox ***ret, size_t *ret_n);
 int store_event_query(struct store *s, const struct store_query *q,
 		      struct store_event ***ret, size_t *ret_n);
+int store_patch_query(struct store *s, const struct store_query *q,
+		      struct store_patch ***ret, size_t *ret_n);
 
 /* Webhook deliveries, stored before they are answered.  key is unique
  * (the provider's delivery id or the Message-ID): a known key is not
