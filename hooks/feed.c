@@ -1059,12 +1059,60 @@ size_t feeds_count(struct feeds *fs)
 	return fs->n;
 }
 
+static int feeds_multi_setup(struct feeds *fs)
+{
+	int r;
+
+	if (fs->multi)
+		return 0;
+	fs->multi = curl_multi_init();
+	if (!fs->multi)
+		return -ENOMEM;
+	curl_multi_setopt(fs->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+	curl_multi_setopt(fs->multi, CURLMOPT_SOCKETDATA, fs);
+	curl_multi_setopt(fs->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+	curl_multi_setopt(fs->multi, CURLMOPT_TIMERDATA, fs);
+	r = sd_event_add_time(fs->event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 1000,
+			      on_curl_timer_fired, fs);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF);
+	return r;
+}
+
+/* Loads every [feed] of cfg into feed[] (*ret_n of them); on failure
+ * none is kept and *ret_error names the feed. */
+static int feeds_load(struct feeds *fs, const struct config *cfg,
+		      struct feed *feed[FEED_MAX], size_t *ret_n, char **ret_error)
+{
+	_cleanup_strv_ char **names = NULL;
+	size_t n = 0;
+	int r = config_subsections(cfg, "feed", &names);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	for (size_t i = 0; names && names[i]; i++) {
+		r = n >= FEED_MAX ? -E2BIG : feed_load(fs, cfg, names[i], &feed[n]);
+		if (r < 0) {
+			while (n > 0)
+				feed_free(feed[--n]);
+			if (ret_error && asprintf(ret_error, "[feed \"%s\"]: %s", names[i],
+						  r == -EINVAL ? "url is required"
+						  : r == -EDOM ? "the name may hold only letters, digits, '.', '_' and '-'"
+								: strerror(-r)) < 0)
+				*ret_error = NULL;
+			return r;
+		}
+		n++;
+	}
+	*ret_n = n;
+	return 0;
+}
+
 int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics,
 	      const struct feed_ops *ops, void *userdata, struct feeds **ret,
 	      char **ret_error)
 {
 	_cleanup_(feeds_freep) struct feeds *fs = calloc(1, sizeof(*fs));
-	_cleanup_strv_ char **names = NULL;
 	int r;
 
 	if (!fs)
@@ -1074,38 +1122,54 @@ int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics
 	fs->metrics = metrics;
 	fs->ops = *ops;
 	fs->userdata = userdata;
-	r = config_subsections(cfg, "feed", &names);
-	if (r < 0 && r != -ENOENT)
+	r = feeds_load(fs, cfg, fs->feed, &fs->n, ret_error);
+	if (r >= 0 && fs->n > 0)
+		r = feeds_multi_setup(fs);
+	if (r < 0)
 		return r;
-	if (names && *names) {
-		fs->multi = curl_multi_init();
-		if (!fs->multi)
-			return -ENOMEM;
-		curl_multi_setopt(fs->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
-		curl_multi_setopt(fs->multi, CURLMOPT_SOCKETDATA, fs);
-		curl_multi_setopt(fs->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
-		curl_multi_setopt(fs->multi, CURLMOPT_TIMERDATA, fs);
-		r = sd_event_add_time(event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 1000,
-				      on_curl_timer_fired, fs);
-		if (r >= 0)
-			r = sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; names && names[i]; i++) {
-		if (fs->n >= FEED_MAX)
-			return -E2BIG;
-		r = feed_load(fs, cfg, names[i], &fs->feed[fs->n]);
-		if (r < 0) {
-			if (ret_error && asprintf(ret_error, "[feed \"%s\"]: %s", names[i],
-						  r == -EINVAL ? "url is required"
-						  : r == -EDOM ? "the name may hold only letters, digits, '.', '_' and '-'"
-								: strerror(-r)) < 0)
-				*ret_error = NULL;
-			return r;
-		}
-		fs->n++;
-	}
 	*ret = TAKE_PTR(fs);
+	return 0;
+}
+
+int feeds_check(struct feeds *fs, const struct config *cfg, char **ret_error)
+{
+	struct feed *feed[FEED_MAX];
+	size_t n = 0;
+	int r = feeds_load(fs, cfg, feed, &n, ret_error);
+
+	while (n > 0)
+		feed_free(feed[--n]);
+	return r;
+}
+
+int feeds_reload(struct feeds *fs, const struct config *cfg, char **ret_error)
+{
+	struct feed *feed[FEED_MAX];
+	size_t n = 0;
+	int r = feeds_load(fs, cfg, feed, &n, ret_error);
+
+	if (r >= 0 && n > 0)
+		r = feeds_multi_setup(fs);
+	if (r < 0) {
+		while (n > 0)
+			feed_free(feed[--n]);
+		return r;
+	}
+	/* a feed that stays keeps its next poll time (a round under way is
+	 * dropped: its positions are in the store, the next round redoes it) */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < fs->n; j++) {
+			uint64_t next;
+
+			if (!streq(feed[i]->name, fs->feed[j]->name) || fs->feed[j]->running ||
+			    sd_event_source_get_time(fs->feed[j]->timer, &next) < 0)
+				continue;
+			if (sd_event_source_set_time(feed[i]->timer, next) < 0)
+				log_warning("feed %s: polls at once after the reload", feed[i]->name);
+		}
+	for (size_t j = 0; j < fs->n; j++)
+		feed_free(fs->feed[j]);
+	memcpy(fs->feed, feed, n * sizeof(*feed));
+	fs->n = n;
 	return 0;
 }

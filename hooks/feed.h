@@ -57,6 +57,11 @@ struct feeds;
 int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics,
 	      const struct feed_ops *ops, void *userdata, struct feeds **ret,
 	      char **ret_error);
+/* Checks the [feed] sections of cfg (a reload's first step). */
+int feeds_check(struct feeds *f, const struct config *cfg, char **ret_error);
+/* Replaces the feeds by those of cfg; on failure the old ones stay.  A
+ * feed kept by name keeps its next poll time. */
+int feeds_reload(struct feeds *f, const struct config *cfg, char **ret_error);
 void feeds_free(struct feeds *f);
 DEFINE_CLEANUP(struct feeds, feeds_free)
 size_t feeds_count(struct feeds *f);
