@@ -135,6 +135,7 @@ const struct config_key config_schema[] = {
 	T("http", false, "tls-key", CONFIG_PATH, NULL),
 	T("http", false, "api-token", CONFIG_SECRET, NULL),
 	T("http", false, "admin-token", CONFIG_SECRET, NULL),
+	T("http", false, "url", CONFIG_STRING, NULL),
 
 	/* [feed "name"]: a syzbot-style dashboard */
 	NS("feed", "url", NULL),
@@ -150,6 +151,8 @@ const struct config_key config_schema[] = {
 	T("feed", true, "request-interval", CONFIG_DURATION, "1s"),
 	T("feed", true, "timeout", CONFIG_DURATION, "1min"),
 	T("feed", true, "backoff", CONFIG_DURATION, "1min"),
+	T("feed", true, "max-text-size", CONFIG_SIZE, "4M"),
+	T("feed", true, "max-repro-size", CONFIG_SIZE, "1M"),
 
 	/* [hook "name"]: an authenticated webhook */
 	E("hook", true, "type", NULL, "mail|syzbot|forge"),

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/fileio.h"
@@ -14,6 +15,8 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
+#include "publish.h"
+#include "stats.h"
 #include "store.h"
 
 #define API_PAGE_DEFAULT 50
@@ -73,6 +76,34 @@ static json_t *inbox_json(const struct store_inbox *in)
 			 (json_int_t)in->received, "size", (json_int_t)in->payload_len,
 			 "state", json_str_or_null(in->state), "bug", (json_int_t)in->bug_id,
 			 "detail", json_str_or_null(in->detail));
+}
+
+static json_t *patch_json(const struct store_patch *p, bool full)
+{
+	json_t *j = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
+			      "id", (json_int_t)p->id, "bug", (json_int_t)p->bug_id,
+			      "version", p->version, "state", json_str_or_null(p->state),
+			      "subject", json_str_or_null(p->subject), "branch",
+			      json_str_or_null(p->branch), "message_id",
+			      json_str_or_null(p->message_id), "sent_to", json_str_or_null(p->sent_to),
+			      "decided_by", json_str_or_null(p->decided_by), "reason",
+			      json_str_or_null(p->reason), "created", (json_int_t)p->created,
+			      "updated", (json_int_t)p->updated);
+
+	if (j && full) {
+		json_object_set_new(j, "message", json_str_or_null(p->message));
+		json_object_set_new(j, "diff", json_str_or_null(p->diff));
+		json_object_set_new(j, "explanation", json_str_or_null(p->explanation));
+		json_object_set_new(j, "base_commit", json_str_or_null(p->base_commit));
+		json_object_set_new(j, "evidence", p->evidence
+			? json_loads(p->evidence, 0, NULL) : json_null());
+	}
+	return j;
+}
+
+static json_t *patch_json_short(const struct store_patch *p)
+{
+	return patch_json(p, false);
 }
 
 /* ---- query parameters ---- */
@@ -159,6 +190,8 @@ LIST_HANDLER(api_events, struct store_event, store_event_query, event_json,
 	     store_event_free, q.state = http_request_query(req, "kind"))
 LIST_HANDLER(api_inbox, struct store_inbox, store_inbox_query, inbox_json,
 	     store_inbox_free, q.source = http_request_query(req, "type"))
+LIST_HANDLER(api_patches, struct store_patch, store_patch_query, patch_json_short,
+	     store_patch_free, )
 
 /* "/api/v1/bugs/12/events" with base "/api/v1/bugs/" -> 12, "events". */
 static int path_id(struct http_request *req, const char *base, int64_t *ret_id,
@@ -280,42 +313,91 @@ static int body_str(struct http_request *req, json_t *j, const char *key,
 	return 0;
 }
 
-static int api_bug_submit(struct http_request *req, void *userdata)
+/* The body as a JSON object with only the allowed members; an empty body
+ * is {} when empty_ok.  -EINVAL after answering 400. */
+static int body_object(struct http_request *req, const char *const *allowed, size_t n,
+		       bool empty_ok, json_t **ret)
 {
-	static const char *const allowed[] = { "id",	     "title", "report", "repro_c",
-					       "repro_syz", "tree",  "commit", "kernel_config" };
-	struct front *f = userdata;
 	_cleanup_json_ json_t *j = NULL;
-	struct store_bug b = { .source = (char *)"manual" };
-	const char *v[ARRAY_SIZE(allowed)];
-	const char *key;
-	json_t *val;
 	json_error_t jerr;
 	size_t len;
 	const char *body = http_request_body(req, &len);
-	int64_t id;
-	bool created;
-	int r;
+	const char *key;
+	json_t *val;
 
-	if (json_parse_bounded(body, len, len, &j, &jerr) < 0)
-		return http_reply_error(req, 400, "not JSON: %s at line %d column %d",
-					jerr.text, jerr.line, jerr.column);
-	if (!json_is_object(j))
-		return http_reply_error(req, 400, "the body must be a JSON object");
+	if (len == 0 && empty_ok) {
+		*ret = json_object();
+		return *ret ? 0 : -ENOMEM;
+	}
+	if (json_parse_bounded(body, len, len, &j, &jerr) < 0) {
+		http_reply_error(req, 400, "not JSON: %s at line %d column %d", jerr.text,
+				 jerr.line, jerr.column);
+		return -EINVAL;
+	}
+	if (!json_is_object(j)) {
+		http_reply_error(req, 400, "the body must be a JSON object");
+		return -EINVAL;
+	}
 	json_object_foreach(j, key, val) {
 		bool known = false;
 
-		for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
+		for (size_t i = 0; i < n; i++)
 			known |= streq(key, allowed[i]);
 		if (!known) {
 			_cleanup_free_ char *k = str_escape(key, strlen(key), 64);
 
-			return http_reply_error(req, 400, "unknown member \"%s\"", k ? k : "?");
+			http_reply_error(req, 400, "unknown member \"%s\"", k ? k : "?");
+			return -EINVAL;
 		}
 	}
+	*ret = TAKE_PTR(j);
+	return 0;
+}
+
+/* A bug's texts are files the daemon reads: absolute paths it can read
+ * (what kfixctl submit sends). */
+static int body_path(struct http_request *req, const char *key, const char *path)
+{
+	if (!path)
+		return 0;
+	if (path[0] != '/' || strstr(path, "/../") || endswith(path, "/..")) {
+		http_reply_error(req, 400, "\"%s\" must be an absolute path", key);
+		return -EINVAL;
+	}
+	if (access(path, R_OK) < 0) {
+		int e = errno;
+		_cleanup_free_ char *p = str_escape(path, strlen(path), 200);
+
+		http_reply_error(req, 400, "\"%s\": the daemon cannot read %s: %s", key,
+				 p ? p : "?", strerror(e));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int api_bug_submit(struct http_request *req, void *userdata)
+{
+	static const char *const allowed[] = { "id",	     "title", "report", "repro_c",
+					       "repro_syz", "tree",  "commit", "kernel_config",
+					       "source" };
+	struct front *f = userdata;
+	_cleanup_json_ json_t *j = NULL;
+	struct store_bug b = { .source = (char *)"manual" };
+	const char *v[ARRAY_SIZE(allowed)];
+	int64_t id;
+	bool created;
+	int r;
+
+	if (body_object(req, allowed, ARRAY_SIZE(allowed), false, &j) < 0)
+		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
-		if (body_str(req, j, allowed[i], i < 3,
-			     i == 1 ? API_TITLE_MAX : API_FIELD_MAX, &v[i]) < 0)
+		if (body_str(req, j, allowed[i], i < 2,
+			     i == 1 ? API_TITLE_MAX : i == 8 ? 32 : API_FIELD_MAX, &v[i]) < 0)
+			return 0;
+	if (v[8] && strspn(v[8], "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v[8]))
+		return http_reply_error(req, 400, "\"source\" may hold only a-z, 0-9 and '-'");
+	for (size_t i = 2; i < ARRAY_SIZE(allowed); i++)
+		if ((i <= 4 || i == 7) && body_path(req, allowed[i], v[i]) < 0)
 			return 0;
 	b.source_id = (char *)v[0];
 	b.title = (char *)v[1];
@@ -325,11 +407,73 @@ static int api_bug_submit(struct http_request *req, void *userdata)
 	b.tree = (char *)v[5];
 	b.base_commit = (char *)v[6];
 	b.kernel_config = (char *)v[7];
+	if (v[8])
+		b.source = (char *)v[8];
 	r = store_bug_add(f->store, &b, &id, &created);
 	if (r < 0)
 		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
 	return http_reply_json(req, created ? 201 : 200,
 			       json_pack("{s:I, s:b}", "id", (json_int_t)id, "created", created));
+}
+
+static int api_patch_get(struct http_request *req, void *userdata)
+{
+	struct front *f = userdata;
+	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+	const char *rest;
+	int64_t id;
+	int r;
+
+	if (path_id(req, "/api/v1/patches/", &id, &rest) < 0 || *rest)
+		return http_reply_error(req, 404, "not found");
+	r = store_patch_get(f->store, id, &p);
+	if (r == -ENOENT)
+		return http_reply_error(req, 404, "no patch %lld", (long long)id);
+	if (r < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	return http_reply_json(req, 200, patch_json(p, true));
+}
+
+/* approve: the approver signs off and the patch goes upstream (through a
+ * publish job); reject.  The same moves as kfixctl's on the store. */
+static int api_patch_post(struct http_request *req, void *userdata)
+{
+	static const char *const allowed[] = { "by", "reason" };
+	struct front *f = userdata;
+	_cleanup_json_ json_t *j = NULL;
+	const char *rest, *by, *reason, *state;
+	int64_t id;
+	int r;
+
+	if (path_id(req, "/api/v1/patches/", &id, &rest) < 0)
+		return http_reply_error(req, 404, "not found");
+	if (streq(rest, "approve"))
+		state = "approved";
+	else if (streq(rest, "reject"))
+		state = "rejected";
+	else
+		return http_reply_error(req, 404, "unknown action");
+	if (body_object(req, allowed, ARRAY_SIZE(allowed), true, &j) < 0 ||
+	    body_str(req, j, "by", false, API_TITLE_MAX, &by) < 0 ||
+	    body_str(req, j, "reason", false, API_FIELD_MAX, &reason) < 0)
+		return 0;
+	if (streq(state, "approved") && (!by || !strchr(by, '@') || !strchr(by, '<')))
+		return http_reply_error(req, 400,
+					"\"by\": \"Name <address>\" is needed: the approver signs off");
+	r = store_begin(f->store);
+	if (r >= 0)
+		r = store_patch_decide(f->store, id, state, by ? by : "api", reason);
+	if (r >= 0 && streq(state, "approved"))
+		r = publish_queue(f->store, id, "upstream", by);
+	r = r < 0 ? (store_rollback(f->store), r) : store_commit(f->store);
+	if (r == -ENOENT)
+		return http_reply_error(req, 404, "no patch %lld", (long long)id);
+	if (r == -EPERM)
+		return http_reply_error(req, 409, "patch %lld is not awaiting approval", (long long)id);
+	if (r < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	return http_reply_json(req, 200, json_pack("{s:I, s:s}", "patch", (json_int_t)id,
+						   "state", state));
 }
 
 static int api_job_get(struct http_request *req, void *userdata)
@@ -379,7 +523,11 @@ static int api_job_post(struct http_request *req, void *userdata)
 		return http_reply_error(req, 404, "unknown action");
 	if (r == -ENOENT)
 		return http_reply_error(req, 404, "no job %lld", (long long)id);
-	if (r == -EBUSY || r == -EPERM || r == -EINVAL || r == -EALREADY)
+	if (r == -EBUSY)
+		return http_reply_error(req, 409, "job %lld is still queued or running", (long long)id);
+	if (r == -EALREADY)
+		return http_reply_error(req, 409, "job %lld has already ended", (long long)id);
+	if (r == -EPERM || r == -EINVAL)
 		return http_reply_error(req, 409, "job %lld cannot be %s in its state",
 					(long long)id, streq(rest, "retry") ? "retried" : "cancelled");
 	if (r < 0)
@@ -464,12 +612,19 @@ static int metrics_page(struct http_request *req, void *userdata)
 {
 	struct front *f = userdata;
 	_cleanup_buf_ struct buf out = BUF_INIT(4u * 1024 * 1024);
+	_cleanup_buf_ struct buf jobs = BUF_INIT(4u * 1024 * 1024);
 	int r;
 
 	store_gauges(f);
 	r = metrics_render(f->metrics, &out);
 	if (r < 0)
 		return r;
+	/* what job processes recorded; a scrape without them beats none */
+	r = stats_render(f->store, &jobs);
+	if (r >= 0)
+		r = buf_append(&out, jobs.data ? jobs.data : "", jobs.len);
+	if (r < 0)
+		log_warning("metrics: cannot add the jobs' numbers: %s", store_errmsg(f->store));
 	return http_reply(req, 200, "text/plain; version=0.0.4; charset=utf-8",
 			  out.data ? out.data : "", out.len);
 }
@@ -494,6 +649,9 @@ int api_setup(struct front *f)
 		{ "GET", "/api/v1/outbox", HTTP_SCOPE_READ, api_outbox },
 		{ "GET", "/api/v1/events", HTTP_SCOPE_READ, api_events },
 		{ "GET", "/api/v1/inbox", HTTP_SCOPE_READ, api_inbox },
+		{ "GET", "/api/v1/patches", HTTP_SCOPE_READ, api_patches },
+		{ "GET", "/api/v1/patches/*", HTTP_SCOPE_READ, api_patch_get },
+		{ "POST", "/api/v1/patches/*", HTTP_SCOPE_ADMIN, api_patch_post },
 	};
 	int r;
 

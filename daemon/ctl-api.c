@@ -21,11 +21,14 @@ static size_t on_body(char *p, size_t size, size_t n, void *userdata)
 	return buf_append(userdata, p, size * n) < 0 ? 0 : size * n;
 }
 
-/* The daemon's URL: --url, else the first [http] listen address. */
+/* The daemon's URL: --url, else [http] url, else the first [http] listen
+ * address (https when the daemon serves TLS). */
 static int api_url(struct ctl *c, char **ret)
 {
 	_cleanup_strv_ char **listen = NULL;
+	_cleanup_free_ char *cert = NULL;
 	struct config *cfg;
+	const char *url;
 
 	if (c->url) {
 		*ret = strdup(c->url);
@@ -33,9 +36,15 @@ static int api_url(struct ctl *c, char **ret)
 	}
 	if (ctl_config(c, &cfg) < 0)
 		return -EINVAL;
+	if (config_get_string(cfg, "http", NULL, "url", &url) >= 0) {
+		*ret = strdup(url);
+		return *ret ? 0 : -ENOMEM;
+	}
 	if (config_get_list(cfg, "http", NULL, "listen", &listen) < 0 || !listen || !listen[0])
 		return -ENOTCONN;
-	return asprintf(ret, "http://%s", listen[0]) < 0 ? -ENOMEM : 0;
+	return asprintf(ret, "%s://%s",
+			config_get_path(cfg, "http", NULL, "tls-cert", &cert) >= 0 ? "https" : "http",
+			listen[0]) < 0 ? -ENOMEM : 0;
 }
 
 static int api_token(struct ctl *c, bool admin, char **ret)
@@ -47,16 +56,27 @@ static int api_token(struct ctl *c, bool admin, char **ret)
 		*ret = strdup(env);
 		return *ret ? 0 : -ENOMEM;
 	}
+	if (!admin && (env = getenv("KFIX_ADMIN_TOKEN")) && *env) {
+		*ret = strdup(env);
+		return *ret ? 0 : -ENOMEM;
+	}
 	if (ctl_config(c, &cfg) < 0)
 		return -EINVAL;
-	return config_get_secret(cfg, "http", NULL, admin ? "admin-token" : "api-token", ret);
+	if (config_get_secret(cfg, "http", NULL, admin ? "admin-token" : "api-token", ret) >= 0)
+		return 0;
+	/* the admin token reads too */
+	return admin ? -ENOKEY : config_get_secret(cfg, "http", NULL, "admin-token", ret);
 }
 
-int ctl_api_call(struct ctl *c, const char *method, const char *path, bool admin,
-		 json_t **ret)
+/* One request; 0 with the JSON answer and its status whatever the status,
+ * -ENOTCONN when kfixctl should use the store instead: no daemon address
+ * known, no token at hand (both unless --url was given), or nothing
+ * listening there (the request was not sent, so nothing was done). */
+static int api_send(struct ctl *c, const char *method, const char *path, bool admin,
+		    const json_t *body, json_t **ret, long *ret_status)
 {
-	_cleanup_free_ char *base = NULL, *url = NULL, *token = NULL, *auth = NULL;
-	_cleanup_buf_ struct buf body = BUF_INIT(CTL_API_MAX);
+	_cleanup_free_ char *base = NULL, *url = NULL, *token = NULL, *auth = NULL, *data = NULL;
+	_cleanup_buf_ struct buf answer = BUF_INIT(CTL_API_MAX);
 	struct curl_slist *headers = NULL;
 	json_error_t jerr;
 	long code = 0;
@@ -66,22 +86,32 @@ int ctl_api_call(struct ctl *c, const char *method, const char *path, bool admin
 
 	if (r < 0)
 		return r;
-	if (api_token(c, admin, &token) >= 0 && asprintf(&auth, "Authorization: Bearer %s", token) < 0)
+	if (api_token(c, admin, &token) < 0) {
+		if (!c->url)
+			return -ENOTCONN;
+	} else if (asprintf(&auth, "Authorization: Bearer %s", token) < 0) {
 		return -ENOMEM;
+	}
+	if (token)
+		explicit_bzero(token, strlen(token));
 	if (asprintf(&url, "%s%s", base, path) < 0)
+		return -ENOMEM;
+	if (body && !(data = json_dumps(body, JSON_COMPACT)))
 		return -ENOMEM;
 	curl = curl_easy_init();
 	if (!curl)
 		return -ENOMEM;
 	if (auth)
 		headers = curl_slist_append(NULL, auth);
+	if (data)
+		headers = curl_slist_append(headers, "Content-Type: application/json");
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 	if (streq(method, "POST"))
-		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, data ? data : "");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	res = curl_easy_perform(curl);
@@ -96,20 +126,63 @@ int ctl_api_call(struct ctl *c, const char *method, const char *path, bool admin
 		ctl_err("%s: %s", url, curl_easy_strerror(res));
 		return -EIO;
 	}
-	if (json_parse_bounded(body.data ? body.data : "", body.len, CTL_API_MAX, ret, &jerr) < 0) {
+	if (json_parse_bounded(answer.data ? answer.data : "", answer.len, CTL_API_MAX, ret,
+			       &jerr) < 0) {
 		ctl_err("%s: HTTP %ld with an answer that is not JSON", url, code);
 		return -EBADMSG;
 	}
-	if (code < 200 || code > 299) {
-		const char *msg = json_get_str(*ret, "error");
-		_cleanup_free_ char *m = msg ? str_escape(msg, strlen(msg), 200) : NULL;
+	*ret_status = code;
+	return 0;
+}
 
-		ctl_err("%s: HTTP %ld: %s", url, code, m ? m : "error");
+static void api_print_error(const char *what, long code, const json_t *j)
+{
+	const char *msg = json_get_str(j, "error");
+	_cleanup_free_ char *m = msg ? str_escape(msg, strlen(msg), 200) : NULL;
+
+	ctl_err("%s: %s (HTTP %ld)", what, m ? m : "error", code);
+}
+
+int ctl_api_call(struct ctl *c, const char *method, const char *path, bool admin,
+		 json_t **ret)
+{
+	long code = 0;
+	int r = api_send(c, method, path, admin, NULL, ret, &code);
+
+	if (r < 0)
+		return r;
+	if (code < 200 || code > 299) {
+		api_print_error(path, code, *ret);
 		json_decref(*ret);
 		*ret = NULL;
 		return code == 404 ? -ENOENT : -EPROTO;
 	}
 	return 0;
+}
+
+int ctl_api_action(struct ctl *c, const char *cmd, const char *path, const json_t *body,
+		   json_t **ret_answer, int *ret_exit)
+{
+	_cleanup_json_ json_t *j = NULL;
+	long code = 0;
+	int r = api_send(c, "POST", path, true, body, &j, &code);
+
+	if (r == -ENOTCONN && !c->url)
+		return 0;
+	if (r == -ENOTCONN)
+		ctl_err("%s: no daemon answers at %s", cmd, c->url);
+	if (r < 0) {
+		*ret_exit = 1;
+		return 1;
+	}
+	if (code < 200 || code > 299) {
+		api_print_error(cmd, code, j);
+		*ret_exit = code == 400 ? 2 : 1;
+		return 1;
+	}
+	*ret_answer = TAKE_PTR(j);
+	*ret_exit = 0;
+	return 1;
 }
 
 int ctl_api_stats(struct ctl *c, struct store_stats *ret)

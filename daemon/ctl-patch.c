@@ -193,6 +193,30 @@ int ctl_publish(struct ctl *c, int argc, char **argv)
 	return r < 0 ? 1 : 0;
 }
 
+static bool decide_api(struct ctl *c, const char *cmd, int64_t id, const char *by,
+		       const char *reason, const char *state, int *ret_exit)
+{
+	_cleanup_json_ json_t *body = json_pack("{s:o, s:o}", "by", json_str_or_null(by),
+						"reason", json_str_or_null(reason));
+	_cleanup_json_ json_t *answer = NULL;
+	char path[64];
+
+	if (!body) {
+		*ret_exit = 1;
+		return true;
+	}
+	if (!by)
+		json_object_del(body, "by");
+	if (!reason)
+		json_object_del(body, "reason");
+	snprintf(path, sizeof(path), "/api/v1/patches/%lld/%s", (long long)id, cmd);
+	if (!ctl_api_action(c, cmd, path, body, &answer, ret_exit))
+		return false;
+	if (*ret_exit == 0)
+		printf("patch %lld: %s\n", (long long)id, state);
+	return true;
+}
+
 static int decide(struct ctl *c, int argc, char **argv, const char *cmd,
 		  const char *state)
 {
@@ -221,15 +245,20 @@ static int decide(struct ctl *c, int argc, char **argv, const char *cmd,
 	}
 	if (ctl_parse_id(cmd, argv[optind], &id) < 0)
 		return 2;
-	if (ctl_store(c, &s) < 0)
-		return 1;
 	if (streq(state, "approved") && (!by || !strchr(by, '@') || !strchr(by, '<'))) {
 		ctl_err("%s: --by \"Name <address>\" is needed: the approver signs off", cmd);
 		return 2;
 	}
+	if (!by)
+		by = getenv("USER");
+	/* a running daemon does it; else the store is changed directly */
+	if (decide_api(c, cmd, id, by, reason, state, &r))
+		return r;
+	if (ctl_store(c, &s) < 0)
+		return 1;
 	r = store_begin(s);
 	if (r >= 0)
-		r = store_patch_decide(s, id, state, by ? by : getenv("USER"), reason);
+		r = store_patch_decide(s, id, state, by, reason);
 	if (r >= 0 && streq(state, "approved"))
 		r = publish_queue(s, id, "upstream", by);
 	r = r < 0 ? (store_rollback(s), r) : store_commit(s);

@@ -295,6 +295,26 @@ int ctl_job(struct ctl *c, int argc, char **argv)
 	return 0;
 }
 
+static void job_action_done(const char *cmd, int64_t id)
+{
+	printf("job %lld: %s\n", (long long)id,
+	       streq(cmd, "retry") ? "queued again" : "cancelled");
+}
+
+/* true when the daemon's API took the action (*ret_exit: exit code). */
+static bool job_action_api(struct ctl *c, const char *cmd, int64_t id, int *ret_exit)
+{
+	_cleanup_json_ json_t *answer = NULL;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/api/v1/jobs/%lld/%s", (long long)id, cmd);
+	if (!ctl_api_action(c, cmd, path, NULL, &answer, ret_exit))
+		return false;
+	if (*ret_exit == 0)
+		job_action_done(cmd, id);
+	return true;
+}
+
 static int job_action(struct ctl *c, int argc, char **argv, const char *cmd,
 		      int (*act)(struct store *, int64_t))
 {
@@ -308,6 +328,9 @@ static int job_action(struct ctl *c, int argc, char **argv, const char *cmd,
 	}
 	if (ctl_parse_id(cmd, argv[1], &id) < 0)
 		return 2;
+	/* a running daemon does it; else the store is changed directly */
+	if (job_action_api(c, cmd, id, &r))
+		return r;
 	if (ctl_store(c, &s) < 0)
 		return 1;
 	r = act(s, id);
@@ -320,8 +343,7 @@ static int job_action(struct ctl *c, int argc, char **argv, const char *cmd,
 	else if (r < 0)
 		ctl_err("%s: %s", cmd, store_errmsg(s));
 	else
-		printf("job %lld: %s\n", (long long)id,
-		       streq(cmd, "retry") ? "queued again" : "cancelled");
+		job_action_done(cmd, id);
 	return r < 0 ? 1 : 0;
 }
 
@@ -333,6 +355,58 @@ int ctl_retry(struct ctl *c, int argc, char **argv)
 int ctl_cancel(struct ctl *c, int argc, char **argv)
 {
 	return job_action(c, argc, argv, "cancel", store_job_cancel);
+}
+
+static int submit_print(struct ctl *c, int64_t id, bool created)
+{
+	if (c->json)
+		return ctl_print_json(json_pack("{s:I, s:b}", "id", (json_int_t)id,
+						     "created", created));
+	printf("bug %lld %s\n", (long long)id, created ? "added" : "already known");
+	return 0;
+}
+
+/* A bug's texts are absolute paths (the daemon's working folder is not
+ * the caller's); the file must be there. */
+static int submit_path(const char *opt, const char *path, char **ret)
+{
+	*ret = NULL;
+	if (!path)
+		return 0;
+	*ret = realpath(path, NULL);
+	if (!*ret) {
+		ctl_err("submit: %s %s: %s", opt, path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static bool submit_api(struct ctl *c, const struct store_bug *b, int *ret_exit)
+{
+	_cleanup_json_ json_t *body = json_pack(
+		"{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "id", b->source_id, "title",
+		b->title, "source", b->source, "tree", json_str_or_null(b->tree), "commit",
+		json_str_or_null(b->base_commit), "report", json_str_or_null(b->report),
+		"repro_c", json_str_or_null(b->repro_c), "kernel_config",
+		json_str_or_null(b->kernel_config));
+	_cleanup_json_ json_t *answer = NULL;
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	if (!body) {
+		*ret_exit = 1;
+		return true;
+	}
+	json_object_foreach_safe(body, tmp, key, v)
+		if (json_is_null(v))
+			json_object_del(body, key);
+	if (!ctl_api_action(c, "submit", "/api/v1/bugs", body, &answer, ret_exit))
+		return false;
+	if (*ret_exit == 0)
+		*ret_exit = submit_print(c, json_get_int(answer, "id", 0),
+					 json_is_true(json_object_get(answer, "created")));
+	return true;
 }
 
 int ctl_submit(struct ctl *c, int argc, char **argv)
@@ -348,6 +422,8 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 		{ "config", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
+	_cleanup_free_ char *report = NULL, *repro = NULL, *kconfig = NULL;
+	const char *report_arg = NULL, *repro_arg = NULL, *kconfig_arg = NULL;
 	struct store_bug b = { .source = (char *)"manual" };
 	bool created = false;
 	struct store *s;
@@ -362,9 +438,9 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 		case 's': b.source = optarg; break;
 		case 'T': b.tree = optarg; break;
 		case 'C': b.base_commit = optarg; break;
-		case 'r': b.report = optarg; break;
-		case 'R': b.repro_c = optarg; break;
-		case 'k': b.kernel_config = optarg; break;
+		case 'r': report_arg = optarg; break;
+		case 'R': repro_arg = optarg; break;
+		case 'k': kconfig_arg = optarg; break;
 		default: return 2;
 		}
 	}
@@ -377,6 +453,15 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 		ctl_err("submit: title or id too long");
 		return 2;
 	}
+	if (submit_path("--report", report_arg, &report) < 0 ||
+	    submit_path("--repro", repro_arg, &repro) < 0 ||
+	    submit_path("--config", kconfig_arg, &kconfig) < 0)
+		return 1;
+	b.report = report;
+	b.repro_c = repro;
+	b.kernel_config = kconfig;
+	if (submit_api(c, &b, &r))
+		return r;
 	if (ctl_store(c, &s) < 0)
 		return 1;
 	r = store_bug_add(s, &b, &id, &created);
@@ -384,11 +469,7 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 		ctl_err("submit: %s", store_errmsg(s));
 		return 1;
 	}
-	if (c->json)
-		return ctl_print_json(json_pack("{s:I, s:b}", "id", (json_int_t)id,
-						     "created", created));
-	printf("bug %lld %s\n", (long long)id, created ? "added" : "already known");
-	return 0;
+	return submit_print(c, id, created);
 }
 
 int ctl_outbox(struct ctl *c, int argc, char **argv)

@@ -53,12 +53,19 @@ int ctl_trace(struct ctl *c, int argc, char **argv);
 int ctl_build(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
-/* Calls the daemon's REST API (--url, else [http] listen) with the
- * api-token (admin-token when admin); -ENOTCONN when no daemon listens
- * there or no address is known, so that the caller uses the store. */
+/* Calls the daemon's REST API (--url, else [http] url, else [http]
+ * listen) with the api-token (admin-token when admin; KFIX_API_TOKEN and
+ * KFIX_ADMIN_TOKEN first); -ENOTCONN when no daemon listens there, or no
+ * address or token is known, so that the caller uses the store. */
 struct store_stats;
 int ctl_api_call(struct ctl *c, const char *method, const char *path, bool admin,
 		 json_t **ret);
+/* An admin POST for a command acting on a running daemon: 0 when kfixctl
+ * should act on the store instead (no daemon answers, and no --url);
+ * else 1 with *ret_exit the command's exit code, the answer in
+ * *ret_answer when it is 0, and the daemon's error printed when not. */
+int ctl_api_action(struct ctl *c, const char *cmd, const char *path, const json_t *body,
+		   json_t **ret_answer, int *ret_exit);
 int ctl_api_stats(struct ctl *c, struct store_stats *ret);
 int ctl_store(struct ctl *c, struct store **ret);
 int ctl_parse_id(const char *cmd, const char *s, int64_t *ret);

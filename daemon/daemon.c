@@ -228,6 +228,9 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 	if (r < 0) {
 		log_error("reload failed, keeping the old configuration: %s",
 			  err ? err : strerror(-r));
+	} else if (d->front && (r = front_reload(d->front, nc)) < 0) {
+		log_error("reload failed, keeping the old configuration");
+		config_free(nc);
 	} else {
 		workers_set_config(d->workers, nc);
 		outbox_set_config(d->outbox, nc);

@@ -23,6 +23,7 @@ struct front {
 	struct webhooks *hooks;
 	struct feeds *feeds;
 	char *state_dir;
+	int n_fds; /* sockets from systemd: the listeners are not ours to change */
 	/* deliveries waiting for the next group commit */
 	sd_event_source *flush;
 	struct intake_item *pending, **pending_tail;

@@ -31,6 +31,69 @@ void front_set_config(struct front *f, const struct config *cfg)
 		f->cfg = cfg;
 }
 
+static int load_secrets(struct front *f);
+
+/* The listen addresses of cfg, for a reload; [http] listen is
+ * ignored when systemd passed the sockets. */
+static int reload_listeners(struct front *f, const struct config *cfg)
+{
+	_cleanup_strv_ char **addrs = NULL;
+	const char *failed = NULL;
+	int r;
+
+	if (f->n_fds > 0)
+		return 0;
+	r = config_get_list(cfg, "http", NULL, "listen", &addrs);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	r = http_server_set_listen(f->http, addrs, &failed);
+	if (r < 0) {
+		log_error("reload: cannot listen on %s: %s", failed ? failed : "?", strerror(-r));
+		return r;
+	}
+	for (size_t i = 0; i < http_server_n_listeners(f->http); i++) {
+		char addr[80];
+
+		if (http_server_local_address(f->http, i, addr, sizeof(addr)) >= 0)
+			log_info("listening on %s", addr);
+	}
+	return 0;
+}
+
+int front_reload(struct front *f, const struct config *cfg)
+{
+	_cleanup_free_ char *err = NULL;
+	const struct config *old = f->cfg;
+	int r;
+
+	/* everything that can fail on a mistake in the file is checked
+	 * before anything changes */
+	r = webhooks_check(cfg, &err);
+	if (r >= 0)
+		r = feeds_check(f->feeds, cfg, &err);
+	if (r < 0) {
+		log_error("reload: %s", err ? err : strerror(-r));
+		return r;
+	}
+	f->cfg = cfg;
+	r = load_secrets(f);
+	if (r >= 0)
+		r = reload_listeners(f, cfg);
+	if (r < 0) {
+		f->cfg = old;
+		if (load_secrets(f) < 0)
+			log_warning("reload: the API tokens could not be restored");
+		return r;
+	}
+	/* checked above: only a lack of memory makes these fail */
+	r = webhooks_reload(f->hooks, cfg, &err);
+	if (r >= 0)
+		r = feeds_reload(f->feeds, cfg, &err);
+	if (r < 0)
+		log_error("reload: webhooks or feeds partly kept: %s", err ? err : strerror(-r));
+	return 0;
+}
+
 static int load_limits(const struct config *cfg, struct http_limits *l)
 {
 	int64_t maxconn = 256;
@@ -128,6 +191,7 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 	f->event = sd_event_ref(event);
 	f->cfg = cfg;
 	f->store = store;
+	f->n_fds = n_fds;
 	r = config_get_path(cfg, "kfix", NULL, "state-dir", &f->state_dir);
 	if (r >= 0)
 		r = load_limits(cfg, &limits);

@@ -18,9 +18,13 @@ struct front;
 int front_new(sd_event *event, const struct config *cfg, struct store *store,
 	      int n_fds, struct front **ret);
 void front_free(struct front *f);
-/* After a reload: listeners, hooks and feeds keep their settings until a
- * restart; per-request lookups (allow-users) use the new config. */
+/* Per-request lookups (allow-users) use cfg from now on. */
 void front_set_config(struct front *f, const struct config *cfg);
+/* A reload: the [http] listen addresses (unless systemd passed the
+ * sockets), the API tokens, the [hook] sections and the [feed] sections
+ * of cfg take effect; listener limits and TLS wait for a restart.  On
+ * failure (logged) the running settings stay and cfg is not used. */
+int front_reload(struct front *f, const struct config *cfg);
 DEFINE_CLEANUP(struct front, front_free)
 
 #endif

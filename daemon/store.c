@@ -128,6 +128,14 @@ static const char *const migrations[] = {
 	" sent_to TEXT, decided_by TEXT, reason TEXT,"
 	" created INTEGER NOT NULL, updated INTEGER NOT NULL,"
 	" UNIQUE (bug_id, version));",
+	/* 4: counters and histograms recorded by job processes */
+	"CREATE TABLE metrics ("
+	" name TEXT NOT NULL, labels TEXT NOT NULL, kind TEXT NOT NULL,"
+	" value REAL NOT NULL DEFAULT 0, count INTEGER NOT NULL DEFAULT 0,"
+	" updated INTEGER NOT NULL, PRIMARY KEY (name, labels));"
+	"CREATE TABLE metric_buckets ("
+	" name TEXT NOT NULL, labels TEXT NOT NULL, bucket INTEGER NOT NULL,"
+	" count INTEGER NOT NULL, PRIMARY KEY (name, labels, bucket));",
 };
 
 static int64_t now_sec(void)
@@ -1602,4 +1610,202 @@ int store_inbox_query(struct store *s, const struct store_query *q,
 int store_inbox_count(struct store *s, const char *state, int64_t *ret)
 {
 	return count_by(s, "SELECT count(*) FROM inbox WHERE state = ?", state, ret);
+}
+
+/* ---- metrics from job processes ---- */
+
+const double store_metric_bounds[STORE_METRIC_BUCKETS] = {
+	0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200,
+};
+
+/* Names and label strings are written by kfix, but they end up verbatim
+ * in the Prometheus text: keep them to what that format allows. */
+static bool metric_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= STORE_METRIC_NAME_MAX && !(name[0] >= '0' && name[0] <= '9') &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:") == n;
+}
+
+static bool metric_labels_ok(const char *labels)
+{
+	return strlen(labels) <= STORE_METRIC_LABELS_MAX && !strpbrk(labels, "\n{}");
+}
+
+/* exec() with one more parameter, a double, bound at position vpos. */
+static int exec_double(struct store *s, int *ret_changes, const char *sql, int vpos,
+		       double v, const char *types, ...)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	va_list ap;
+	int r, rc;
+
+	va_start(ap, types);
+	r = vprepare(s, &st, sql, types, ap);
+	va_end(ap);
+	if (r < 0)
+		return r;
+	rc = sqlite3_bind_double(st, vpos, v);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE)
+		return fail(s, rc);
+	if (ret_changes)
+		*ret_changes = sqlite3_changes(s->db);
+	return 0;
+}
+
+/* Adds to a series, creating it (within the series limit) when new. */
+static int metric_bump(struct store *s, const char *name, const char *labels,
+		       const char *kind, double v, int64_t count)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int changes = 0, r, rc;
+
+	/* the value is parameter 5, after the four bound by type */
+	r = exec_double(s, &changes,
+			"UPDATE metrics SET count = count + ?1, updated = ?2"
+			", value = value + ?5 WHERE name = ?3 AND labels = ?4 AND kind = ?6",
+			5, v, "iittit", count, now_sec(), name, labels, NULL, kind);
+	if (r < 0 || changes > 0)
+		return r;
+	r = prepare(s, &st, "SELECT count(*) FROM metrics", NULL);
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	if (sqlite3_column_int64(st, 0) >= STORE_METRIC_SERIES_MAX)
+		return -E2BIG;
+	return exec_double(s, NULL,
+			   "INSERT INTO metrics (name, labels, kind, count, updated, value)"
+			   " VALUES (?, ?, ?, ?, ?, ?)",
+			   6, v, "tttii", name, labels, kind, count, now_sec());
+}
+
+int store_metric_add(struct store *s, const char *name, const char *labels,
+		     double v)
+{
+	int r;
+
+	if (!labels)
+		labels = "";
+	if (!metric_name_ok(name) || !metric_labels_ok(labels) || !(v >= 0))
+		return -EINVAL;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	return tx_end(s, metric_bump(s, name, labels, "counter", v, 0));
+}
+
+int store_metric_observe(struct store *s, const char *name, const char *labels,
+			 double v)
+{
+	size_t b = 0;
+	int r;
+
+	if (!labels)
+		labels = "";
+	if (!metric_name_ok(name) || !metric_labels_ok(labels) || !(v >= 0))
+		return -EINVAL;
+	while (b < STORE_METRIC_BUCKETS && v > store_metric_bounds[b])
+		b++;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = metric_bump(s, name, labels, "histogram", v, 1);
+	/* only the bucket hit is stored; renderers add them up */
+	if (r >= 0 && b < STORE_METRIC_BUCKETS)
+		r = exec(s, NULL,
+			 "INSERT INTO metric_buckets (name, labels, bucket, count)"
+			 " VALUES (?, ?, ?, 1) ON CONFLICT (name, labels, bucket)"
+			 " DO UPDATE SET count = count + 1",
+			 "tti", name, labels, (int64_t)b);
+	return tx_end(s, r);
+}
+
+void store_metric_free(struct store_metric *m)
+{
+	if (!m)
+		return;
+	free(m->name);
+	free(m->labels);
+	free(m);
+}
+
+static struct store_metric *metric_from_row(sqlite3_stmt *st)
+{
+	struct store_metric *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->name = col_text(st, 0);
+	m->labels = col_text(st, 1);
+	m->histogram = streq_ptr((const char *)sqlite3_column_text(st, 2), "histogram");
+	m->value = sqlite3_column_double(st, 3);
+	m->count = sqlite3_column_int64(st, 4);
+	if (!m->name || !m->labels) {
+		store_metric_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static int metric_buckets_fill(struct store *s, struct store_metric *m)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st,
+			    "SELECT bucket, count FROM metric_buckets WHERE name = ? AND labels = ?",
+			    "tt", m->name, m->labels);
+
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t b = sqlite3_column_int64(st, 0);
+
+		if (b >= 0 && b < STORE_METRIC_BUCKETS)
+			m->bucket[b] = sqlite3_column_int64(st, 1);
+	}
+	return rc == SQLITE_DONE ? 0 : fail(s, rc);
+}
+
+int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct store_metric **items = NULL;
+	size_t n = 0;
+	int r = prepare(s, &st,
+			"SELECT name, labels, kind, value, count FROM metrics"
+			" ORDER BY name, labels", NULL);
+
+	if (r < 0)
+		return r;
+	r = list_query(s, st, (void *(*)(sqlite3_stmt *))metric_from_row,
+		       (void (*)(void *))store_metric_free, (void ***)&items, &n);
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		if (items[i]->histogram)
+			r = metric_buckets_fill(s, items[i]);
+	if (r < 0) {
+		store_list_free((void **)items, n, (void (*)(void *))store_metric_free);
+		return r;
+	}
+	*ret = items;
+	*ret_n = n;
+	return 0;
+}
+
+int store_patch_query(struct store *s, const struct store_query *q,
+		      struct store_patch ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " PATCH_COLS " FROM patches WHERE (?1 IS NULL OR state = ?1)"
+			" AND (?2 = 0 OR bug_id = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
+			"tiii", q->state, q->bug_id, q->after, query_limit(q));
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))patch_from_row,
+			  (void (*)(void *))store_patch_free, (void ***)ret, ret_n);
 }

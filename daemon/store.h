@@ -20,8 +20,10 @@ struct store_bug {
 	char *state;
 	char *tree;
 	char *base_commit;
-	char *report;	  /* path or URL of the crash report */
-	char *repro_c;	  /* path or URL */
+	/* Absolute paths of local files (NULL when there is none); intake
+	 * downloads what a source only links to before it adds the bug. */
+	char *report;	  /* the crash report */
+	char *repro_c;
 	char *repro_syz;
 	char *kernel_config;
 	int64_t created, updated; /* unix seconds */
@@ -197,6 +199,8 @@ int store_outbox_query(struct store *s, const struct store_query *q,
 		       struct store_outbox ***ret, size_t *ret_n);
 int store_event_query(struct store *s, const struct store_query *q,
 		      struct store_event ***ret, size_t *ret_n);
+int store_patch_query(struct store *s, const struct store_query *q,
+		      struct store_patch ***ret, size_t *ret_n);
 
 /* Webhook deliveries, stored before they are answered.  key is unique
  * (the provider's delivery id or the Message-ID): a known key is not
@@ -220,6 +224,34 @@ int store_inbox_query(struct store *s, const struct store_query *q,
 		      struct store_inbox ***ret, size_t *ret_n);
 int store_inbox_count(struct store *s, const char *state, int64_t *ret);
 void store_inbox_free(struct store_inbox *in);
+
+/* Counters and histograms that job processes record for kfixd's /metrics
+ * (jobs are child processes: the store is what they share).  name is a
+ * Prometheus metric name, labels a label list as written in the text
+ * format (`result="ok"`, already escaped) or NULL; values are >= 0.  A
+ * new series beyond STORE_METRIC_SERIES_MAX is refused with -E2BIG.
+ * Histograms use store_metric_bounds (seconds, for long operations). */
+#define STORE_METRIC_BUCKETS 15
+#define STORE_METRIC_SERIES_MAX 1000
+#define STORE_METRIC_NAME_MAX 128
+#define STORE_METRIC_LABELS_MAX 512
+extern const double store_metric_bounds[STORE_METRIC_BUCKETS];
+
+struct store_metric {
+	char *name, *labels;
+	bool histogram;
+	double value;  /* counter value; sum of observations */
+	int64_t count; /* histograms: observations */
+	int64_t bucket[STORE_METRIC_BUCKETS]; /* per bucket, not cumulative */
+};
+
+int store_metric_add(struct store *s, const char *name, const char *labels,
+		     double v);
+int store_metric_observe(struct store *s, const char *name, const char *labels,
+			 double v);
+/* Every series, ordered by name and labels. */
+int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n);
+void store_metric_free(struct store_metric *m);
 
 /* Frees a NULL-terminated-by-count array from the *_list calls. */
 void store_list_free(void **items, size_t n, void (*free_fn)(void *));

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/conf.h"
+#include "common/fileio.h"
 #include "common/log.h"
 #include "common/strutil.h"
 #include "feed.h"
@@ -21,16 +23,36 @@
 #define FEED_BACKOFF_MAX_USEC (3600ULL * 1000000)
 #define FEED_TODO_MAX 20000
 
-enum fetch_kind { FETCH_LIST, FETCH_BUG };
+enum fetch_kind { FETCH_LIST, FETCH_BUG, FETCH_TEXT };
+
+/* The texts of a bug, in the order they are fetched. */
+enum text_kind { TEXT_REPORT, TEXT_REPRO_C, TEXT_REPRO_SYZ, TEXT_CONFIG, N_TEXTS };
+static const char *const text_files[N_TEXTS] = {
+	"report.txt", "repro.c", "repro.syz", "kernel.config",
+};
+
+/* A bug that passed the filters, waiting for its texts: it goes to the
+ * daemon only once every text it links to is saved. */
+struct pending {
+	size_t todo;		/* index in feed->todo */
+	struct syzbot_bug *bug;
+	const struct syzbot_crash *crash; /* in bug */
+	char *dir;
+	const char *url[N_TEXTS];	  /* in crash; NULL: no such text */
+	char *path[N_TEXTS];		  /* set once saved */
+	size_t next;
+};
 
 struct fetch {
 	struct feed *feed;
 	enum fetch_kind kind;
+	enum text_kind text; /* FETCH_TEXT */
 	CURL *curl;
 	struct curl_slist *headers;
 	struct buf body;
 	char etag[FEED_HEADER_MAX], last_modified[FEED_HEADER_MAX];
 	uint64_t retry_after_usec;
+	bool too_large;
 };
 
 struct todo {
@@ -40,9 +62,11 @@ struct todo {
 struct feed {
 	struct feeds *fs;
 	char *name, *base, *ns, *tree, *token;
+	char *artifacts; /* <state-dir>/artifacts/<name> */
 	char **trees, **types, **subsystems;
 	bool c_only;
 	int64_t max_per_day;
+	uint64_t max_text, max_repro; /* bytes */
 	uint64_t interval, gap, timeout, backoff;
 	sd_event_source *timer;
 
@@ -53,6 +77,7 @@ struct feed {
 	size_t n_lists, list_idx;
 	struct todo *todo;
 	size_t n_todo, todo_idx;
+	struct pending *pending;
 	unsigned backoff_level;
 	uint64_t last_request; /* CLOCK_MONOTONIC usec */
 	struct fetch *inflight;
@@ -98,6 +123,12 @@ static void count_poll(struct feed *f, const char *result)
 static void count_bug(struct feed *f, const char *result)
 {
 	count(f, "kfix_feed_bugs_total", "Bugs seen by the feed, by what was done.", result);
+}
+
+static void count_text(struct feed *f, const char *result)
+{
+	count(f, "kfix_feed_texts_total",
+	      "Texts (reports, reproducers, configs) fetched by the feed, by result.", result);
 }
 
 /* ---- persisted positions ---- */
@@ -161,8 +192,22 @@ static void note_created(struct feed *f)
 
 /* ---- the round ---- */
 
+static void pending_free(struct pending *p)
+{
+	if (!p)
+		return;
+	syzbot_bug_free(p->bug);
+	free(p->dir);
+	for (size_t i = 0; i < N_TEXTS; i++)
+		free(p->path[i]);
+	free(p);
+}
+DEFINE_CLEANUP(struct pending, pending_free)
+
 static void round_clear(struct feed *f)
 {
+	pending_free(f->pending);
+	f->pending = NULL;
 	for (size_t i = 0; i < f->n_lists; i++) {
 		free(f->list_urls[i]);
 		free(f->list_etag[i]);
@@ -237,6 +282,10 @@ static size_t on_body(char *p, size_t size, size_t n, void *userdata)
 	struct fetch *x = userdata;
 
 	/* a short count makes libcurl fail the transfer */
+	if (x->body.len + size * n > x->body.max) {
+		x->too_large = true;
+		return 0;
+	}
 	return buf_append(&x->body, p, size * n) < 0 ? 0 : size * n;
 }
 
@@ -304,20 +353,41 @@ static int add_header(struct fetch *x, const char *name, const char *v)
 	return 0;
 }
 
-static int fetch_start(struct feed *f, enum fetch_kind kind, const char *url)
+/* The token goes only to the dashboard itself, not to hosts that a bug's
+ * absolute links may name. */
+static bool on_dashboard(struct feed *f, const char *url)
+{
+	const char *rest = startswith(url, f->base);
+
+	return rest && (*rest == '/' || *rest == '?' || *rest == '\0');
+}
+
+static uint64_t body_max(struct feed *f, enum fetch_kind kind, enum text_kind text)
+{
+	if (kind == FETCH_LIST)
+		return FEED_LIST_MAX;
+	if (kind == FETCH_BUG)
+		return FEED_BUG_MAX;
+	return text == TEXT_REPRO_C || text == TEXT_REPRO_SYZ ? f->max_repro : f->max_text;
+}
+
+static int fetch_start(struct feed *f, enum fetch_kind kind, enum text_kind text,
+		       const char *url)
 {
 	_cleanup_(fetch_freep) struct fetch *x = calloc(1, sizeof(*x));
+	uint64_t max = body_max(f, kind, text);
 	int r = 0;
 
 	if (!x)
 		return -ENOMEM;
 	x->feed = f;
 	x->kind = kind;
-	x->body = BUF_INIT(kind == FETCH_LIST ? FEED_LIST_MAX : FEED_BUG_MAX);
+	x->text = text;
+	x->body = BUF_INIT(max);
 	x->curl = curl_easy_init();
 	if (!x->curl)
 		return -ENOMEM;
-	if (f->token) {
+	if (f->token && on_dashboard(f, url)) {
 		_cleanup_free_ char *v = NULL;
 
 		r = asprintf(&v, "Bearer %s", f->token) < 0 ? -ENOMEM : add_header(x, "Authorization", v);
@@ -349,6 +419,9 @@ static int fetch_start(struct feed *f, enum fetch_kind kind, const char *url)
 	curl_easy_setopt(x->curl, CURLOPT_USERAGENT, "kfix/" PACKAGE_VERSION);
 	curl_easy_setopt(x->curl, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(x->curl, CURLOPT_MAXREDIRS, 3L);
+	/* refused before the body comes when the length is announced; the
+	 * buffer's limit catches the others */
+	curl_easy_setopt(x->curl, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(x->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(x->curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
@@ -452,49 +525,96 @@ static bool matches_any(char **patterns, const char *s, bool prefix)
 	return false;
 }
 
-/* 1 handled (remember it), 0 leave for later, -errno on failure. */
-static int take_bug(struct feed *f, const struct todo *t, const struct syzbot_bug *b)
+static bool bug_wanted(struct feed *f, const struct syzbot_bug *b,
+		       const struct syzbot_crash *c)
 {
-	const struct syzbot_crash *c = syzbot_bug_pick_crash(b, f->c_only);
-	struct feed_bug fb = { 0 };
-	int r;
+	return b->n_fix_commits == 0 && c && matches_any(f->types, b->title, true) &&
+	       matches_any(f->trees, c->kernel_source_git, false);
+}
 
-	if (b->n_fix_commits > 0 || !c ||
-	    !matches_any(f->types, b->title, true) ||
-	    !matches_any(f->trees, c->kernel_source_git, false)) {
-		count_bug(f, "filtered");
-		return 1;
+static void bug_seen(struct feed *f, const struct todo *t)
+{
+	if (state_set(f, "seen", t->extid, t->updated) < 0)
+		f->incomplete = true;
+}
+
+/* The bug's texts are saved: hand it to the daemon with local paths. */
+static void bug_hand_over(struct feed *f)
+{
+	_cleanup_(pending_freep) struct pending *p = TAKE_PTR(f->pending);
+	const struct todo *t = &f->todo[p->todo];
+	const struct syzbot_crash *c = p->crash;
+	struct feed_bug fb = {
+		.feed = f->name,
+		.extid = t->extid,
+		.title = p->bug->title,
+		.link = t->link,
+		.tree = f->tree ? f->tree : c->kernel_source_git,
+		.base_commit = c->kernel_source_commit,
+		.report = p->path[TEXT_REPORT],
+		.repro_c = p->path[TEXT_REPRO_C],
+		.repro_syz = p->path[TEXT_REPRO_SYZ],
+		.kernel_config = p->path[TEXT_CONFIG],
+		.report_url = p->url[TEXT_REPORT],
+		.repro_c_url = p->url[TEXT_REPRO_C],
+		.repro_syz_url = p->url[TEXT_REPRO_SYZ],
+		.kernel_config_url = p->url[TEXT_CONFIG],
+		.bug = p->bug,
+	};
+	int r = f->fs->ops.bug(f->fs->userdata, &fb);
+
+	if (r < 0) {
+		count_bug(f, "error");
+		f->incomplete = true;
+		return;
 	}
-	fb.feed = f->name;
-	fb.extid = t->extid;
-	fb.title = b->title;
-	fb.link = t->link;
-	fb.tree = f->tree ? f->tree : c->kernel_source_git;
-	fb.base_commit = c->kernel_source_commit;
-	fb.report = c->report_link;
-	fb.repro_c = c->c_reproducer;
-	fb.repro_syz = c->syz_reproducer;
-	fb.kernel_config = c->kernel_config;
-	fb.bug = b;
-	r = f->fs->ops.bug(f->fs->userdata, &fb);
-	if (r < 0)
-		return r;
 	count_bug(f, r > 0 ? "created" : "known");
 	if (r > 0)
 		note_created(f);
-	return 1;
+	bug_seen(f, t);
+}
+
+static int pending_new(struct feed *f, size_t todo, struct syzbot_bug **bug,
+		       const struct syzbot_crash *c)
+{
+	_cleanup_(pending_freep) struct pending *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	if (asprintf(&p->dir, "%s/%s", f->artifacts, f->todo[todo].extid) < 0) {
+		p->dir = NULL;
+		return -ENOMEM;
+	}
+	p->todo = todo;
+	p->crash = c;
+	p->url[TEXT_REPORT] = c->report_link;
+	p->url[TEXT_REPRO_C] = c->c_reproducer;
+	p->url[TEXT_REPRO_SYZ] = c->syz_reproducer;
+	p->url[TEXT_CONFIG] = c->kernel_config;
+	p->bug = TAKE_PTR(*bug);
+	f->pending = TAKE_PTR(p);
+	return 0;
 }
 
 static void bug_done(struct feed *f, struct fetch *x)
 {
-	const struct todo *t = &f->todo[f->todo_idx++];
+	size_t idx = f->todo_idx++;
+	const struct todo *t = &f->todo[idx];
 	_cleanup_(syzbot_bug_freep) struct syzbot_bug *b = NULL;
 	_cleanup_free_ char *err = NULL;
+	const struct syzbot_crash *c;
 	int r = syzbot_parse_bug(x->body.data ? x->body.data : "", x->body.len,
 				 f->base, &b, &err);
 
-	if (r >= 0)
-		r = take_bug(f, t, b);
+	if (r >= 0) {
+		c = syzbot_bug_pick_crash(b, f->c_only);
+		if (!bug_wanted(f, b, c)) {
+			count_bug(f, "filtered");
+			bug_seen(f, t);
+			return;
+		}
+		r = pending_new(f, idx, &b, c);
+	}
 	if (r < 0) {
 		const char *m = err ? err : strerror(-r);
 		_cleanup_free_ char *e = str_escape(m, strlen(m), 200);
@@ -502,10 +622,108 @@ static void bug_done(struct feed *f, struct fetch *x)
 		log_warning("feed %s: bug %s: %s", f->name, t->extid, e ? e : "?");
 		count_bug(f, "error");
 		f->incomplete = true;
+	}
+}
+
+/* The state key that remembers which URL a saved text came from, so that
+ * a bug fetched again (changed, or after a restart half-way through its
+ * texts) does not download the same text twice. */
+static int text_key(struct feed *f, const struct pending *p, enum text_kind k,
+		    char **ret)
+{
+	return asprintf(ret, "%s/%s", f->todo[p->todo].extid, text_files[k]) < 0 ? -ENOMEM : 0;
+}
+
+/* A text saved by an earlier attempt from the same URL is taken as is. */
+static int text_reuse(struct feed *f, struct pending *p, enum text_kind k)
+{
+	_cleanup_free_ char *key = NULL, *url = NULL, *path = NULL;
+
+	if (text_key(f, p, k, &key) < 0)
+		return -ENOMEM;
+	url = state_get(f, "text", key);
+	if (!url || !streq(url, p->url[k]))
+		return 0;
+	if (asprintf(&path, "%s/%s", p->dir, text_files[k]) < 0)
+		return -ENOMEM;
+	if (access(path, F_OK) < 0)
+		return 0;
+	count_text(f, "reused");
+	p->path[k] = TAKE_PTR(path);
+	return 1;
+}
+
+static int text_save(struct feed *f, struct pending *p, enum text_kind k,
+		     const struct buf *body)
+{
+	_cleanup_free_ char *path = NULL, *key = NULL;
+	int r = mkdir_p(p->dir, 0750);
+
+	if (r < 0)
+		return r;
+	if (asprintf(&path, "%s/%s", p->dir, text_files[k]) < 0)
+		return -ENOMEM;
+	r = write_file_atomic(path, body->data ? body->data : "", body->len, 0640);
+	if (r >= 0)
+		r = text_key(f, p, k, &key);
+	if (r >= 0)
+		r = state_set(f, "text", key, p->url[k]);
+	if (r < 0)
+		return r;
+	p->path[k] = TAKE_PTR(path);
+	return 0;
+}
+
+static void text_done(struct feed *f, struct fetch *x)
+{
+	struct pending *p = f->pending;
+	int r = text_save(f, p, x->text, &x->body);
+
+	if (r < 0) {
+		log_error("feed %s: bug %s: cannot save %s: %s", f->name,
+			  f->todo[p->todo].extid, text_files[x->text], strerror(-r));
+		count_text(f, "error");
+		f->incomplete = true;
+		pending_free(TAKE_PTR(f->pending));
 		return;
 	}
-	if (state_set(f, "seen", t->extid, t->updated) < 0)
-		f->incomplete = true;
+	count_text(f, "ok");
+	p->next++;
+}
+
+/* A text that cannot be had leaves the bug for the next round. */
+static void text_failed(struct feed *f, const struct fetch *x, CURLcode res, long code)
+{
+	const struct pending *p = f->pending;
+	bool too_large = res == CURLE_FILESIZE_EXCEEDED || x->too_large;
+
+	log_warning("feed %s: bug %s: %s not fetched: %s (HTTP %ld); trying again next round",
+		    f->name, f->todo[p->todo].extid, text_files[x->text],
+		    too_large ? "larger than the limit"
+		    : res != CURLE_OK ? curl_easy_strerror(res) : "bad status", code);
+	count_text(f, too_large ? "too-large" : "error");
+	f->incomplete = true;
+	pending_free(TAKE_PTR(f->pending));
+}
+
+/* Skips the pending bug's texts that are absent or saved already and
+ * hands the bug over when none is left; 1 when p->next must be fetched. */
+static int pending_advance(struct feed *f)
+{
+	struct pending *p = f->pending;
+	int r;
+
+	for (; p->next < N_TEXTS; p->next++) {
+		enum text_kind k = (enum text_kind)p->next;
+
+		if (!p->url[k])
+			continue; /* recorded as missing: NULL in the bug */
+		r = text_reuse(f, p, k);
+		if (r <= 0)
+			return r < 0 ? r : 1;
+	}
+	bug_hand_over(f);
+	return 0;
 }
 
 static void fetch_done(struct feed *f, CURLcode res)
@@ -525,20 +743,28 @@ static void fetch_done(struct feed *f, CURLcode res)
 		return;
 	}
 	if (res != CURLE_OK || (code != 200 && code != 304)) {
-		log_warning("feed %s: request failed: %s (HTTP %ld)", f->name,
-			    res != CURLE_OK ? curl_easy_strerror(res) : "bad status", code);
+		if (x->kind != FETCH_TEXT)
+			log_warning("feed %s: request failed: %s (HTTP %ld)", f->name,
+				    res != CURLE_OK ? curl_easy_strerror(res) : "bad status", code);
 		f->incomplete = true;
 		if (x->kind == FETCH_LIST) {
 			count_poll(f, "error");
 			round_end(f, f->interval);
 			return;
 		}
-		f->todo_idx++;
+		if (x->kind == FETCH_TEXT)
+			text_failed(f, x, res, code);
+		else
+			f->todo_idx++;
 		feed_next(f);
 		return;
 	}
 	f->backoff_level = 0;
-	if (x->kind == FETCH_LIST && code == 304) {
+	if (x->kind == FETCH_TEXT && code != 200) {
+		text_failed(f, x, res, code);
+	} else if (x->kind == FETCH_TEXT) {
+		text_done(f, x);
+	} else if (x->kind == FETCH_LIST && code == 304) {
 		count_poll(f, "not-modified");
 		f->list_idx++;
 	} else if (x->kind == FETCH_LIST) {
@@ -558,7 +784,7 @@ static int start_bug(struct feed *f)
 
 	if (asprintf(&url, "%s%sjson=1", t->link, strchr(t->link, '?') ? "&" : "?") < 0)
 		return -ENOMEM;
-	return fetch_start(f, FETCH_BUG, url);
+	return fetch_start(f, FETCH_BUG, 0, url);
 }
 
 /* Starts the next request of the round when the gap allows it. */
@@ -569,7 +795,16 @@ static void feed_next(struct feed *f)
 
 	if (f->inflight)
 		return;
-	if (f->list_idx >= f->n_lists &&
+	if (f->pending) {
+		r = pending_advance(f);
+		if (r < 0) {
+			log_error("feed %s: %s", f->name, strerror(-r));
+			count_bug(f, "error");
+			f->incomplete = true;
+			pending_free(TAKE_PTR(f->pending));
+		}
+	}
+	if (!f->pending && f->list_idx >= f->n_lists &&
 	    (f->todo_idx >= f->n_todo ||
 	     (f->max_per_day > 0 && created_today(f) >= f->max_per_day))) {
 		if (f->todo_idx < f->n_todo) {
@@ -583,8 +818,11 @@ static void feed_next(struct feed *f)
 		schedule(f, f->last_request + f->gap - now);
 		return;
 	}
-	if (f->list_idx < f->n_lists)
-		r = fetch_start(f, FETCH_LIST, f->list_urls[f->list_idx]);
+	if (f->pending)
+		r = fetch_start(f, FETCH_TEXT, (enum text_kind)f->pending->next,
+				f->pending->url[f->pending->next]);
+	else if (f->list_idx < f->n_lists)
+		r = fetch_start(f, FETCH_LIST, 0, f->list_urls[f->list_idx]);
 	else
 		r = start_bug(f);
 	if (r < 0) {
@@ -704,6 +942,7 @@ static void feed_free(struct feed *f)
 	free(f->base);
 	free(f->ns);
 	free(f->tree);
+	free(f->artifacts);
 	if (f->token)
 		explicit_bzero(f->token, strlen(f->token));
 	free(f->token);
@@ -714,19 +953,38 @@ static void feed_free(struct feed *f)
 }
 DEFINE_CLEANUP(struct feed, feed_free)
 
+/* The name is a folder name under artifacts/ and a label in metrics. */
+static bool feed_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= 64 && name[0] != '.' &&
+	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
 static int feed_load(struct feeds *fs, const struct config *cfg, const char *name,
 		     struct feed **ret)
 {
 	_cleanup_(feed_freep) struct feed *f = calloc(1, sizeof(*f));
+	_cleanup_free_ char *state = NULL;
 	const char *url = NULL, *ns = NULL, *tree = NULL;
 	int r;
 
 	if (!f)
 		return -ENOMEM;
+	if (!feed_name_ok(name))
+		return -EDOM;
 	f->fs = fs;
 	f->name = strdup(name);
 	if (!f->name)
 		return -ENOMEM;
+	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
+	if (r < 0)
+		return r;
+	if (asprintf(&f->artifacts, "%s/artifacts/%s", state, name) < 0) {
+		f->artifacts = NULL;
+		return -ENOMEM;
+	}
 	r = config_get_string(cfg, "feed", name, "url", &url);
 	if (r < 0)
 		return -EINVAL;
@@ -763,6 +1021,10 @@ static int feed_load(struct feeds *fs, const struct config *cfg, const char *nam
 		r = config_get_duration(cfg, "feed", name, "timeout", &f->timeout);
 	if (r >= 0)
 		r = config_get_duration(cfg, "feed", name, "backoff", &f->backoff);
+	if (r >= 0)
+		r = config_get_size(cfg, "feed", name, "max-text-size", &f->max_text);
+	if (r >= 0)
+		r = config_get_size(cfg, "feed", name, "max-repro-size", &f->max_repro);
 	if (r < 0)
 		return r;
 	/* the official client's rule: one request per second without a token */
@@ -797,12 +1059,60 @@ size_t feeds_count(struct feeds *fs)
 	return fs->n;
 }
 
+static int feeds_multi_setup(struct feeds *fs)
+{
+	int r;
+
+	if (fs->multi)
+		return 0;
+	fs->multi = curl_multi_init();
+	if (!fs->multi)
+		return -ENOMEM;
+	curl_multi_setopt(fs->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
+	curl_multi_setopt(fs->multi, CURLMOPT_SOCKETDATA, fs);
+	curl_multi_setopt(fs->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+	curl_multi_setopt(fs->multi, CURLMOPT_TIMERDATA, fs);
+	r = sd_event_add_time(fs->event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 1000,
+			      on_curl_timer_fired, fs);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF);
+	return r;
+}
+
+/* Loads every [feed] of cfg into feed[] (*ret_n of them); on failure
+ * none is kept and *ret_error names the feed. */
+static int feeds_load(struct feeds *fs, const struct config *cfg,
+		      struct feed *feed[FEED_MAX], size_t *ret_n, char **ret_error)
+{
+	_cleanup_strv_ char **names = NULL;
+	size_t n = 0;
+	int r = config_subsections(cfg, "feed", &names);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	for (size_t i = 0; names && names[i]; i++) {
+		r = n >= FEED_MAX ? -E2BIG : feed_load(fs, cfg, names[i], &feed[n]);
+		if (r < 0) {
+			while (n > 0)
+				feed_free(feed[--n]);
+			if (ret_error && asprintf(ret_error, "[feed \"%s\"]: %s", names[i],
+						  r == -EINVAL ? "url is required"
+						  : r == -EDOM ? "the name may hold only letters, digits, '.', '_' and '-'"
+								: strerror(-r)) < 0)
+				*ret_error = NULL;
+			return r;
+		}
+		n++;
+	}
+	*ret_n = n;
+	return 0;
+}
+
 int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics,
 	      const struct feed_ops *ops, void *userdata, struct feeds **ret,
 	      char **ret_error)
 {
 	_cleanup_(feeds_freep) struct feeds *fs = calloc(1, sizeof(*fs));
-	_cleanup_strv_ char **names = NULL;
 	int r;
 
 	if (!fs)
@@ -812,36 +1122,54 @@ int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics
 	fs->metrics = metrics;
 	fs->ops = *ops;
 	fs->userdata = userdata;
-	r = config_subsections(cfg, "feed", &names);
-	if (r < 0 && r != -ENOENT)
+	r = feeds_load(fs, cfg, fs->feed, &fs->n, ret_error);
+	if (r >= 0 && fs->n > 0)
+		r = feeds_multi_setup(fs);
+	if (r < 0)
 		return r;
-	if (names && *names) {
-		fs->multi = curl_multi_init();
-		if (!fs->multi)
-			return -ENOMEM;
-		curl_multi_setopt(fs->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
-		curl_multi_setopt(fs->multi, CURLMOPT_SOCKETDATA, fs);
-		curl_multi_setopt(fs->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
-		curl_multi_setopt(fs->multi, CURLMOPT_TIMERDATA, fs);
-		r = sd_event_add_time(event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 1000,
-				      on_curl_timer_fired, fs);
-		if (r >= 0)
-			r = sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF);
-		if (r < 0)
-			return r;
-	}
-	for (size_t i = 0; names && names[i]; i++) {
-		if (fs->n >= FEED_MAX)
-			return -E2BIG;
-		r = feed_load(fs, cfg, names[i], &fs->feed[fs->n]);
-		if (r < 0) {
-			if (ret_error && asprintf(ret_error, "[feed \"%s\"]: %s", names[i],
-						  r == -EINVAL ? "url is required" : strerror(-r)) < 0)
-				*ret_error = NULL;
-			return r;
-		}
-		fs->n++;
-	}
 	*ret = TAKE_PTR(fs);
+	return 0;
+}
+
+int feeds_check(struct feeds *fs, const struct config *cfg, char **ret_error)
+{
+	struct feed *feed[FEED_MAX];
+	size_t n = 0;
+	int r = feeds_load(fs, cfg, feed, &n, ret_error);
+
+	while (n > 0)
+		feed_free(feed[--n]);
+	return r;
+}
+
+int feeds_reload(struct feeds *fs, const struct config *cfg, char **ret_error)
+{
+	struct feed *feed[FEED_MAX];
+	size_t n = 0;
+	int r = feeds_load(fs, cfg, feed, &n, ret_error);
+
+	if (r >= 0 && n > 0)
+		r = feeds_multi_setup(fs);
+	if (r < 0) {
+		while (n > 0)
+			feed_free(feed[--n]);
+		return r;
+	}
+	/* a feed that stays keeps its next poll time (a round under way is
+	 * dropped: its positions are in the store, the next round redoes it) */
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < fs->n; j++) {
+			uint64_t next;
+
+			if (!streq(feed[i]->name, fs->feed[j]->name) || fs->feed[j]->running ||
+			    sd_event_source_get_time(fs->feed[j]->timer, &next) < 0)
+				continue;
+			if (sd_event_source_set_time(feed[i]->timer, next) < 0)
+				log_warning("feed %s: polls at once after the reload", feed[i]->name);
+		}
+	for (size_t j = 0; j < fs->n; j++)
+		feed_free(fs->feed[j]);
+	memcpy(fs->feed, feed, n * sizeof(*feed));
+	fs->n = n;
 	return 0;
 }

@@ -4,7 +4,12 @@
  * A round fetches the open-bug list (GET {url}/{namespace}?json=1, or one
  * list per configured subsystem), then each new or changed bug (its
  * "last-updated" differs from the one remembered) as bug JSON, applies
- * the filters and hands the bug to the daemon.  It is polite: one request
+ * the filters, downloads the chosen crash's report, reproducers and
+ * kernel config into <state-dir>/artifacts/<feed>/<extid>/ (each within
+ * its size limit, written atomically) and only then hands the bug to the
+ * daemon, with the local paths.  A text that cannot be had leaves the
+ * whole bug for the next round; texts already saved from the same URL
+ * are not downloaded again.  It is polite: one request
  * at a time per feed and at least request-interval apart (1 s minimum
  * without a token), conditional list requests (If-None-Match /
  * If-Modified-Since), and a 429 stops the round and backs off
@@ -29,7 +34,12 @@ struct feed_bug {
 	const char *link;	  /* the bug's dashboard page */
 	const char *tree;	  /* [feed] tree, else the crash's kernel-source-git */
 	const char *base_commit;  /* kernel-source-commit */
-	const char *report, *repro_c, *repro_syz, *kernel_config; /* absolute URLs */
+	/* Absolute local paths of the saved texts (NULL: the crash has none):
+	 * <state-dir>/artifacts/<feed>/<extid>/report.txt, repro.c, repro.syz,
+	 * kernel.config. */
+	const char *report, *repro_c, *repro_syz, *kernel_config;
+	/* Where they came from (absolute URLs). */
+	const char *report_url, *repro_c_url, *repro_syz_url, *kernel_config_url;
 	const struct syzbot_bug *bug;
 };
 
@@ -47,6 +57,11 @@ struct feeds;
 int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics,
 	      const struct feed_ops *ops, void *userdata, struct feeds **ret,
 	      char **ret_error);
+/* Checks the [feed] sections of cfg (a reload's first step). */
+int feeds_check(struct feeds *f, const struct config *cfg, char **ret_error);
+/* Replaces the feeds by those of cfg; on failure the old ones stay.  A
+ * feed kept by name keeps its next poll time. */
+int feeds_reload(struct feeds *f, const struct config *cfg, char **ret_error);
 void feeds_free(struct feeds *f);
 DEFINE_CLEANUP(struct feeds, feeds_free)
 size_t feeds_count(struct feeds *f);

@@ -34,6 +34,8 @@ struct listener {
 	struct http_server *srv;
 	struct MHD_Daemon *mhd;
 	int fd;
+	char *address; /* as configured; NULL for a socket from systemd */
+	bool closing;  /* no longer listening; open connections finish */
 	sd_event_source *io, *timer, *kick;
 };
 
@@ -544,6 +546,7 @@ static void listener_free(struct listener *l)
 		MHD_stop_daemon(l->mhd); /* closes the listening socket too */
 	else if (l->fd >= 0)
 		close(l->fd);
+	free(l->address);
 	free(l);
 }
 DEFINE_CLEANUP(struct listener, listener_free)
@@ -661,6 +664,7 @@ int http_server_listen(struct http_server *s, const char *address)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *a = strdup(address);
 	int one = 1, r;
 
 	r = parse_address(address, &ss, &len);
@@ -674,7 +678,86 @@ int http_server_listen(struct http_server *s, const char *address)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 256) < 0)
 		return negerrno();
-	return http_server_add_fd(s, TAKE_FD(fd));
+	if (!a)
+		return -ENOMEM;
+	r = http_server_add_fd(s, TAKE_FD(fd));
+	if (r < 0)
+		return r;
+	s->listeners[s->n_listeners - 1]->address = TAKE_PTR(a);
+	return 0;
+}
+
+static size_t listener_connections(struct listener *l)
+{
+	const union MHD_DaemonInfo *info =
+		MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+	return info ? info->num_connections : 0;
+}
+
+/* Stops accepting and frees the port at once; the connections already
+ * open (suspended requests among them) are served to their end. */
+static void listener_close(struct listener *l)
+{
+	MHD_socket fd = MHD_quiesce_daemon(l->mhd);
+
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	l->fd = -1;
+	l->closing = true;
+}
+
+/* Frees closed listeners whose last connection has ended. */
+static void listeners_collect(struct http_server *s)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < s->n_listeners; i++) {
+		struct listener *l = s->listeners[i];
+
+		if (l->closing && listener_connections(l) == 0) {
+			listener_free(l);
+			continue;
+		}
+		s->listeners[j++] = l;
+	}
+	s->n_listeners = j;
+}
+
+int http_server_set_listen(struct http_server *s, char *const *addresses,
+			   const char **ret_failed)
+{
+	bool keep[HTTP_MAX_LISTENERS] = { false };
+	size_t n_before;
+	int r;
+
+	listeners_collect(s);
+	n_before = s->n_listeners;
+	for (size_t a = 0; addresses && addresses[a]; a++) {
+		bool found = false;
+
+		for (size_t i = 0; i < n_before && !found; i++) {
+			struct listener *l = s->listeners[i];
+
+			if (!l->closing && streq_ptr(l->address, addresses[a]))
+				found = keep[i] = true;
+		}
+		if (found)
+			continue;
+		r = http_server_listen(s, addresses[a]);
+		if (r < 0) {
+			/* all or nothing: the new ones go again */
+			while (s->n_listeners > n_before)
+				listener_free(s->listeners[--s->n_listeners]);
+			if (ret_failed)
+				*ret_failed = addresses[a];
+			return r;
+		}
+	}
+	for (size_t i = 0; i < n_before; i++)
+		if (!keep[i] && !s->listeners[i]->closing && s->listeners[i]->address)
+			listener_close(s->listeners[i]);
+	return 0;
 }
 
 size_t http_server_n_listeners(struct http_server *s)
@@ -686,13 +769,8 @@ size_t http_server_n_connections(struct http_server *s)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < s->n_listeners; i++) {
-		const union MHD_DaemonInfo *info =
-			MHD_get_daemon_info(s->listeners[i]->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-
-		if (info)
-			n += info->num_connections;
-	}
+	for (size_t i = 0; i < s->n_listeners; i++)
+		n += listener_connections(s->listeners[i]);
 	return n;
 }
 
@@ -705,6 +783,8 @@ int http_server_local_address(struct http_server *s, size_t i, char *buf,
 
 	if (i >= s->n_listeners)
 		return -ENOENT;
+	if (s->listeners[i]->closing)
+		return -EBADF;
 	if (getsockname(s->listeners[i]->fd, (struct sockaddr *)&ss, &len) < 0)
 		return negerrno();
 	if (ss.ss_family == AF_INET) {

@@ -59,7 +59,15 @@ int http_server_route(struct http_server *s, const char *method,
 int http_server_add_fd(struct http_server *s, int fd);
 /* "127.0.0.1:8470", "[::1]:8470"; numeric addresses only. */
 int http_server_listen(struct http_server *s, const char *address);
-/* The "host:port" a listener is bound to (for logs and tests). */
+/* After a reload: listens on exactly these addresses (as given to
+ * http_server_listen): new ones are opened, listeners no longer named
+ * stop accepting at once (their open connections are served to the end),
+ * sockets from systemd stay.  All or nothing: when one address cannot be
+ * opened, nothing changes and *ret_failed names it. */
+int http_server_set_listen(struct http_server *s, char *const *addresses,
+			   const char **ret_failed);
+/* The "host:port" a listener is bound to (for logs and tests); -EBADF
+ * for one that stopped listening. */
 int http_server_local_address(struct http_server *s, size_t i, char *buf,
 			      size_t n);
 size_t http_server_n_listeners(struct http_server *s);

@@ -26,7 +26,9 @@ HOOKS_INTEGRATION_TESTS = \
 	tests/integration/http-api.sh \
 	tests/integration/http-tls.sh \
 	tests/integration/feed-syzbot.sh \
-	tests/integration/webhook-kill9.sh
+	tests/integration/webhook-kill9.sh \
+	tests/integration/kfixctl-api.sh \
+	tests/integration/http-reload.sh
 TESTS += $(HOOKS_INTEGRATION_TESTS)
 EXTRA_DIST += $(HOOKS_INTEGRATION_TESTS) tests/integration/hooks-lib.sh \
 	tests/fake-syzbot.py tests/fixtures/syzbot \

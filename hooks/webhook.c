@@ -452,12 +452,42 @@ static int on_hook(struct http_request *req, void *userdata)
 	}
 }
 
+/* Reads every [hook] section into hooks[]; on failure none is kept. */
+static int hooks_load(const struct config *cfg, struct hook hooks[WEBHOOK_MAX_HOOKS],
+		      size_t *ret_n, char **ret_error)
+{
+	_cleanup_strv_ char **names = NULL;
+	size_t n = 0;
+	int r = config_subsections(cfg, "hook", &names);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	for (size_t i = 0; names && names[i]; i++) {
+		if (n >= WEBHOOK_MAX_HOOKS)
+			r = -E2BIG;
+		else
+			r = hook_load(cfg, names[i], &hooks[n], ret_error);
+		if (r < 0) {
+			if (n < WEBHOOK_MAX_HOOKS)
+				hook_clear(&hooks[n]);
+			while (n > 0)
+				hook_clear(&hooks[--n]);
+			if (ret_error && !*ret_error &&
+			    asprintf(ret_error, "[hook \"%s\"]: %s", names[i], strerror(-r)) < 0)
+				*ret_error = NULL;
+			return r;
+		}
+		n++;
+	}
+	*ret_n = n;
+	return 0;
+}
+
 int webhooks_new(struct http_server *srv, const struct config *cfg,
 		 struct metrics *metrics, const struct webhook_sink *sink,
 		 void *userdata, struct webhooks **ret, char **ret_error)
 {
 	_cleanup_(webhooks_freep) struct webhooks *w = calloc(1, sizeof(*w));
-	_cleanup_strv_ char **names = NULL;
 	int r;
 
 	if (!w)
@@ -465,25 +495,47 @@ int webhooks_new(struct http_server *srv, const struct config *cfg,
 	w->metrics = metrics;
 	w->sink = *sink;
 	w->userdata = userdata;
-	r = config_subsections(cfg, "hook", &names);
-	if (r < 0 && r != -ENOENT)
+	r = hooks_load(cfg, w->hooks, &w->n, ret_error);
+	if (r < 0)
 		return r;
-	for (size_t i = 0; names && names[i]; i++) {
-		if (w->n >= WEBHOOK_MAX_HOOKS)
-			return -E2BIG;
-		r = hook_load(cfg, names[i], &w->hooks[w->n], ret_error);
-		if (r < 0) {
-			hook_clear(&w->hooks[w->n]);
-			if (ret_error && !*ret_error &&
-			    asprintf(ret_error, "[hook \"%s\"]: %s", names[i], strerror(-r)) < 0)
-				*ret_error = NULL;
-			return r;
-		}
-		w->n++;
-	}
 	r = http_server_route(srv, "POST", "/hooks/*", HTTP_SCOPE_NONE, on_hook, w);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(w);
 	return 0;
+}
+
+int webhooks_check(const struct config *cfg, char **ret_error)
+{
+	struct hook *hooks = calloc(WEBHOOK_MAX_HOOKS, sizeof(*hooks));
+	size_t n = 0;
+	int r;
+
+	if (!hooks)
+		return -ENOMEM;
+	r = hooks_load(cfg, hooks, &n, ret_error);
+	while (n > 0)
+		hook_clear(&hooks[--n]);
+	free(hooks);
+	return r;
+}
+
+int webhooks_reload(struct webhooks *w, const struct config *cfg, char **ret_error)
+{
+	struct hook *hooks = calloc(WEBHOOK_MAX_HOOKS, sizeof(*hooks));
+	size_t n = 0;
+	int r;
+
+	if (!hooks)
+		return -ENOMEM;
+	r = hooks_load(cfg, hooks, &n, ret_error);
+	if (r >= 0) {
+		/* a delivery in flight copied what it needs from its hook */
+		for (size_t i = 0; i < w->n; i++)
+			hook_clear(&w->hooks[i]);
+		memcpy(w->hooks, hooks, n * sizeof(*hooks));
+		w->n = n;
+	}
+	free(hooks);
+	return r;
 }

@@ -51,6 +51,11 @@ struct webhooks;
 int webhooks_new(struct http_server *srv, const struct config *cfg,
 		 struct metrics *metrics, const struct webhook_sink *sink,
 		 void *userdata, struct webhooks **ret, char **ret_error);
+/* Checks the [hook] sections (secrets readable, values valid). */
+int webhooks_check(const struct config *cfg, char **ret_error);
+/* Replaces the hooks by those of cfg (a reload); on failure the old ones
+ * stay. */
+int webhooks_reload(struct webhooks *w, const struct config *cfg, char **ret_error);
 void webhooks_free(struct webhooks *w);
 DEFINE_CLEANUP(struct webhooks, webhooks_free)
 size_t webhooks_count(struct webhooks *w);

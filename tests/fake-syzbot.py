@@ -4,11 +4,17 @@
 Serves recorded JSON in the public schema from a fixture folder:
   GET /{ns}?json=1            list-<phase>.json (with an ETag; 304 on If-None-Match)
   GET /bug?extid=X&json=1     bug-X-<phase>.json if present, else bug-X.json
+  GET /text?tag=T&x=X         a text made from T and X (text_body below)
 Test control:
   POST /_control/phase?n=N    switch the served data to phase N
   POST /_control/fault?kind=K&count=N   the next N data requests fail with
         K = 429 (Retry-After: 1), slow (answer after 3 s), truncated (half
         the JSON, correct length), cut (connection closed mid-body)
+  POST /_control/textfault?kinds=K1,K2,...   the next text requests, one
+        kind each: pass (served normally), cut (connection closed
+        mid-body), big (larger than 64 KiB, with Content-Length),
+        bigstream (larger than 64 KiB, no Content-Length), 500
+  GET  /_control/text?tag=T&x=X   the text as served, without logging it
   GET  /_control/log          every data request so far, as JSON
 Usage: fake-syzbot.py FIXTURES PORTFILE
 """
@@ -22,8 +28,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 FIXTURES, PORTFILE = sys.argv[1], sys.argv[2]
-state = {"phase": 1, "faults": [], "log": []}
+state = {"phase": 1, "faults": [], "textfaults": [], "log": []}
 lock = threading.Lock()
+
+
+def text_body(tag, x):
+    """A deterministic text of a few KiB, with bytes a careless saver
+    would mangle (CR, a NUL, non-ASCII, HTML-like entities)."""
+    head = "// %s %s: &amp; <x> \u00e9\u4e2d\r\n" % (tag, x)
+    lines = ["%s line %d of %s\n" % (tag, i, x) for i in range(200)]
+    return (head + "".join(lines)).encode() + b"\x00\xff end\n"
 
 
 def fixture(name):
@@ -61,6 +75,8 @@ class Handler(BaseHTTPRequestHandler):
                 state["phase"] = int(q["n"][0])
             elif u.path == "/_control/fault":
                 state["faults"] += [q["kind"][0]] * int(q.get("count", ["1"])[0])
+            elif u.path == "/_control/textfault":
+                state["textfaults"] += q["kinds"][0].split(",")
             else:
                 return self.send(404)
         self.send(200, b"ok\n")
@@ -72,6 +88,10 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 body = json.dumps(state["log"]).encode()
             return self.send(200, body, {"Content-Type": "application/json"})
+        if u.path == "/_control/text":
+            return self.send(200, text_body(q["tag"][0], q["x"][0]))
+        if u.path == "/text":
+            return self.do_text(q)
         with lock:
             phase = state["phase"]
             fault = state["faults"].pop(0) if state["faults"] else None
@@ -110,6 +130,36 @@ class Handler(BaseHTTPRequestHandler):
             headers["ETag"] = etag
         if fault == "truncated":
             body = body[: len(body) // 2]  # valid HTTP, broken JSON
+        self.send(200, body, headers, truncate=(fault == "cut"))
+
+
+    def do_text(self, q):
+        with lock:
+            fault = state["textfaults"].pop(0) if state["textfaults"] else None
+            entry = {"path": self.path, "t": time.time(), "phase": state["phase"],
+                     "inm": None, "status": None, "fault": fault}
+            state["log"].append(entry)
+        tag, x = q.get("tag", [""])[0], q.get("x", [""])[0]
+        body = text_body(tag, x)
+        entry["status"] = 200
+        headers = {"Content-Type": "text/plain; charset=utf-8"}
+        if fault == "500":
+            entry["status"] = 500
+            return self.send(500, b"oops\n")
+        if fault in ("big", "bigstream"):
+            body = body * (70 * 1024 // len(body) + 1)
+        if fault == "bigstream":
+            # no length: the body ends when the connection closes
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            try:
+                self.wfile.write(body)
+            except OSError:
+                pass
+            self.close_connection = True
+            return
         self.send(200, body, headers, truncate=(fault == "cut"))
 
 

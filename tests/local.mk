@@ -8,6 +8,17 @@ tests_unit_test_common_SOURCES = tests/unit/test-common.c
 tests_unit_test_common_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_common_LDADD = $(COMMON_LIBS) $(CMOCKA_LIBS)
 
+check_PROGRAMS += tests/unit/test-stats
+TESTS += tests/unit/test-stats
+tests_unit_test_stats_SOURCES = tests/unit/test-stats.c
+tests_unit_test_stats_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_stats_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+# Records jobs' numbers like a job process, for metrics-jobs.sh.
+check_PROGRAMS += tests/helpers/statstool
+tests_helpers_statstool_SOURCES = tests/helpers/statstool.c
+tests_helpers_statstool_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
+
 tests_unit_test_store_SOURCES = tests/unit/test-store.c
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
@@ -22,7 +33,8 @@ INTEGRATION_TESTS = \
 	tests/integration/unit-security.sh \
 	tests/integration/scheduler.sh \
 	tests/integration/publish.sh \
-	tests/integration/outbox-stall.sh
+	tests/integration/outbox-stall.sh \
+	tests/integration/metrics-jobs.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
 

@@ -5,6 +5,10 @@
 # nothing, requests are at least 1 s apart, bugs that change between polls
 # are fetched again, unchanged ones are not, and a restart of kfixd
 # resumes with a conditional request instead of fetching everything.
+# Each bug's report, reproducers and config are saved byte for byte under
+# the state folder and the bug holds those paths; a text cut short or over
+# its size limit is refused and the bug waits for the next round, which
+# downloads only the texts still missing.
 set -eu
 . "$top_srcdir/tests/integration/hooks-lib.sh"
 hooks_need curl sqlite3 python3
@@ -18,6 +22,21 @@ done
 DASH="http://127.0.0.1:$(cat "$HOOKS_TMP/port")"
 control() { curl -fs -X POST "$DASH/_control/$1" >/dev/null || fail "control $1"; }
 log() { curl -fs "$DASH/_control/log"; }
+ART="$HOOKS_TMP/state/artifacts/test"
+# the number of requests for one text (x=...)
+text_requests() { log | grep -o "/text?tag=[A-Za-z]*&x=$1\"" | wc -l; }
+# expect_text EXTID FILE TAG X: the bug's field holds the saved file and
+# the file holds exactly what the dashboard served
+expect_text() {
+	_f="$ART/$1/$2"
+	curl -fs "$DASH/_control/text?tag=$3&x=$4" >"$HOOKS_TMP/served" || fail "served text"
+	cmp -s "$_f" "$HOOKS_TMP/served" || fail "$1/$2 differs from the served text"
+}
+expect_fields() { # EXTID: the four fields are the saved files
+	expect_eq "$1 paths" "$(sql "select report || ' ' || repro_c || ' ' || repro_syz || ' ' || kernel_config from bugs where source_id = '$1'")" \
+		"$ART/$1/report.txt $ART/$1/repro.c $ART/$1/repro.syz $ART/$1/kernel.config"
+	expect_eq "$1 files only" "$(LC_ALL=C ls -A "$ART/$1" | tr '\n' ' ')" "kernel.config report.txt repro.c repro.syz "
+}
 bugs() { sql "select count(*) from bugs where source = 'syzbot'"; }
 # wait_for WHAT SHELL-CONDITION [SECONDS]
 wait_for() {
@@ -38,6 +57,8 @@ hooks_write_config "[feed \"test\"]
 	timeout = 2s
 	c-repro-only = true
 	max-per-day = 3
+	max-text-size = 64K
+	max-repro-size = 64K
 	crash-types = KASAN:
 	crash-types = WARNING
 	crash-types = general protection fault
@@ -50,9 +71,13 @@ wait_for "bug A" '[ "$(bugs)" = 1 ]'
 wait_for "the end of round 1" 'log | grep -q eeee00000000000000e5'
 sleep 1
 expect_eq "phase 1 bugs" "$(sql "select source_id from bugs where source = 'syzbot'")" "$A"
-expect_eq "links unescaped and absolute" \
-	"$(sql "select repro_c || ' ' || report from bugs where source_id = '$A'")" \
-	"$DASH/text?tag=ReproC&x=a2 $DASH/text?tag=CrashReport&x=a4"
+expect_fields "$A"
+expect_text "$A" report.txt CrashReport a4
+expect_text "$A" repro.c ReproC a2
+expect_text "$A" repro.syz ReproSyz a1
+expect_text "$A" kernel.config KernelConfig a3
+log | grep -q '"/text?tag=ReproC&x=a2"' || fail "links not unescaped"
+[ ! -e "$ART/$B" ] || fail "texts of a filtered bug were fetched"
 expect_eq "base commit" "$(sql "select base_commit from bugs where source_id = '$A'")" \
 	1234567890abcdef1234567890abcdef12345678
 log >"$HOOKS_TMP/log1.json"
@@ -70,11 +95,33 @@ paths = [e["path"] for e in log]
 assert not any("cccc" in p for p in paths), "a fixed bug was fetched"
 EOP
 
-# phase 2: B gains a C reproducer, F is new; A must not be fetched again
+# phase 2: B gains a C reproducer, F is new; A must not be fetched again.
+# B's syz reproducer is cut short, then too large without a length; F's
+# report is too large: each time the bug waits for the next round, which
+# fetches only the texts still missing.
+control "textfault?kinds=pass,pass,cut,big,bigstream"
 control "phase?n=2"
-wait_for "bugs B and F" '[ "$(bugs)" = 3 ]'
-expect_eq "phase 2 bugs" "$(sql "select group_concat(source_id, ' ') from (select source_id from bugs where source = 'syzbot' order by id)")" "$A $B $F"
-expect_eq "F's crash with a C reproducer" "$(sql "select repro_c from bugs where source_id = '$F'")" "$DASH/text?tag=ReproC&x=g2"
+wait_for "bug F" '[ "$(sql "select count(*) from bugs where source_id = '"'$F'"'")" = 1 ]' 60
+expect_eq "no half bug B" "$(sql "select count(*) from bugs where source_id = '$B'")" 0
+wait_for "bug B" '[ "$(bugs)" = 3 ]' 60
+expect_eq "phase 2 bugs" "$(sql "select group_concat(source_id, ' ') from (select source_id from bugs where source = 'syzbot' order by id)")" "$A $F $B"
+expect_fields "$F"
+expect_text "$F" repro.c ReproC g2
+expect_text "$F" report.txt CrashReport g4
+expect_fields "$B"
+expect_text "$B" report.txt CrashReport b94
+expect_text "$B" repro.c ReproC b92
+expect_text "$B" repro.syz ReproSyz b91
+expect_text "$B" kernel.config KernelConfig b93
+expect_eq "B's report fetched once" "$(text_requests b94)" 1
+expect_eq "B's C reproducer fetched once" "$(text_requests b92)" 1
+expect_eq "B's syz reproducer fetched three times" "$(text_requests b91)" 3
+expect_eq "F's report fetched twice" "$(text_requests g4)" 2
+expect_eq "F's first crash not used" "$(text_requests f4)" 0
+m=$(curl -s "$KFIX_URL/metrics")
+echo "$m" | grep -q '^kfix_feed_texts_total{feed="test",result="too-large"} 2$' || fail "too-large texts not counted"
+echo "$m" | grep -q '^kfix_feed_texts_total{feed="test",result="error"} 1$' || fail "cut text not counted"
+echo "$m" | grep -q '^kfix_feed_texts_total{feed="test",result="reused"} [2-9]' || fail "saved texts not reused"
 expect_eq "A fetched once" "$(log | grep -o "extid=$A" | wc -l)" 1
 
 # faults change nothing and the poller recovers

@@ -199,7 +199,7 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 3);
+	assert_int_equal(v, 4);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	store_close(s2);
