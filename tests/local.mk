@@ -21,7 +21,8 @@ INTEGRATION_TESTS = \
 	tests/integration/kill9.sh \
 	tests/integration/unit-security.sh \
 	tests/integration/scheduler.sh \
-	tests/integration/publish.sh
+	tests/integration/publish.sh \
+	tests/integration/pipeline.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
 
