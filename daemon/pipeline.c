@@ -261,7 +261,7 @@ static int w_recent(void *ud, const char *file, char **ret)
 int pipeline_prepare(struct pipeline *p, const char *rev)
 {
 	struct job_ctx *ctx = p->ctx;
-	_cleanup_free_ char *err = NULL, *scratch = NULL;
+	_cleanup_free_ char *err = NULL;
 	struct toolstack_opts to;
 	uint64_t wait = 0;
 	int r;
@@ -275,13 +275,13 @@ int pipeline_prepare(struct pipeline *p, const char *rev)
 		ctx->permanent = r == -ENOENT;
 		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
 	}
-	if (asprintf(&scratch, "%s/scratch", p->dir) < 0)
+	if (asprintf(&p->scratch, "%s/scratch", p->dir) < 0)
 		return -ENOMEM;
-	r = mkdir_p(scratch, 0755);
+	r = mkdir_p(p->scratch, 0755);
 	if (r < 0)
-		return job_fail(ctx, r, "%s: %s", scratch, strerror(-r));
+		return job_fail(ctx, r, "%s: %s", p->scratch, strerror(-r));
 	to = (struct toolstack_opts){ .src = p->src.dir, .commit = p->src.base[0] ? p->src.base : NULL,
-				      .scratch = scratch, .kconfig = p->kconfig, .repro = p->repro,
+				      .scratch = p->scratch, .kconfig = p->kconfig, .repro = p->repro,
 				      .cfg = ctx->cfg };
 	r = toolstack_new(&to, &p->ts, &err);
 	if (r < 0)
@@ -312,6 +312,7 @@ void pipeline_clear(struct pipeline *p)
 	repair_outcome_clear(&p->cached);
 	store_bug_free(p->bug);
 	free(p->dir);
+	free(p->scratch);
 	free(p->report);
 	free(p->title);
 	free(p->repro);

@@ -20,6 +20,7 @@ struct pipeline {
 	struct job_ctx *ctx;
 	struct store_bug *bug;
 	char *dir;	   /* STATE/jobs/ID: outputs of this job */
+	char *scratch;	   /* DIR/scratch: the toolstack's builds and patches */
 	char *report;	   /* the crash report's text */
 	size_t report_len;
 	char *title;	   /* its crash title (syzkaller's rules) */
