@@ -121,3 +121,4 @@ error_of "$bugconfig" retest | grep -q "no \[build\] and \[vm\]" || fail "retest
 ctl bug "$bugconfig" | grep -q "State: *awaiting-approval" || fail "a failed retest moved the bug"
 ok "retest requests"
 stop_kfixd
+! grep -q "Sanitizer" "$T/kfixd.log" || fail "a job process tripped a sanitizer: $(grep -A5 Sanitizer "$T/kfixd.log")"
