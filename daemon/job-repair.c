@@ -180,6 +180,28 @@ static int repair(struct pipeline *p)
 	return 0;
 }
 
+/* Mail is plain text: the markdown code fences go, the code stays. */
+static char *strip_fences(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+
+	for (const char *l = s; out && l < s + n;) {
+		const char *nl = memchr(l, '\n', (size_t)(s + n - l));
+		size_t len = nl ? (size_t)(nl - l) : (size_t)(s + n - l);
+
+		if (!(len == 3 && strncmp(l, "```", 3) == 0)) {
+			memcpy(o, l, len);
+			o += len;
+			if (nl)
+				*o++ = '\n';
+		}
+		l += len + (nl ? 1 : 0);
+	}
+	if (out)
+		*o = '\0';
+	return out;
+}
+
 /* The text of "## NAME" in the engine's explanation.md. */
 static char *md_section(const char *md, const char *name)
 {
@@ -196,7 +218,7 @@ static char *md_section(const char *md, const char *name)
 		e = s + strlen(s);
 	while (e > s && e[-1] == '\n')
 		e--;
-	return strndup(s, (size_t)(e - s));
+	return strip_fences(s, (size_t)(e - s));
 }
 
 /* The rows "| base X | runs | crashed | survived | title |" and
