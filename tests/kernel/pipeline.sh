@@ -188,6 +188,38 @@ grep -q 'survived 2 of 2' "$mail" || kt_fail "patched row"
 grep -q 'Signed-off-by' "$mail" && kt_fail "the bot signed off"
 kt_kfixctl patch 1
 [ "$(kt_json 'd["state"]')" = awaiting-approval ] || kt_fail "patch state"
+kt_log "moderation mail checked"
+
+# "#kfix retest" from the moderator (as the mail intake records it): the
+# patch is validated again and the verdict answered in its thread
+python3 - "$T/state/kfix.db" <<'PY' || kt_fail "request event"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO events (ts, bug_id, job_id, kind, detail) VALUES (?, 1, 0, 'request.retest', ?)",
+           (int(time.time()), '{"by": "mod@example.org", "name": "Mod Erator <mod@example.org>", "via": "mail"}'))
+db.commit()
+PY
+for i in $(seq 900); do
+	[ -n "$(ls "$T"/spool/*retest* 2>/dev/null)" ] && break
+	kill -0 "$KFIXD_PID" 2>/dev/null || break
+	sleep 1
+done
+reply=$(ls "$T"/spool/*retest* 2>/dev/null | head -1)
+[ -n "$reply" ] || { tail -20 "$T/kfixd.log" >&2; kt_fail "no retest reply"; }
+python3 - "$T/state/kfix.db" "$reply" <<'PY' || kt_fail "retest"
+import email, json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+d, = db.execute("SELECT detail FROM events WHERE kind = 'retest.result'").fetchone()
+d = json.loads(d)
+assert d["result"] == "validated" and d["patch"] == 1, d
+assert d["base_kernel"] == "crashed 1 of 1: KASAN: use-after-free Read in ksys_msgctl", d
+assert d["patched_kernel"] == "survived 2 of 2", d
+m = email.message_from_file(open(sys.argv[2]))
+assert m["To"] == "Mod Erator <mod@example.org>", m["To"]
+assert m["In-Reply-To"] == "<kfix-1-v1-rfc@kfix.example.org>", m["In-Reply-To"]
+assert "Result: validated" in m.get_payload(), m.get_payload()
+PY
+kt_log "retest answered"
 kill "$KFIXD_PID"
 wait "$KFIXD_PID" 2>/dev/null
 kt_no_leaks
