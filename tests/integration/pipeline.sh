@@ -120,5 +120,90 @@ final "$bugconfig" retest
 error_of "$bugconfig" retest | grep -q "no \[build\] and \[vm\]" || fail "retest: $(error_of "$bugconfig" retest)"
 ctl bug "$bugconfig" | grep -q "State: *awaiting-approval" || fail "a failed retest moved the bug"
 ok "retest requests"
+
+# A repair job resumed after its "repaired" step (the engine's output is
+# in its folder) records the patch without asking any model (none is
+# configured) and queues the moderation mail; the plain source folder
+# gets it by mail only.  Run again after "recorded" (a kill -9 between
+# the commit and the job's end), it adds nothing.
+cat >> "$T/kfix.conf" <<CONF
+[mail]
+	from = kfix bot <kfix@kfix.example.org>
+[tree "local"]
+	moderation-address = moderation@example.org
+CONF
+kill -HUP "$KFIXD_PID"
+rb=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id resumed --repro "$T/repro.c" --source syzbot)
+sqlite3 "$db" "UPDATE bugs SET state = 'repairing' WHERE id = $rb;
+	INSERT INTO jobs (id, bug_id, kind, state, max_attempts, checkpoint, args, created)
+	VALUES (100, $rb, 'repair', 'queued', 3, 'repaired', '{\"reproduce-job\": 99}', 0)"
+J=$T/state/jobs/100
+mkdir -p "$J"
+cat > "$J/fix.diff" <<'D'
+diff --git a/ipc/msg.c b/ipc/msg.c
+--- a/ipc/msg.c
++++ b/ipc/msg.c
+@@ -1 +1 @@
+-int x;
++int y;
+D
+printf 'ipc/msg: fix it\n\nBody of the fix.\n\nReported-by: syzbot+resumed@syzkaller.appspotmail.com\nAssisted-by: kfix:test\n' > "$J/commit-message.txt"
+cat > "$J/explanation.md" <<'M'
+# KASAN: use-after-free Read in ksys_msgctl
+
+## Root cause
+
+read after free in freeque()
+
+## Evidence
+
+the probe shows it
+
+Probe output:
+
+```
+kfix-probe freeing msg=1
+```
+
+## Patch type
+
+root-cause fix
+
+## Reproduction
+
+| kernel | runs | crashed | survived | title |
+| --- | --- | --- | --- | --- |
+| base  | 3 | 3 | 0 | KASAN: use-after-free Read in ksys_msgctl |
+| patched | 5 | 0 | 5 | - |
+
+## Not tested
+
+other configurations
+M
+cat > "$J/outcome.json" <<'O'
+{"result": "validated", "reason": "validated after 1 attempt(s)", "attempts": 1,
+ "llm": {"model": "m", "calls": 7, "failures": 0, "retries": 0, "tokens_in": 700, "tokens_out": 140, "cost": 0.5},
+ "builds": 2, "runs": 2}
+O
+wait_for 30 sh -c "ls '$T'/spool/*rfc* 2>/dev/null | grep -q ." || fail "no moderation mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
+[ "$(sqlite3 "$db" "SELECT state FROM jobs WHERE id = 100")" = done ] || fail "repair job: $(ctl job 100)"
+[ "$(sqlite3 "$db" "SELECT json_extract(result, '\$.llm.calls') || ' ' || json_extract(result, '\$.patch') FROM jobs WHERE id = 100")" = "7 2" ] ||
+	fail "result: $(sqlite3 "$db" "SELECT result FROM jobs WHERE id = 100")"
+ctl bug "$rb" | grep -q "State: *awaiting-approval" || fail "bug: $(ctl bug "$rb")"
+mail=$(ls "$T"/spool/*rfc*)
+grep -q "^Subject: \[PATCH RFC\] ipc/msg: fix it" "$mail" || fail "subject: $(grep ^Subject "$mail")"
+grep -q "crashed 3 of 3: KASAN: use-after-free Read in ksys_msgctl" "$mail" || fail "base row"
+grep -q "survived 5 of 5" "$mail" || fail "patched row"
+grep -q '```' "$mail" && fail "markdown fences in the mail"
+grep -q "^kfix-probe freeing msg=1" "$mail" || fail "probe output"
+grep -q "^base-commit:" "$mail" && fail "a plain folder has no base commit"
+[ "$(sqlite3 "$db" "SELECT branch IS NULL FROM patches WHERE bug_id = $rb")" = 1 ] || fail "a branch for a plain folder"
+ctl retry 100 >/dev/null
+wait_for 30 sh -c "[ \"\$(sqlite3 '$db' \"SELECT state || attempts FROM jobs WHERE id = 100\")\" = done1 ]" ||
+	fail "rerun: $(ctl job 100)"
+sleep 1.5
+[ "$(sqlite3 "$db" "SELECT count(*) FROM patches WHERE bug_id = $rb") $(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE bug_id = $rb AND kind = 'publish'") $(ls "$T"/spool/*rfc* | wc -l)" = "1 1 1" ] ||
+	fail "a rerun added a patch, publish job or mail"
+ok "resumed repair: one patch, one mail"
 stop_kfixd
 ! grep -q "Sanitizer" "$T/kfixd.log" || fail "a job process tripped a sanitizer: $(grep -A5 Sanitizer "$T/kfixd.log")"
