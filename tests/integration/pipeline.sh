@@ -8,6 +8,7 @@
 # job for the awaiting patch.  A paused scheduler queues but starts nothing.
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
+command -v git >/dev/null || skip "git needed"
 
 mkdir -p "$T/src/ipc"
 printf 'int x;\n' > "$T/src/ipc/msg.c"
@@ -35,7 +36,20 @@ cat >> "$T/kfix.conf" <<CONF
 	path = $T/src
 	config = $T/kasan.config
 	priority = 5
+[tree "git"]
+	url = file://$T/upstream
+	config = $T/kasan.config
 CONF
+# a fetched tree: the bug's base is not the branch head
+U=$T/upstream
+mkdir -p "$U/ipc"
+printf 'int base;\n' > "$U/ipc/msg.c"
+git -C "$U" init -q -b master
+git -C "$U" -c user.name=U -c user.email=u@example.org add -A
+git -C "$U" -c user.name=U -c user.email=u@example.org commit -qm base
+BASE=$(git -C "$U" rev-parse HEAD)
+printf 'int head;\n' > "$U/ipc/msg.c"
+git -C "$U" -c user.name=U -c user.email=u@example.org commit -qam head
 db=$T/state/kfix.db
 sub() { ctl submit --tree local --report "$T/report" "$@" | sed 's/^bug \([0-9]*\).*/\1/'; }
 
@@ -205,5 +219,15 @@ sleep 1.5
 [ "$(sqlite3 "$db" "SELECT count(*) FROM patches WHERE bug_id = $rb") $(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE bug_id = $rb AND kind = 'publish'") $(ls "$T"/spool/*rfc* | wc -l)" = "1 1 1" ] ||
 	fail "a rerun added a patch, publish job or mail"
 ok "resumed repair: one patch, one mail"
+
+# a url tree: fetched into its mirror, the worktree checked out at the
+# bug's base commit (then no [build]/[vm] to go on with)
+gb=$(ctl submit --title "git tree" --id gitbug --tree git --commit "$BASE" --report "$T/report" \
+	--repro "$T/repro.c" | cut -d' ' -f2)
+final "$gb"
+error_of "$gb" | grep -q "no \[build\] and \[vm\]" || fail "git tree: $(error_of "$gb")"
+[ "$(cat "$T/cache/worktrees/git/ipc/msg.c")" = "int base;" ] || fail "worktree not at the base commit"
+[ -d "$T/cache/trees/git.git" ] || fail "no mirror"
+ok "a url tree is fetched and checked out at the base"
 stop_kfixd
 ! grep -q "Sanitizer" "$T/kfixd.log" || fail "a job process tripped a sanitizer: $(grep -A5 Sanitizer "$T/kfixd.log")"
