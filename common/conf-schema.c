@@ -68,6 +68,7 @@ const struct config_key config_schema[] = {
 
 	/* [tree "name"]: a watched kernel tree */
 	NS("tree", "url", NULL),
+	T("tree", true, "path", CONFIG_PATH, NULL),
 	NS("tree", "branch", "master"),
 	T("tree", true, "config", CONFIG_PATH, NULL),
 	NS("tree", "syzbot-namespace", NULL),

@@ -19,11 +19,24 @@
 
 int job_selftest_run(struct job_ctx *ctx);
 int job_publish_run(struct job_ctx *ctx);
+int job_reproduce_run(struct job_ctx *ctx);
+int job_repair_run(struct job_ctx *ctx);
+int job_retest_run(struct job_ctx *ctx);
 
 static const struct job_kind kinds[] = {
 	{ "self-test", job_selftest_run,
 	  "walks a bug through the life cycle with checkpoints and queues a "
 	  "mail (enabled by kfix.self-test-jobs; for testing the job machinery)" },
+	{ "reproduce", job_reproduce_run,
+	  "builds the bug's base kernel and runs its C reproducer; the same "
+	  "crash moves the bug to repairing and queues a repair job, else the "
+	  "bug is not-reproducible" },
+	{ "repair", job_repair_run,
+	  "runs the repair agent with the configured model; a validated patch "
+	  "becomes a patch row and a publish job for moderation" },
+	{ "retest", job_retest_run,
+	  "validates a patch again on the tree's current head and records the "
+	  "verdict (event retest.result, reply mail)" },
 	{ "publish", job_publish_run,
 	  "commits a validated patch as kfix/<bug>/v<N>, queues the push and "
 	  "the patch mail (moderation, or upstream after approval)" },

@@ -3,6 +3,8 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/store.c daemon/store.h \
 	daemon/child.c daemon/child.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
+	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c \
+	daemon/pipeline.c daemon/pipeline.h daemon/source.c daemon/source.h \
 	daemon/outbox.c daemon/outbox.h \
 	daemon/publish.c daemon/publish.h \
 	daemon/sched.c daemon/sched.h \

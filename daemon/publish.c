@@ -16,6 +16,7 @@
 #include "mail/compose.h"
 #include "publish.h"
 #include "repro/tree.h"
+#include "source.h"
 #include "store.h"
 
 #define PUBLISH_FETCH_TIMEOUT (30ULL * 60 * 1000000)
@@ -142,8 +143,8 @@ static void split_identity(const char *from, char *name, size_t nn, char *email,
 static int pub_load(struct pub *p, int64_t patch_id)
 {
 	struct job_ctx *ctx = p->ctx;
-	_cleanup_free_ char *cache = NULL;
-	const char *url = NULL, *from = "kfix <kfix@localhost>";
+	_cleanup_free_ char *cache = NULL, *err = NULL;
+	const char *from = "kfix <kfix@localhost>";
 	int r;
 
 	r = store_patch_get(ctx->store, patch_id, &p->patch);
@@ -152,26 +153,36 @@ static int pub_load(struct pub *p, int64_t patch_id)
 	r = store_bug_get(ctx->store, p->patch->bug_id, &p->bug);
 	if (r < 0)
 		return job_fail(ctx, r, "bug of patch %lld: %s", (long long)patch_id, strerror(-r));
-	if (!p->bug->tree || !p->patch->base_commit) {
+	if (!p->bug->tree || source_configured(ctx->cfg, p->bug->tree) < 0) {
 		ctx->permanent = true;
-		return job_fail(ctx, -EINVAL, "patch %lld has no tree or base commit",
-				(long long)patch_id);
-	}
-	if (config_get_string(ctx->cfg, "tree", p->bug->tree, "url", &url) < 0) {
-		ctx->permanent = true;
-		return job_fail(ctx, -ENOENT, "tree '%s' is not configured", p->bug->tree);
+		return job_fail(ctx, -ENOENT, "tree '%s' is not configured",
+				p->bug->tree ? p->bug->tree : "");
 	}
 	config_get_string(ctx->cfg, "mail", NULL, "from", &from);
 	p->from = strdup(from);
 	split_identity(from, p->name, sizeof(p->name), p->email, sizeof(p->email));
-	r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0 || !p->from || asprintf(&p->wt, "%s/publish/%s", cache, p->bug->tree) < 0)
-		return -ENOMEM;
-	r = tree_open_mirror(cache, p->bug->tree, url, &p->tree);
-	if (r < 0)
-		return job_fail(ctx, r, "tree %s: %s", p->bug->tree, tree_error(NULL));
-	snprintf(p->branch, sizeof(p->branch), "kfix/%lld/v%d",
-		 (long long)p->bug->id, p->patch->version);
+	r = source_open_tree(ctx->cfg, p->bug->tree, &p->tree, &err);
+	if (r == -ENOTSUP) {
+		/* a plain source folder: no history to branch from, so the
+		 * patch goes out by mail only, maintainers read from the folder */
+		r = config_get_path(ctx->cfg, "tree", p->bug->tree, "path", &p->wt);
+		if (r < 0 || !p->from)
+			return -ENOMEM;
+	} else if (r < 0) {
+		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
+	} else {
+		if (!p->patch->base_commit) {
+			ctx->permanent = true;
+			return job_fail(ctx, -EINVAL, "patch %lld has no base commit",
+					(long long)patch_id);
+		}
+		r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
+		if (r < 0 || !p->from ||
+		    asprintf(&p->wt, "%s/publish/%s", cache, p->bug->tree) < 0)
+			return -ENOMEM;
+		snprintf(p->branch, sizeof(p->branch), "kfix/%lld/v%d",
+			 (long long)p->bug->id, p->patch->version);
+	}
 	p->msg_copy = strdup(p->patch->message ? p->patch->message : "");
 	if (!p->msg_copy)
 		return -ENOMEM;
@@ -334,7 +345,9 @@ static int stage_moderation(struct pub *p)
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, -EINVAL, "tree %s has no moderation-address", p->bug->tree);
 	}
-	if (!job_step_passed(p->ctx, "commit")) {
+	if (!p->tree) {
+		/* mail only */
+	} else if (!job_step_passed(p->ctx, "commit")) {
 		r = pub_commit(p);
 		if (r < 0)
 			return r;
@@ -357,11 +370,12 @@ static int stage_moderation(struct pub *p)
 	r = store_begin(p->ctx->store);
 	if (r < 0)
 		return r;
-	r = queue_push(p);
+	r = p->tree ? queue_push(p) : 0;
 	if (r >= 0)
 		r = store_outbox_add(p->ctx->store, p->bug->id, "mail", key, mail, NULL, NULL);
 	if (r >= 0)
-		r = store_patch_set_sent(p->ctx->store, p->patch->id, mid, mod, p->branch);
+		r = store_patch_set_sent(p->ctx->store, p->patch->id, mid, mod,
+					 p->branch[0] ? p->branch : NULL);
 	if (r >= 0 && streq(p->patch->state, "validated"))
 		r = store_patch_decide(p->ctx->store, p->patch->id, "awaiting-approval", NULL, NULL);
 	if (r >= 0 && streq(p->bug->state, "validated"))
@@ -387,7 +401,7 @@ static int stage_upstream(struct pub *p, const char *by)
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, -EINVAL, "an upstream mail needs the approver's \"Name <addr>\"");
 	}
-	r = tree_worktree_checkout(p->tree, p->wt, p->patch->base_commit, NULL);
+	r = p->tree ? tree_worktree_checkout(p->tree, p->wt, p->patch->base_commit, NULL) : 0;
 	if (r < 0)
 		return job_fail(p->ctx, r, "checkout: %s", tree_error(p->tree));
 	r = mail_maintainers(p->wt, p->patch->diff, &maint, &err);
@@ -452,9 +466,12 @@ int job_publish_run(struct job_ctx *ctx)
 		ctx->permanent = true;
 		r = job_fail(ctx, -EINVAL, "unknown publish stage '%s'", stage);
 	}
-	if (r >= 0)
-		ctx->result = json_dumps(json_pack("{s:s, s:s}", "branch", p.branch, "stage", stage),
-					 JSON_COMPACT);
+	if (r >= 0) {
+		_cleanup_json_ json_t *res = json_pack("{s:s?, s:s}", "branch",
+						       p.branch[0] ? p.branch : NULL, "stage", stage);
+
+		ctx->result = res ? json_dumps(res, JSON_COMPACT) : NULL;
+	}
 	return r;
 }
 
@@ -462,9 +479,9 @@ int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 			 char **ret_error)
 {
 	_cleanup_json_ json_t *j = NULL;
-	_cleanup_free_ char *cache = NULL, *key = NULL, *kh = NULL, *token = NULL;
+	_cleanup_free_ char *key = NULL, *kh = NULL, *token = NULL, *err = NULL;
 	_cleanup_tree_ struct tree *t = NULL;
-	const char *tname, *url, *mirror_url = NULL, *refs[3] = { NULL, NULL, NULL };
+	const char *tname, *url, *refs[3] = { NULL, NULL, NULL };
 	struct tree_push_auth auth = { 0 };
 	json_error_t jerr;
 	json_t *a;
@@ -478,17 +495,14 @@ int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 	}
 	for (size_t i = 0; i < json_array_size(a); i++)
 		refs[i] = json_string_value(json_array_get(a, i));
-	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0)
-		return r;
-	if (config_get_string(cfg, "tree", tname, "url", &mirror_url) < 0) {
+	if (source_configured(cfg, tname) < 0) {
 		*ret_error = strdup("the tree is no longer configured");
 		return -ENOENT;
 	}
-	r = tree_open_mirror(cache, tname, mirror_url, &t);
+	r = source_open_tree(cfg, tname, &t, &err);
 	if (r < 0) {
-		*ret_error = strdup(tree_error(NULL));
-		return -EAGAIN;
+		*ret_error = TAKE_PTR(err);
+		return r == -ENOTSUP ? r : -EAGAIN;
 	}
 	config_get_path(cfg, "tree", tname, "push-ssh-key", &key);
 	config_get_path(cfg, "tree", tname, "push-known-hosts", &kh);

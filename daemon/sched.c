@@ -10,21 +10,14 @@
 #include "publish.h"
 #include <string.h>
 #include "sched.h"
+#include "source.h"
 #include "store.h"
 
 #define SCHED_BATCH 100
+/* bugs with a C reproducer go before everything else of their tree */
+#define SCHED_C_REPRO_PRIORITY 100
 
 static int sched_new_bugs(struct config *cfg, struct store *store);
-
-/* A new bug gets its first job.  Only the self-test kind exists so far;
- * reproduce/repair/publish kinds plug in here. */
-static const char *first_job_kind(const struct config *cfg)
-{
-	bool selftest = false;
-
-	config_get_bool(cfg, "kfix", NULL, "self-test-jobs", &selftest);
-	return selftest ? "self-test" : NULL;
-}
 
 /* The open patch of a bug: the newest awaiting approval. */
 static int open_patch(struct store *store, int64_t bug, struct store_patch **ret)
@@ -80,7 +73,25 @@ static int handle_request(struct store *store, const struct store_event *e)
 		store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
 		return r;
 	}
-	/* retest and repair need the repair job kinds */
+	if (streq(cmd, "retest")) {
+		_cleanup_free_ char *args = NULL;
+		json_t *a;
+
+		r = open_patch(store, e->bug_id, &p);
+		if (r == -ENOENT)
+			return store_event_add(store, e->bug_id, 0, "request.ignored",
+					       "no patch is awaiting approval");
+		if (r < 0)
+			return r;
+		a = json_pack("{s:I, s:s?}", "patch", (json_int_t)p->id, "by",
+			      name ? name : d ? json_get_str(d, "by") : NULL);
+		args = a ? json_dumps(a, JSON_COMPACT) : NULL;
+		json_decref(a);
+		if (!args)
+			return -ENOMEM;
+		return store_job_add(store, e->bug_id, "retest", args, SCHED_C_REPRO_PRIORITY, 3, NULL);
+	}
+	/* a new repair on request needs the review loop */
 	return store_event_add(store, e->bug_id, 0, "request.ignored",
 			       "this command is not supported yet");
 }
@@ -132,30 +143,55 @@ int sched_run(struct config *cfg, struct store *store)
 	return sched_new_bugs(cfg, store);
 }
 
+/* The first job of a new bug.  With kfix.self-test-jobs every new bug
+ * gets a self-test job (it exercises the job machinery without a
+ * kernel).  Otherwise a bug of a configured tree with a C reproducer gets
+ * a reproduce job, which queues the repair once the crash reproduces; a
+ * bug without one has nothing to test a fix with and is given up; a bug
+ * whose tree is not configured waits (a reload that adds the tree picks
+ * it up). */
+static int sched_bug(struct config *cfg, struct store *store, const struct store_bug *b,
+		     bool selftest, int attempts)
+{
+	struct store_job **jobs = NULL;
+	int64_t prio = 0;
+	size_t nj = 0;
+	int r;
+
+	if (!selftest && source_configured(cfg, b->tree) < 0)
+		return 0;
+	r = store_job_list(store, NULL, b->id, 1, &jobs, &nj);
+	store_list_free((void **)jobs, nj, (void (*)(void *))store_job_free);
+	if (r < 0 || nj > 0)
+		return r;
+	if (selftest)
+		return store_job_add(store, b->id, "self-test", NULL, 0, attempts, NULL);
+	if (!b->repro_c || !*b->repro_c)
+		return store_bug_set_state(store, b->id, "gave-up",
+					   b->repro_syz && *b->repro_syz
+						   ? "only a syz reproducer: kfix runs C reproducers"
+						   : "no reproducer: nothing to test a fix with");
+	config_get_int(cfg, "tree", b->tree, "priority", &prio);
+	return store_job_add(store, b->id, "reproduce", NULL,
+			     SCHED_C_REPRO_PRIORITY + (int)prio, attempts, NULL);
+}
+
 static int sched_new_bugs(struct config *cfg, struct store *store)
 {
 	struct store_bug **bugs = NULL;
-	const char *kind = first_job_kind(cfg);
+	bool selftest = false;
 	int64_t attempts = 3;
 	size_t n = 0;
 	int r;
 
-	if (!kind)
-		return 0;
+	config_get_bool(cfg, "kfix", NULL, "self-test-jobs", &selftest);
 	config_get_int(cfg, "kfix", NULL, "job-attempts", &attempts);
-	r = store_bug_list(store, "new", SCHED_BATCH, &bugs, &n);
+	/* all of them: bugs waiting for their tree stay new */
+	r = store_bug_list(store, "new", 0, &bugs, &n);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < n && r >= 0; i++) {
-		struct store_job **jobs = NULL;
-		size_t nj = 0;
-
-		r = store_job_list(store, NULL, bugs[i]->id, 1, &jobs, &nj);
-		if (r >= 0 && nj == 0)
-			r = store_job_add(store, bugs[i]->id, kind, NULL, 0,
-					  (int)attempts, NULL);
-		store_list_free((void **)jobs, nj, (void (*)(void *))store_job_free);
-	}
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
 	store_list_free((void **)bugs, n, (void (*)(void *))store_bug_free);
 	return r;
 }

@@ -34,8 +34,14 @@ INTEGRATION_TESTS = \
 	tests/integration/scheduler.sh \
 	tests/integration/publish.sh \
 	tests/integration/outbox-stall.sh \
-	tests/integration/metrics-jobs.sh
+	tests/integration/metrics-jobs.sh \
+	tests/integration/pipeline.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
 
 # BENCH_SHELL (shell benchmarks) is declared in Makefile.am.
+
+# The repair pipeline inside kfixd on a real kernel (skipped without the
+# tools or with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
+TESTS += tests/kernel/pipeline.sh
+EXTRA_DIST += tests/kernel/pipeline.sh

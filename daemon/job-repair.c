@@ -1,0 +1,365 @@
+/* The repair job: the repair engine (agent/repair.h) on the bug's base
+ * kernel with the configured model, started from the reproduce job's
+ * base outcome.  A validated result becomes a patch row and a publish
+ * job for moderation, in one transaction with the step that records it,
+ * so a job killed at any point never adds two patches.
+ *
+ * Steps: "repaired" (the engine's outcome is in the job's folder:
+ * outcome.json, fix.diff, commit-message.txt, explanation.md,
+ * trajectory.jsonl) and "recorded" (bug state, patch, publish job). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/llm.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/slot.h"
+#include "common/strutil.h"
+#include "jobs.h"
+#include "pipeline.h"
+#include "publish.h"
+#include "store.h"
+
+int job_repair_run(struct job_ctx *ctx);
+
+#define STEP_REPAIRED "repaired"
+#define STEP_RECORDED "recorded"
+#define TEXT_MAX (4u << 20)
+
+static int job_file(const struct pipeline *p, const char *name, char **ret)
+{
+	return asprintf(ret, "%s/%s", p->dir, name) < 0 ? -ENOMEM : 0;
+}
+
+static int read_job_file(const struct pipeline *p, const char *name, char **ret)
+{
+	_cleanup_free_ char *path = NULL;
+	int r = job_file(p, name, &path);
+
+	return r < 0 ? r : read_file_bounded(path, TEXT_MAX, ret, NULL);
+}
+
+static int load_base(struct pipeline *p)
+{
+	_cleanup_json_ json_t *args = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	struct repair_outcome o = {};
+	json_error_t jerr;
+	int64_t id;
+	int r;
+
+	if (!p->ctx->job->args ||
+	    json_parse_bounded(p->ctx->job->args, strlen(p->ctx->job->args), 4096, &args, &jerr) < 0 ||
+	    (id = json_get_int(args, "reproduce-job", 0)) <= 0)
+		return 0; /* the engine reproduces on its own */
+	r = pipeline_job_dir(p->ctx, id, &dir);
+	if (r >= 0 && asprintf(&path, "%s/reproduce.json", dir) < 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = pipeline_outcome_load(path, &o);
+	if (r == -ENOENT)
+		return 0;
+	if (r >= 0)
+		r = pipeline_cache_base(p, &o);
+	repair_outcome_clear(&o);
+	return r < 0 ? job_fail(p->ctx, r, "%s: %s", path ? path : "reproduce.json", strerror(-r)) : 0;
+}
+
+static int make_llm(struct pipeline *p, struct llm **ret)
+{
+	_cleanup_free_ char *err = NULL;
+	const char *name = NULL;
+	int r;
+
+	(void)config_get_string(p->ctx->cfg, "agent", NULL, "llm", &name);
+	r = llm_new_from_config(p->ctx->cfg, name, ret, &err);
+	if (r < 0) {
+		p->ctx->permanent = true;
+		return job_fail(p->ctx, r, "model: %s", err ? err : strerror(-r));
+	}
+	return 0;
+}
+
+static int save_outcome(struct pipeline *p, const struct repair_summary *s,
+			const struct llm_usage *u, const char *model)
+{
+	_cleanup_free_ char *path = NULL;
+	int r;
+
+	if (s->result == REPAIR_VALIDATED) {
+		r = job_file(p, "fix.diff", &path);
+		if (r >= 0)
+			r = write_file_atomic(path, s->diff ? s->diff : "", s->diff ? strlen(s->diff) : 0,
+					      0644);
+		free(path);
+		path = NULL;
+		if (r < 0)
+			return r;
+	}
+	r = job_file(p, "outcome.json", &path);
+	if (r < 0)
+		return r;
+	return pipeline_write_json(path, json_pack(
+		"{s:s, s:s?, s:s?, s:i, s:{s:s?, s:i, s:i, s:i, s:I, s:I, s:f}, s:i, s:i}",
+		"result", repair_result_name(s->result), "reason", s->reason,
+		"base", p->src.base[0] ? p->src.base : NULL, "attempts", s->attempts,
+		"llm", "model", model, "calls", u->calls, "failures", u->failures,
+		"retries", u->retries, "tokens_in", (json_int_t)u->input_tokens,
+		"tokens_out", (json_int_t)u->output_tokens, "cost", u->cost,
+		"builds", p->builds, "runs", p->runs));
+}
+
+static void progress(void *ud, const char *step, const char *msg)
+{
+	_cleanup_free_ char *esc = str_escape(msg, strlen(msg), 300);
+
+	log_info("repair %s: %s", step, esc ? esc : "");
+}
+
+static int repair(struct pipeline *p)
+{
+	struct job_ctx *ctx = p->ctx;
+	_cleanup_(llm_freep) struct llm *llm = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
+	_cleanup_free_ char *err = NULL, *kb = NULL, *state = NULL;
+	struct llm_usage u = {};
+	struct slot *slot = NULL;
+	int r;
+
+	if (!streq(p->bug->state, "repairing")) {
+		ctx->permanent = true;
+		return job_fail(ctx, -EPERM, "bug %lld is %s, not repairing", (long long)p->bug->id,
+				p->bug->state);
+	}
+	r = load_base(p);
+	if (r >= 0)
+		r = make_llm(p, &llm);
+	if (r < 0)
+		return pipeline_fail_bug(p, r);
+	/* one conversation with the model per LLM slot; taken before the
+	 * tree, like every job: slots in one order, no deadlock */
+	r = job_slot_acquire(ctx, "llm", &slot);
+	if (r < 0)
+		return job_fail(ctx, r, "no LLM slot: %s", strerror(-r));
+	r = pipeline_prepare(p, p->bug->base_commit);
+	if (r < 0) {
+		slot_release(slot);
+		return pipeline_fail_bug(p, r);
+	}
+	if (config_get_path(ctx->cfg, "agent", NULL, "knowledge-base", &kb) < 0 &&
+	    config_get_path(ctx->cfg, "kfix", NULL, "state-dir", &state) >= 0 &&
+	    asprintf(&kb, "%s/knowledge.jsonl", state) < 0)
+		kb = NULL;
+	p->params.kb_path = kb;
+	p->params.syzbot_id = streq_ptr(p->bug->source, "syzbot") ? p->bug->source_id : NULL;
+	p->params.progress = progress;
+	r = repair_run(&p->params, pipeline_ops(p), llm, &sum, &err);
+	slot_release(slot);
+	llm_get_usage(llm, &u);
+	if (r < 0) {
+		_cleanup_free_ char *esc = str_escape(err ? err : strerror(-r),
+						      strlen(err ? err : strerror(-r)), 500);
+
+		job_fail(ctx, r, "repair: %s (%u LLM calls, %llu+%llu tokens)", esc ? esc : "",
+			 u.calls, (unsigned long long)u.input_tokens,
+			 (unsigned long long)u.output_tokens);
+		return pipeline_fail_bug(p, r);
+	}
+	r = save_outcome(p, sum, &u, llm_model(llm));
+	if (r >= 0)
+		r = job_step_done(ctx, STEP_REPAIRED);
+	if (r < 0)
+		return job_fail(ctx, r, "saving the outcome: %s", strerror(-r));
+	log_info("repair ended: %s", repair_result_name(sum->result));
+	return 0;
+}
+
+/* Mail is plain text: the markdown code fences go, the code stays. */
+static char *strip_fences(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+
+	for (const char *l = s; out && l < s + n;) {
+		const char *nl = memchr(l, '\n', (size_t)(s + n - l));
+		size_t len = nl ? (size_t)(nl - l) : (size_t)(s + n - l);
+
+		if (!(len == 3 && strncmp(l, "```", 3) == 0)) {
+			memcpy(o, l, len);
+			o += len;
+			if (nl)
+				*o++ = '\n';
+		}
+		l += len + (nl ? 1 : 0);
+	}
+	if (out)
+		*o = '\0';
+	return out;
+}
+
+/* The text of "## NAME" in the engine's explanation.md. */
+static char *md_section(const char *md, const char *name)
+{
+	_cleanup_free_ char *head = NULL;
+	const char *s, *e;
+
+	if (!md || asprintf(&head, "## %s\n", name) < 0 || !(s = strstr(md, head)))
+		return NULL;
+	s += strlen(head);
+	while (*s == '\n')
+		s++;
+	e = strstr(s, "\n## ");
+	if (!e)
+		e = s + strlen(s);
+	while (e > s && e[-1] == '\n')
+		e--;
+	return strip_fences(s, (size_t)(e - s));
+}
+
+/* The rows "| base X | runs | crashed | survived | title |" and
+ * "| patched | ... |" of the explanation's reproduction table. */
+static json_t *repro_table(const char *md)
+{
+	json_t *a = json_array();
+
+	for (const char *l = md; a && l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char kernel[128] = "", title[512] = "", res[700];
+		unsigned runs = 0, crashed = 0, survived = 0;
+		const char *k;
+
+		if (!startswith(l, "| base") && !startswith(l, "| patched |"))
+			continue;
+		if (sscanf(l, "| %127[^|]| %u | %u | %u | %511[^|\n]", kernel, &runs, &crashed,
+			   &survived, title) < 4)
+			continue;
+		for (size_t n = strlen(kernel); n > 0 && kernel[n - 1] == ' ';)
+			kernel[--n] = '\0';
+		for (size_t n = strlen(title); n > 0 && title[n - 1] == ' ';)
+			title[--n] = '\0';
+		/* "base <40 hex>" reads better with the short commit id */
+		k = kernel;
+		if (startswith(kernel, "base ") && strlen(kernel) > 17)
+			kernel[17] = '\0';
+		if (crashed > 0)
+			snprintf(res, sizeof(res), "crashed %u of %u: %s", crashed, runs, title);
+		else
+			snprintf(res, sizeof(res), "survived %u of %u", survived, runs);
+		json_array_append_new(a, json_pack("{s:s, s:s}", "kernel", k, "result", res));
+	}
+	return a;
+}
+
+static int add_patch(struct pipeline *p, const json_t *outcome, int64_t *ret_id)
+{
+	struct job_ctx *ctx = p->ctx;
+	_cleanup_free_ char *diff = NULL, *msg = NULL, *md = NULL, *subject = NULL;
+	_cleanup_free_ char *root = NULL, *evid = NULL, *nt = NULL, *ev_text = NULL, *traj = NULL;
+	_cleanup_free_ char *expl = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	struct store_patch patch = {};
+	int version = 0;
+	int r;
+
+	r = read_job_file(p, "fix.diff", &diff);
+	if (r >= 0)
+		r = read_job_file(p, "commit-message.txt", &msg);
+	if (r >= 0)
+		r = read_job_file(p, "explanation.md", &md);
+	if (r < 0)
+		return job_fail(ctx, r, "the repair's output in %s: %s", p->dir, strerror(-r));
+	subject = strndup(msg, strcspn(msg, "\n"));
+	root = md_section(md, "Root cause");
+	evid = md_section(md, "Evidence");
+	nt = md_section(md, "Not tested");
+	if (job_file(p, "trajectory.jsonl", &traj) < 0 || job_file(p, "explanation.md", &expl) < 0)
+		return -ENOMEM;
+	ev = json_pack("{s:o, s:s?, s:s?, s:I, s:s, s:s, s:O?}", "table", repro_table(md),
+		       "evidence", evid, "not_tested", nt, "job", (json_int_t)ctx->job->id,
+		       "trajectory", traj, "explanation_file", expl, "llm",
+		       json_object_get(outcome, "llm"));
+	ev_text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
+	if (!subject || !ev_text)
+		return -ENOMEM;
+	patch = (struct store_patch){
+		.bug_id = p->bug->id, .subject = subject, .message = msg, .diff = diff,
+		.explanation = root ? root : md, .evidence = ev_text,
+		.base_commit = (char *)json_get_str(outcome, "base"),
+	};
+	r = store_patch_add(ctx->store, &patch, ret_id, &version);
+	if (r >= 0)
+		log_info("patch %lld (v%d) added", (long long)*ret_id, version);
+	return r;
+}
+
+static int record(struct pipeline *p)
+{
+	struct job_ctx *ctx = p->ctx;
+	_cleanup_free_ char *path = NULL, *text = NULL, *why = NULL;
+	_cleanup_json_ json_t *o = NULL;
+	json_error_t jerr;
+	const char *result, *state;
+	int64_t patch = 0;
+	int r;
+
+	r = job_file(p, "outcome.json", &path);
+	if (r >= 0)
+		r = read_file_bounded(path, TEXT_MAX, &text, NULL);
+	if (r >= 0 && json_parse_bounded(text, strlen(text), TEXT_MAX, &o, &jerr) < 0)
+		r = -EBADMSG;
+	if (r < 0)
+		return job_fail(ctx, r, "%s: %s", path ? path : "outcome.json", strerror(-r));
+	result = json_get_str(o, "result");
+	if (!result)
+		return job_fail(ctx, -EBADMSG, "%s: no result", path);
+	state = streq(result, "validated") ? "validated" :
+		streq(result, "already-fixed") ? "already-fixed" : "gave-up";
+	if (asprintf(&why, "repair %s: %s", result, json_get_str(o, "reason") ?: "") < 0)
+		return -ENOMEM;
+	r = store_begin(ctx->store);
+	if (r < 0)
+		return r;
+	r = store_bug_set_state(ctx->store, p->bug->id, state, why);
+	if (r >= 0 && streq(state, "validated"))
+		r = add_patch(p, o, &patch);
+	if (r >= 0 && patch > 0)
+		r = publish_queue(ctx->store, patch, "moderation", NULL);
+	if (r >= 0)
+		r = job_step_done(ctx, STEP_RECORDED);
+	/* the result file before the commit: a resumed job finds it */
+	if (r >= 0) {
+		free(path);
+		path = NULL;
+		json_object_set_new(o, "patch", patch > 0 ? json_integer(patch) : json_null());
+		json_object_set_new(o, "dir", json_string(p->dir));
+		r = job_file(p, "result.json", &path);
+		if (r >= 0)
+			r = pipeline_write_json(path, json_incref(o));
+	}
+	if (r < 0) {
+		store_rollback(ctx->store);
+		return ctx->error ? r : job_fail(ctx, r, "recording the repair: %s",
+						 store_errmsg(ctx->store));
+	}
+	return store_commit(ctx->store);
+}
+
+int job_repair_run(struct job_ctx *ctx)
+{
+	_cleanup_(pipeline_clear) struct pipeline p = {};
+	_cleanup_free_ char *res = NULL;
+	int r;
+
+	r = pipeline_open(ctx, &p);
+	if (r >= 0 && !job_step_passed(ctx, STEP_REPAIRED))
+		r = repair(&p);
+	if (r >= 0 && !job_step_passed(ctx, STEP_RECORDED))
+		r = record(&p);
+	if (r >= 0 && job_file(&p, "result.json", &res) >= 0)
+		r = pipeline_read_json(res, &ctx->result);
+	return r;
+}

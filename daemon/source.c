@@ -1,0 +1,173 @@
+/* Source folders of configured trees; see source.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/conf.h"
+#include "common/slot.h"
+#include "common/strutil.h"
+#include "source.h"
+
+#define SOURCE_FETCH_TIMEOUT (30ULL * 60 * 1000000)
+
+int source_configured(const struct config *cfg, const char *name)
+{
+	_cleanup_free_ char *path = NULL;
+	const char *url;
+
+	if (!name || !*name)
+		return -ENOENT;
+	if (config_get_string(cfg, "tree", name, "url", &url) >= 0 ||
+	    config_get_path(cfg, "tree", name, "path", &path) >= 0)
+		return 0;
+	return -ENOENT;
+}
+
+static bool has_git(const char *dir)
+{
+	_cleanup_free_ char *git = NULL;
+
+	return asprintf(&git, "%s/.git", dir) >= 0 && access(git, F_OK) == 0;
+}
+
+static char *errorf(const char *fmt, ...) _printf_(1, 2);
+static char *errorf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+int source_open_tree(const struct config *cfg, const char *name,
+		     struct tree **ret, char **ret_error)
+{
+	_cleanup_free_ char *cache = NULL, *path = NULL;
+	const char *url;
+	int r;
+
+	if (config_get_path(cfg, "tree", name, "path", &path) >= 0) {
+		if (!has_git(path)) {
+			*ret_error = errorf("tree %s: %s is a plain folder without history", name, path);
+			return -ENOTSUP;
+		}
+		r = tree_open_path(path, NULL, ret);
+		if (r < 0)
+			*ret_error = errorf("tree %s: %s", name, tree_error(NULL));
+		return r;
+	}
+	if (config_get_string(cfg, "tree", name, "url", &url) < 0) {
+		*ret_error = errorf("tree '%s' is not configured", name);
+		return -ENOENT;
+	}
+	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
+	if (r < 0)
+		return r;
+	r = tree_open_mirror(cache, name, url, ret);
+	if (r < 0)
+		*ret_error = errorf("tree %s: %s", name, tree_error(NULL));
+	return r;
+}
+
+static int checkout_mirror(const struct config *cfg, const char *name, const char *rev,
+			   struct source *s, char **ret_error)
+{
+	_cleanup_tree_ struct tree *t = NULL;
+	_cleanup_free_ char *cache = NULL;
+	const char *branch = "master";
+	int r;
+
+	r = source_open_tree(cfg, name, &t, ret_error);
+	if (r < 0)
+		return r;
+	config_get_string(cfg, "tree", name, "branch", &branch);
+	if (!rev || tree_resolve(t, rev, s->base) < 0) {
+		r = tree_fetch(t, NULL, SOURCE_FETCH_TIMEOUT, NULL, NULL);
+		if (r < 0) {
+			*ret_error = errorf("tree %s: fetch: %s", name, tree_error(t));
+			return r;
+		}
+	}
+	r = tree_resolve(t, rev ? rev : branch, s->base);
+	if (r < 0) {
+		*ret_error = errorf("tree %s: %s", name, tree_error(t));
+		return r;
+	}
+	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
+	if (r < 0 || asprintf(&s->dir, "%s/worktrees/%s", cache, name) < 0)
+		return -ENOMEM;
+	r = tree_worktree_checkout(t, s->dir, s->base, s->base);
+	if (r < 0)
+		*ret_error = errorf("tree %s: checkout %s: %s", name, s->base, tree_error(t));
+	return r;
+}
+
+int source_checkout(const struct config *cfg, const char *name, const char *rev,
+		    struct source *ret, char **ret_error)
+{
+	struct source s = {};
+	_cleanup_free_ char *path = NULL;
+	int r;
+
+	if (source_configured(cfg, name) < 0) {
+		*ret_error = errorf("tree '%s' is not configured", name ? name : "");
+		return -ENOENT;
+	}
+	if (config_get_path(cfg, "tree", name, "path", &path) < 0) {
+		r = checkout_mirror(cfg, name, rev, &s, ret_error);
+		if (r < 0) {
+			source_clear(&s);
+			return r;
+		}
+		*ret = s;
+		return 0;
+	}
+	if (access(path, R_OK | X_OK) < 0) {
+		r = negerrno();
+		*ret_error = errorf("tree %s: %s: %s", name, path, strerror(-r));
+		return r;
+	}
+	s.plain = !has_git(path);
+	if (!s.plain) {
+		_cleanup_tree_ struct tree *t = NULL;
+
+		/* a local repository is built as it is checked out */
+		r = tree_open_path(path, NULL, &t);
+		if (r >= 0)
+			r = tree_resolve(t, "HEAD", s.base);
+		if (r < 0) {
+			*ret_error = errorf("tree %s: %s", name, t ? tree_error(t) : tree_error(NULL));
+			return r;
+		}
+	}
+	s.dir = TAKE_PTR(path);
+	*ret = s;
+	return 0;
+}
+
+void source_clear(struct source *s)
+{
+	free(s->dir);
+	*s = (struct source){};
+}
+
+int source_lock(const struct config *cfg, const char *name, uint64_t timeout_usec,
+		struct slot **ret)
+{
+	_cleanup_free_ char *state = NULL, *dir = NULL, *lock = NULL;
+	int r;
+
+	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
+	if (r < 0 || asprintf(&dir, "%s/slots", state) < 0 || asprintf(&lock, "tree-%s", name) < 0)
+		return -ENOMEM;
+	return slot_acquire(dir, lock, 1, timeout_usec, ret);
+}

@@ -1,0 +1,44 @@
+/* Where the kernel source of a configured [tree "NAME"] lives.
+ *
+ * A tree has either a url (a bare mirror CACHE/trees/NAME.git that kfix
+ * fetches, with one worktree CACHE/worktrees/NAME checked out at the
+ * bug's base commit) or a path (a local source folder used as it is:
+ * never fetched, never checked out; a plain folder without .git has no
+ * history, so its patches carry no base commit and get no branch). */
+#ifndef KFIX_SOURCE_H
+#define KFIX_SOURCE_H
+
+#include <stdbool.h>
+
+#include "repro/tree.h"
+
+struct config;
+
+struct source {
+	char *dir;		 /* the kernel source to build */
+	char base[TREE_OID_HEX]; /* base commit checked out; "" for a plain folder */
+	bool plain;		 /* a path without git */
+};
+
+/* -ENOENT when name is no [tree] section with a url or path. */
+int source_configured(const struct config *cfg, const char *name);
+
+/* The tree's repository: the mirror (url) or the repository at path;
+ * -ENOTSUP for a plain folder.  On failure *ret_error says why. */
+int source_open_tree(const struct config *cfg, const char *name,
+		     struct tree **ret, char **ret_error);
+
+/* The source folder at rev (NULL: the tree's branch head): a mirror is
+ * fetched when rev is unknown (or always when rev is NULL) and its
+ * worktree checked out.  The caller holds the tree's lock
+ * (source_lock), since the worktree and in-place builds are shared. */
+int source_checkout(const struct config *cfg, const char *name, const char *rev,
+		    struct source *ret, char **ret_error);
+void source_clear(struct source *s);
+
+struct slot;
+/* The tree's lock: one job at a time works in a tree's source folder. */
+int source_lock(const struct config *cfg, const char *name, uint64_t timeout_usec,
+		struct slot **ret);
+
+#endif

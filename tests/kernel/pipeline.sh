@@ -1,0 +1,227 @@
+#!/bin/bash
+# The repair pipeline inside kfixd on a real kernel, nobody touching it: a
+# bug of the msg-uaf scenario (Debian's linux-source-6.1 with an injected
+# use-after-free in ipc/msg.c, KASAN) is submitted with local files; kfixd
+# reproduces it on the base kernel (qemu on a VM host that is a real sshd
+# on 127.0.0.1), repairs it with the scripted model speaking the OpenAI
+# API on loopback, validates the fix and mails it to the moderation
+# address (spool transport).  The tree is the prepared source folder (a
+# plain folder: [tree] path, mail only, no branch).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kt_setup
+S=$kt_here/scenarios/msg-uaf
+top_srcdir=${top_srcdir:-$(cd "$kt_here/../.." && pwd)}
+KFIXD=${top_builddir:-.}/kfixd
+[ -x "$KFIXD" ] || KFIXD=${top_builddir:-.}/daemon/kfixd
+started=$(date +%s)
+EXTID=0123456789abcdef0123
+
+# the crash as syzbot reports it: freeque() is inlined into ksys_msgctl()
+cat > "$T/report" <<'R'
+BUG: KASAN: use-after-free in ksys_msgctl+0x2c2/0x390 ipc/msg.c:291
+Read of size 8 at addr ffff88800a1b2c40 by task repro/123
+
+CPU: 0 PID: 123 Comm: repro Not tainted 6.1.0 #1
+Call Trace:
+ <TASK>
+ dump_stack_lvl+0x48/0x5f lib/dump_stack.c:106
+ print_report+0x170/0x473 mm/kasan/report.c:417
+ kasan_report+0xad/0x130 mm/kasan/report.c:517
+ freeque ipc/msg.c:291 [inline]
+ msgctl_down ipc/msg.c:464 [inline]
+ ksys_msgctl+0x2c2/0x390 ipc/msg.c:624
+ do_syscall_x64 arch/x86/entry/common.c:50 [inline]
+ do_syscall_64+0x35/0x80 arch/x86/entry/common.c:80
+ entry_SYSCALL_64_after_hwframe+0x63/0xcd
+ </TASK>
+R
+"$KFIXCTL" report parse "$T/report" | grep -q '^title: *KASAN: use-after-free Read in ksys_msgctl$' ||
+	kt_fail "the report's title: $("$KFIXCTL" report parse "$T/report" | head -1)"
+
+# The model's script: locations, a probe, a hypothesis, the scenario's fix
+# and the explanation.
+python3 - "$S" > "$T/script.json" <<'PY' || kt_fail "script"
+import json, sys
+scen = sys.argv[1]
+def edits(patch):
+    before, after = [], []
+    for l in open(patch).read().splitlines()[3:]:
+        if l.startswith('@@'):
+            continue
+        if l[:1] in (' ', '-'):
+            before.append(l[1:])
+        if l[:1] in (' ', '+'):
+            after.append(l[1:])
+    return [{"file": "ipc/msg.c", "before": "\n".join(before) + "\n",
+             "after": "\n".join(after) + "\n", "why": "scenario"}]
+steps = [
+  {"tool": "propose_location", "args": {"file": "ipc/msg.c", "function": "freeque",
+   "start_line": 275, "end_line": 300, "reason": "the queue's messages are freed here"}},
+  {"tool": "no_more_locations", "args": {"reason": "the report points here"}},
+  {"tool": "request_probes", "args": {"why": "which message is touched after free_msg()",
+   "edits": [{"file": "ipc/msg.c",
+              "before": "\t\tpercpu_counter_sub_local(&ns->percpu_msg_hdrs, 1);\n\t\tfree_msg(msg);\n",
+              "after": "\t\tpercpu_counter_sub_local(&ns->percpu_msg_hdrs, 1);\n"
+                       "\t\tpr_err(\"kfix-probe freeing msg=%px m_ts=%zu\\n\", msg, msg->m_ts);\n"
+                       "\t\tfree_msg(msg);\n"}]}},
+  {"tool": "state_hypotheses", "args": {"hypotheses": [{
+   "root_cause": "freeque() reads msg->m_ts after free_msg(msg) has freed the message",
+   "evidence": "KASAN use-after-free read in freeque; the probe shows the message freed just before",
+   "fix_idea": "do not account q_cbytes per message: the queue is destroyed"}]}},
+  {"tool": "propose_patch", "args": {"patch_type": "root-cause fix", "edits": edits(scen + "/fix.patch")}},
+  {"tool": "write_explanation", "args": {"subject": "ipc/msg: do not read a message after freeing it in freeque()",
+   "body": "freeque() subtracts msg->m_ts from q_cbytes after free_msg(msg) has freed the message, so KASAN reports a use-after-free read when a queue with pending messages is removed. The queue is being destroyed, so the byte count needs no update per message: drop the subtraction.",
+   "root_cause": "read after free in freeque()"}},
+]
+print(json.dumps(steps))
+PY
+
+PORT_FILE=$T/llm.port
+python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log "$T/llm.log" \
+	--port-file "$PORT_FILE" &
+KT_PIDS+=($!)
+for i in $(seq 100); do [ -s "$PORT_FILE" ] && break; sleep 0.1; done
+[ -s "$PORT_FILE" ] || kt_fail "scripted model did not start"
+cat >> "$T/kfix.conf" <<CFG
+[kfix]
+	log-level = debug
+	job-attempts = 1
+	job-timeout = 2h
+[mail]
+	transport = spool
+	spool-dir = $T/spool
+	from = kfix bot <kfix@kfix.example.org>
+[tree "msg"]
+	path = $KT_SRC
+	config = $KT_CONFIG
+	moderation-address = moderation@example.org
+[llm "scripted"]
+	provider = openai
+	url = http://127.0.0.1:$(cat "$PORT_FILE")/v1
+	model = scripted-msg-uaf
+	retries = 1
+	backoff = 100ms
+	price-input = 3
+	price-output = 15
+[agent]
+	llm = scripted
+	prompts-dir = $top_srcdir/agent/prompts
+	base-runs = 1
+	validate-runs = 2
+	locations = 2
+	minimise = false
+CFG
+"$KFIXD" -c "$T/kfix.conf" --check-config || kt_fail "config"
+"$KFIXCTL" -c "$T/kfix.conf" submit --source syzbot --id "$EXTID" \
+	--title "KASAN: use-after-free Read in ksys_msgctl" --tree msg --report "$T/report" \
+	--repro "$S/repro.c" > /dev/null || kt_fail "submit"
+"$KFIXD" -c "$T/kfix.conf" --log-target stderr 2> "$T/kfixd.log" &
+KFIXD_PID=$!
+KT_PIDS+=("$KFIXD_PID")
+
+# nobody touches it: wait for the patch mail (or a dead end)
+state=
+for i in $(seq 3600); do
+	kt_kfixctl bug 1 && state=$(kt_json 'd["state"]')
+	case "$state" in
+	not-reproducible|gave-up|already-fixed) break ;;
+	esac
+	ls "$T"/spool/*.eml >/dev/null 2>&1 && break
+	kill -0 "$KFIXD_PID" 2>/dev/null || break
+	[ $((i % 60)) = 0 ] && kt_log "bug 1: $state ($(( $(date +%s) - started ))s)"
+	sleep 1
+done
+kt_kfixctl jobs
+python3 -c 'import json,sys; [print(j["id"], j["kind"], j["state"], j.get("error") or "") for j in json.load(open(sys.argv[1]))]' "$T/out.json" >&2
+mail=$(ls "$T"/spool/*.eml 2>/dev/null | head -1)
+[ -n "$mail" ] || { tail -40 "$T/kfixd.log" >&2; kt_fail "no patch mail (bug 1 is $state)"; }
+kt_log "patch mailed for moderation after $(( $(date +%s) - started ))s"
+sleep 2 # the publish job records its end just after its mail is queued
+
+# the states the bug went through, the repair job's result: outputs in
+# its folder, LLM usage, and the base kernel built and run once (by the
+# reproduce job) for the whole pipeline
+python3 - "$T/state/kfix.db" > "$T/repair-job" <<'PY' || kt_fail "bug history or repair job"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+state, = db.execute("SELECT state FROM bugs WHERE id = 1").fetchone()
+assert state == "awaiting-approval", state
+moves = [d for d, in db.execute("SELECT detail FROM events WHERE bug_id = 1 AND kind = 'bug.state' ORDER BY id")]
+order = ["new -> reproducing", "reproducing -> repairing", "repairing -> validated",
+         "validated -> awaiting-approval"]
+seen = [next(i for i, m in enumerate(moves) if m.startswith(o)) for o in order]
+assert seen == sorted(seen), moves
+jobs = db.execute("SELECT id, kind, state, result FROM jobs WHERE bug_id = 1 ORDER BY id").fetchall()
+assert [(k, s) for _, k, s, _ in jobs] == [("reproduce", "done"), ("repair", "done"), ("publish", "done")], jobs
+rid, _, _, res = jobs[1]
+r = json.loads(res)
+assert r["result"] == "validated", r
+assert r["llm"]["calls"] == 6 and r["llm"]["tokens_in"] == 600 and r["llm"]["tokens_out"] == 120, r["llm"]
+assert abs(r["llm"]["cost"] - (600 * 3 + 120 * 15) / 1e6) < 1e-9, r["llm"]
+assert r["builds"] == 2 and r["runs"] == 2, r  # probe and patched
+assert r["patch"] == 1, r
+assert db.execute("SELECT count(*) FROM patches").fetchone()[0] == 1
+print(rid)
+PY
+rj=$(cat "$T/repair-job")
+for f in trajectory.jsonl explanation.md fix.diff commit-message.txt outcome.json; do
+	[ -s "$T/state/jobs/$rj/$f" ] || kt_fail "no $f in the repair job's folder"
+done
+"$KFIXCTL" -c "$T/kfix.conf" trace "$rj" > "$T/trace.txt" || kt_fail "kfixctl trace $rj"
+
+# the moderation mail
+python3 - "$mail" <<'PY' || kt_fail "headers: $(sed '/^$/q' "$mail")"
+import email, sys
+m = email.message_from_file(open(sys.argv[1]))
+subject = " ".join(m["Subject"].split())
+assert subject == "[PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()", subject
+assert m["To"] == "moderation@example.org", m["To"]
+assert m["Message-ID"] == "<kfix-1-v1-rfc@kfix.example.org>", m["Message-ID"]
+PY
+grep -q '^-		msq->q_cbytes -= msg->m_ts;' "$mail" || kt_fail "the fix is not in the mail"
+grep -q '^Reported-by: syzbot+0123456789abcdef0123@syzkaller.appspotmail.com$' "$mail" || kt_fail "Reported-by"
+grep -q '^Assisted-by: kfix:scripted-msg-uaf$' "$mail" || kt_fail "Assisted-by"
+grep -q 'crashed 1 of 1: KASAN: use-after-free Read in ksys_msgctl' "$mail" || kt_fail "base row"
+grep -q 'survived 2 of 2' "$mail" || kt_fail "patched row"
+grep -q 'Signed-off-by' "$mail" && kt_fail "the bot signed off"
+kt_kfixctl patch 1
+[ "$(kt_json 'd["state"]')" = awaiting-approval ] || kt_fail "patch state"
+kt_log "moderation mail checked"
+
+# "#kfix retest" from the moderator (as the mail intake records it): the
+# patch is validated again and the verdict answered in its thread
+python3 - "$T/state/kfix.db" <<'PY' || kt_fail "request event"
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+db.execute("INSERT INTO events (ts, bug_id, job_id, kind, detail) VALUES (?, 1, 0, 'request.retest', ?)",
+           (int(time.time()), '{"by": "mod@example.org", "name": "Mod Erator <mod@example.org>", "via": "mail"}'))
+db.commit()
+PY
+for i in $(seq 900); do
+	[ -n "$(ls "$T"/spool/*retest* 2>/dev/null)" ] && break
+	kill -0 "$KFIXD_PID" 2>/dev/null || break
+	sleep 1
+done
+reply=$(ls "$T"/spool/*retest* 2>/dev/null | head -1)
+[ -n "$reply" ] || { tail -20 "$T/kfixd.log" >&2; kt_fail "no retest reply"; }
+python3 - "$T/state/kfix.db" "$reply" <<'PY' || kt_fail "retest"
+import email, json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+d, = db.execute("SELECT detail FROM events WHERE kind = 'retest.result'").fetchone()
+d = json.loads(d)
+assert d["result"] == "validated" and d["patch"] == 1, d
+assert d["base_kernel"] == "crashed 1 of 1: KASAN: use-after-free Read in ksys_msgctl", d
+assert d["patched_kernel"] == "survived 2 of 2", d
+m = email.message_from_file(open(sys.argv[2]))
+assert m["To"] == "Mod Erator <mod@example.org>", m["To"]
+assert m["In-Reply-To"] == "<kfix-1-v1-rfc@kfix.example.org>", m["In-Reply-To"]
+assert "Result: validated" in m.get_payload(), m.get_payload()
+PY
+kt_log "retest answered"
+kill "$KFIXD_PID"
+wait "$KFIXD_PID" 2>/dev/null
+kt_no_leaks
+kt_log "PASS in $(( $(date +%s) - started ))s"
+echo PASS
