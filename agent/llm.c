@@ -51,6 +51,8 @@ struct llm {
 	struct llm_usage usage;
 	uint64_t rng;
 	FILE *record;
+	llm_observer_fn observer;
+	void *observer_ud;
 	json_t *replay;	  /* array of exchanges */
 	size_t replay_next;
 	unsigned exchange;
@@ -453,9 +455,20 @@ static void call_complete(struct llm_call *c, int error, char *error_text)
 		l->usage.output_tokens += r->output_tokens;
 		l->usage.cost += r->cost;
 	}
+	if (l->observer)
+		l->observer(l->observer_ud, error >= 0, dur,
+			    error >= 0 ? c->response->input_tokens : 0,
+			    error >= 0 ? c->response->output_tokens : 0,
+			    error >= 0 ? c->response->cost : 0);
 	if (!l->script && !l->replay)
 		record_exchange(l, c);
 	l->exchange++;
+}
+
+void llm_set_observer(struct llm *l, llm_observer_fn fn, void *ud)
+{
+	l->observer = fn;
+	l->observer_ud = ud;
 }
 
 static char *first_difference(const json_t *want, const json_t *got)

@@ -117,4 +117,10 @@ int llm_chat(struct llm *l, const json_t *request, struct llm_response **ret,
 
 void llm_get_usage(const struct llm *l, struct llm_usage *ret);
 
+/* Called as each call ends (failed ones included; tokens and cost are 0
+ * for those), e.g. for the daemon's metrics. */
+typedef void (*llm_observer_fn)(void *ud, bool ok, uint64_t duration_usec,
+				uint64_t input_tokens, uint64_t output_tokens, double cost);
+void llm_set_observer(struct llm *l, llm_observer_fn fn, void *ud);
+
 #endif

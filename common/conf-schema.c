@@ -16,6 +16,7 @@ const struct config_key config_schema[] = {
 	/* [kfix]: the daemon itself */
 	T("kfix", false, "state-dir", CONFIG_PATH, "/var/lib/kfix"),
 	T("kfix", false, "cache-dir", CONFIG_PATH, "/var/cache/kfix"),
+	T("kfix", false, "text-hosts", CONFIG_LIST, "syzkaller.appspot.com"),
 	E("kfix", false, "log-level", "info",
 	  "emerg|alert|crit|err|warning|notice|info|debug"),
 	I("kfix", false, "workers", "2", 1, 64),

@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "fetch.h"
 #include "front-internal.h"
 #include "publish.h"
 #include "stats.h"
@@ -355,10 +356,11 @@ static int body_object(struct http_request *req, const char *const *allowed, siz
 }
 
 /* A bug's texts are files the daemon reads: absolute paths it can read
- * (what kfixctl submit sends). */
+ * (what kfixctl submit sends), or http(s) links its jobs fetch from the
+ * hosts of [kfix] text-hosts. */
 static int body_path(struct http_request *req, const char *key, const char *path)
 {
-	if (!path)
+	if (!path || fetch_is_link(path))
 		return 0;
 	if (path[0] != '/' || strstr(path, "/../") || endswith(path, "/..")) {
 		http_reply_error(req, 400, "\"%s\" must be an absolute path", key);

@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
+#include "fetch.h"
 #include "store.h"
 
 #define CTL_TITLE_MAX 512
@@ -367,12 +368,17 @@ static int submit_print(struct ctl *c, int64_t id, bool created)
 }
 
 /* A bug's texts are absolute paths (the daemon's working folder is not
- * the caller's); the file must be there. */
+ * the caller's) of files that are there, or http(s) links that the
+ * daemon's jobs fetch. */
 static int submit_path(const char *opt, const char *path, char **ret)
 {
 	*ret = NULL;
 	if (!path)
 		return 0;
+	if (fetch_is_link(path)) {
+		*ret = strdup(path);
+		return *ret ? 0 : -ENOMEM;
+	}
 	*ret = realpath(path, NULL);
 	if (!*ret) {
 		ctl_err("submit: %s %s: %s", opt, path, strerror(errno));

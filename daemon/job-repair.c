@@ -24,6 +24,7 @@
 #include "jobs.h"
 #include "pipeline.h"
 #include "publish.h"
+#include "stats.h"
 #include "store.h"
 
 int job_repair_run(struct job_ctx *ctx);
@@ -69,6 +70,18 @@ static int load_base(struct pipeline *p)
 		r = pipeline_cache_base(p, &o);
 	repair_outcome_clear(&o);
 	return r < 0 ? job_fail(p->ctx, r, "%s: %s", path ? path : "reproduce.json", strerror(-r)) : 0;
+}
+
+struct llm_stats {
+	struct store *store;
+	const char *model;
+};
+
+static void on_llm_call(void *ud, bool ok, uint64_t usec, uint64_t in, uint64_t out, double cost)
+{
+	const struct llm_stats *ls = ud;
+
+	(void)stats_llm_call(ls->store, ls->model, ok, (double)usec / 1e6, in, out, cost);
 }
 
 static int make_llm(struct pipeline *p, struct llm **ret)
@@ -159,6 +172,9 @@ static int repair(struct pipeline *p)
 	p->params.kb_path = kb;
 	p->params.syzbot_id = streq_ptr(p->bug->source, "syzbot") ? p->bug->source_id : NULL;
 	p->params.progress = progress;
+	struct llm_stats ls = { .store = ctx->store, .model = llm_model(llm) };
+
+	llm_set_observer(llm, on_llm_call, &ls);
 	r = repair_run(&p->params, pipeline_ops(p), llm, &sum, &err);
 	slot_release(slot);
 	llm_get_usage(llm, &u);

@@ -2,6 +2,7 @@ noinst_LIBRARIES += daemon/libdaemon.a
 daemon_libdaemon_a_SOURCES = \
 	daemon/store.c daemon/store.h \
 	daemon/child.c daemon/child.h \
+	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
 	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c \
 	daemon/pipeline.c daemon/pipeline.h daemon/source.c daemon/source.h \

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/toolstack.h"
@@ -14,9 +15,11 @@
 #include "common/json.h"
 #include "common/slot.h"
 #include "common/strutil.h"
+#include "fetch.h"
 #include "jobs.h"
 #include "pipeline.h"
 #include "repro/report.h"
+#include "stats.h"
 #include "store.h"
 
 #define REPORT_MAX (16u << 20)
@@ -76,6 +79,27 @@ static int local_file(struct pipeline *p, const char *what, const char *value, s
 	return 0;
 }
 
+/* Links (from a syzbot mail or relay) become local files first. */
+static int fetch_texts(struct pipeline *p)
+{
+	_cleanup_free_ char *err = NULL;
+	int n = 0, r;
+
+	r = fetch_bug_texts(p->ctx->cfg, p->ctx->store, p->bug, &n, &err);
+	if (r < 0) {
+		p->ctx->permanent = r != -EAGAIN;
+		return job_fail(p->ctx, r, "bug %lld: fetching its texts: %s", (long long)p->bug->id,
+				err ? err : strerror(-r));
+	}
+	if (n == 0)
+		return 0;
+	store_bug_free(p->bug);
+	p->bug = NULL;
+	r = store_bug_get(p->ctx->store, p->ctx->job->bug_id, &p->bug);
+	return r < 0 ? job_fail(p->ctx, r, "bug %lld: %s", (long long)p->ctx->job->bug_id,
+				strerror(-r)) : 0;
+}
+
 static int load_params(struct pipeline *p)
 {
 	struct config *cfg = p->ctx->cfg;
@@ -108,6 +132,9 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 	r = store_bug_get(ctx->store, ctx->job->bug_id, &p->bug);
 	if (r < 0)
 		return job_fail(ctx, r, "bug %lld: %s", (long long)ctx->job->bug_id, strerror(-r));
+	r = fetch_texts(p);
+	if (r < 0)
+		return r;
 	if (!p->bug->tree)
 		return input_fail(p, -ENOENT, "tree", NULL, NULL);
 	if (source_configured(ctx->cfg, p->bug->tree) < 0)
@@ -164,10 +191,29 @@ static int w_apply(void *ud, const json_t *edits, char **ret_diff, char **ret_er
 	return p->inner->apply(p->inner->ud, edits, ret_diff, ret_error);
 }
 
+static double mono_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The metrics' outcome of one call of the toolstack's run. */
+static const char *run_outcome_name(int r, const struct repair_outcome *o)
+{
+	if (r < 0)
+		return "infra-error";
+	if (o->crashed > 0)
+		return "crashed";
+	return o->survived > 0 ? "no-crash" : "infra-error";
+}
+
 static int w_build(void *ud, const char *diff, char **ret_log)
 {
 	struct pipeline *p = ud;
 	struct slot *s = NULL;
+	double t0;
 	int r;
 
 	if (!diff && p->cache_state == 1) {
@@ -179,9 +225,14 @@ static int w_build(void *ud, const char *diff, char **ret_log)
 	r = job_slot_acquire(p->ctx, "build", &s);
 	if (r < 0)
 		return r;
+	t0 = mono_seconds();
 	r = p->inner->build(p->inner->ud, diff, ret_log);
 	slot_release(s);
 	p->builds++;
+	if (r != -ENOSYS) /* nothing to build with: not a build */
+		(void)stats_build(p->ctx->store,
+				  r >= 0 ? "ok" : r == -ENOEXEC ? "build-error" : "infra-error",
+				  mono_seconds() - t0);
 	return r;
 }
 
@@ -201,6 +252,7 @@ static int w_run(void *ud, unsigned runs, struct repair_outcome *ret)
 {
 	struct pipeline *p = ud;
 	struct slot *s = NULL;
+	double t0;
 	int r;
 
 	if (p->cache_state == 2) {
@@ -211,9 +263,12 @@ static int w_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	r = job_slot_acquire(p->ctx, "vm", &s);
 	if (r < 0)
 		return r;
+	t0 = mono_seconds();
 	r = p->inner->run(p->inner->ud, runs, ret);
 	slot_release(s);
 	p->runs++;
+	if (r != -ENOSYS)
+		(void)stats_vm_run(p->ctx->store, run_outcome_name(r, ret), mono_seconds() - t0);
 	return r;
 }
 
@@ -230,8 +285,11 @@ static int w_probe(void *ud, const char *diff, struct repair_outcome *ret)
 		return r;
 	r = job_slot_acquire(p->ctx, "vm", &v);
 	if (r >= 0) {
+		double t0 = mono_seconds();
+
 		r = p->inner->probe(p->inner->ud, diff, ret);
 		slot_release(v);
+		(void)stats_vm_run(p->ctx->store, run_outcome_name(r, ret), mono_seconds() - t0);
 	}
 	slot_release(b);
 	return r;

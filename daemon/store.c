@@ -577,6 +577,22 @@ int store_bug_set_state(struct store *s, int64_t id, const char *state,
 	return tx_end(s, r);
 }
 
+int store_bug_set_text(struct store *s, int64_t id, const char *field, const char *path)
+{
+	static const char *const fields[] = { "report", "repro_c", "repro_syz", "kernel_config" };
+	char sql[96];
+	int n = 0, r = -EINVAL;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if (streq(field, fields[i])) {
+			/* the column name comes from the list above, never from the caller */
+			snprintf(sql, sizeof(sql), "UPDATE bugs SET %s = ?, updated = ? WHERE id = ?",
+				 fields[i]);
+			r = exec(s, &n, sql, "tii", path, now_sec(), id);
+		}
+	return r < 0 ? r : n == 0 ? -ENOENT : 0;
+}
+
 /* Runs a list query, building items with from_row. */
 static int list_query(struct store *s, sqlite3_stmt *st,
 		      void *(*from_row)(sqlite3_stmt *), void (*free_fn)(void *),

@@ -93,6 +93,9 @@ int store_bug_find(struct store *s, const char *source, const char *source_id,
 /* Moves a bug to state (checked against the life cycle) and logs it. */
 int store_bug_set_state(struct store *s, int64_t id, const char *state,
 			const char *why);
+/* Replaces a text field ("report", "repro_c", "repro_syz",
+ * "kernel_config") of a bug, e.g. a URL by the file it was fetched to. */
+int store_bug_set_text(struct store *s, int64_t id, const char *field, const char *path);
 int store_bug_list(struct store *s, const char *state, int64_t limit,
 		   struct store_bug ***ret, size_t *ret_n);
 void store_bug_free(struct store_bug *b);

@@ -2,7 +2,9 @@
 # The repair pipeline's scheduling and failure paths, without a kernel: new
 # bugs of a configured tree with a C reproducer get a reproduce job (tree
 # priority added), bugs without a reproducer are given up, bugs of an
-# unknown tree wait; inputs that are not local files, an unknown tree and a
+# unknown tree wait; texts given as links are fetched from the hosts of
+# [kfix] text-hosts (others refused, a failing server retried); inputs
+# that are not local files, an unknown tree and a
 # report without a crash fail the job for good with a message saying so; a
 # tree without [build]/[vm] gives the bug up; #kfix retest queues a retest
 # job for the awaiting patch.  A paused scheduler queues but starts nothing.
@@ -29,7 +31,14 @@ Call Trace:
 R
 printf 'nothing crashed here\n' > "$T/quiet"
 
-write_config "	retry-delay = 0" "	job-attempts = 2"
+# texts given as links (a syzbot mail) are fetched from the listed hosts
+mkdir -p "$T/www"
+cp "$T/repro.c" "$T/www/repro.c"
+WWW_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$WWW_PORT" >/dev/null 2>&1 &
+PIDS="$PIDS $!"
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$WWW_PORT") 2>/dev/null && break; sleep 0.1; done
+write_config "	retry-delay = 0" "	job-attempts = 2" "	text-hosts = 127.0.0.1"
 cat >> "$T/kfix.conf" <<CONF
 	cache-dir = $T/cache
 [tree "local"]
@@ -60,12 +69,19 @@ syz=$(sub --title "syz only" --id syz)
 sqlite3 "$db" "UPDATE bugs SET repro_syz = '$T/repro.syz' WHERE id = $syz"
 unknown=$(ctl submit --title "unknown tree" --id unknown --tree nope --repro "$T/repro.c" | cut -d' ' -f2)
 url=$(sub --title "url repro" --id url --repro "https://syzkaller.appspot.com/text?tag=ReproC&x=1")
-missing=$(sub --title "missing repro" --id missing --repro "$T/no-such-file.c")
+fetched=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id fetched \
+	--repro "http://127.0.0.1:$WWW_PORT/repro.c")
+gone=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id gone \
+	--repro "http://127.0.0.1:$WWW_PORT/no-such.c")
+# (kfixctl submit refuses missing files: these rows are made by hand)
+missing=$(sub --title "missing repro" --id missing --repro "$T/repro.c")
+sqlite3 "$db" "UPDATE bugs SET repro_c = '$T/no-such-file.c' WHERE id = $missing"
 quiet=$(ctl submit --title "no crash" --id quiet --tree local --report "$T/quiet" --repro "$T/repro.c" |
 	cut -d' ' -f2)
-bugconfig=$(sub --title "own config" --id bugconfig --repro "$T/repro.c" --config "$T/missing.config")
+bugconfig=$(sub --title "own config" --id bugconfig --repro "$T/repro.c" --config "$T/kasan.config")
+sqlite3 "$db" "UPDATE bugs SET kernel_config = '$T/missing.config' WHERE id = $bugconfig"
 start_kfixd
-wait_for 20 sh -c "[ \$(sqlite3 '$db' \"SELECT count(*) FROM jobs WHERE kind = 'reproduce'\") = 5 ]" ||
+wait_for 20 sh -c "[ \$(sqlite3 '$db' \"SELECT count(*) FROM jobs WHERE kind = 'reproduce'\") = 7 ]" ||
 	fail "reproduce jobs not queued: $(ctl jobs)"
 sleep 1.5
 [ "$(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE state != 'queued'")" = 0 ] ||
@@ -92,9 +108,19 @@ final() { # BUG [KIND]: waits until the bug's job failed for good
 }
 error_of() { sqlite3 "$db" "SELECT error FROM jobs WHERE bug_id = $1 AND kind = '${2:-reproduce}'"; }
 final "$url"
-error_of "$url" | grep -q "the C reproducer 'https://syzkaller.appspot.com/.*' is not an absolute local file path" ||
+error_of "$url" | grep -q "repro_c: the link's host is not in \[kfix\] text-hosts" ||
 	fail "url: $(error_of "$url")"
 ctl bug "$url" | grep -q "State: *new" || fail "a bug with bad inputs moved"
+# a link of a listed host is fetched and the bug then names the file
+final "$fetched"
+error_of "$fetched" | grep -q "no \[build\] and \[vm\]" || fail "fetched: $(error_of "$fetched")"
+f=$(sqlite3 "$db" "SELECT repro_c FROM bugs WHERE id = $fetched")
+[ "$f" = "$T/state/artifacts/bug-$fetched/repro.c" ] || fail "fetched text not recorded: $f"
+cmp -s "$f" "$T/repro.c" || fail "fetched text differs"
+# a server that fails is worth a retry, not a final verdict
+wait_for 30 sh -c "[ \"\$(sqlite3 '$db' \"SELECT attempts FROM jobs WHERE bug_id = $gone\")\" = 2 ]" ||
+	fail "a failed download was not retried: $(ctl job "$(job_of "$gone")")"
+error_of "$gone" | grep -q "repro_c: refused (HTTP 404)" || fail "gone: $(error_of "$gone")"
 final "$missing"
 error_of "$missing" | grep -q "no-such-file.c' is not a readable local file" || fail "missing: $(error_of "$missing")"
 final "$unknown"

@@ -163,6 +163,18 @@ assert abs(r["llm"]["cost"] - (600 * 3 + 120 * 15) / 1e6) < 1e-9, r["llm"]
 assert r["builds"] == 2 and r["runs"] == 2, r  # probe and patched
 assert r["patch"] == 1, r
 assert db.execute("SELECT count(*) FROM patches").fetchone()[0] == 1
+# what /metrics shows: the jobs' builds, VM runs and model calls
+m = {(n, l): (v, c) for n, l, v, c in db.execute("SELECT name, labels, value, count FROM metrics")}
+def total(name, **labels):
+    return sum(v for (n, l), (v, c) in m.items()
+               if n == name and all(f'{k}="{x}"' in l for k, x in labels.items()))
+# the base (reproduce job) and the patched kernel at least
+assert total("kfix_builds_total", result="ok") >= 2, m
+assert total("kfix_builds_total") == total("kfix_builds_total", result="ok"), m
+assert total("kfix_vm_runs_total", outcome="crashed") >= 1, m      # base
+assert total("kfix_vm_runs_total", outcome="no-crash") >= 1, m     # patched
+assert total("kfix_llm_calls_total", result="ok") == 6, m
+assert total("kfix_llm_tokens_total") == 720, m
 print(rid)
 PY
 rj=$(cat "$T/repair-job")

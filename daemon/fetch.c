@@ -1,0 +1,184 @@
+/* A bug's texts that arrived as links (a syzbot report mail or a relayed
+ * bug JSON carry URLs; the feed poller downloads its own) are fetched by
+ * the first job that needs them, in its child process, and the bug row
+ * then names the local files: the rest of the pipeline reads files only.
+ *
+ * The links come from mail, so only hosts the admin lists are contacted
+ * ([kfix] text-hosts, syzbot's dashboard by default), over http(s) only,
+ * with a size limit per text and a time limit per download. */
+#include "config.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/conf.h"
+#include "common/fileio.h"
+#include "common/strutil.h"
+#include "fetch.h"
+#include "store.h"
+
+#define FETCH_TIMEOUT_SEC 120L
+
+struct text {
+	const char *field, *file;
+	size_t max;
+};
+
+static const struct text texts[] = {
+	{ "report", "report.txt", 4u << 20 },
+	{ "repro_c", "repro.c", 1u << 20 },
+	{ "repro_syz", "repro.syz", 1u << 20 },
+	{ "kernel_config", "kernel.config", 4u << 20 },
+};
+
+struct sink {
+	struct buf b;
+	bool too_big;
+};
+
+static size_t on_data(char *data, size_t size, size_t n, void *ud)
+{
+	struct sink *s = ud;
+	int r = buf_append(&s->b, data, size * n);
+
+	s->too_big |= r == -E2BIG;
+	return r < 0 ? 0 : size * n;
+}
+
+bool fetch_is_link(const char *value)
+{
+	return value && (startswith(value, "https://") || startswith(value, "http://"));
+}
+
+/* The host part of an http(s) URL, lower-case, without port or user. */
+static int url_host(const char *url, char *host, size_t n)
+{
+	const char *p = strstr(url, "://"), *e;
+	size_t len, at;
+
+	if (!p)
+		return -EINVAL;
+	p += 3;
+	e = p + strcspn(p, "/?#");
+	at = strcspn(p, "@");
+	if (p + at < e) /* credentials in a link from mail: refused */
+		return -EPERM;
+	len = strcspn(p, ":/?#");
+	if (len == 0 || len >= n)
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		host[i] = (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] - 'A' + 'a' : p[i]);
+	host[len] = '\0';
+	return 0;
+}
+
+static int host_allowed(const struct config *cfg, const char *url)
+{
+	_cleanup_strv_ char **hosts = NULL;
+	char host[256];
+	int r = url_host(url, host, sizeof(host));
+
+	if (r < 0)
+		return r;
+	if (config_get_list(cfg, "kfix", NULL, "text-hosts", &hosts) < 0 || !hosts)
+		return streq(host, "syzkaller.appspot.com") ? 0 : -EPERM;
+	return strv_contains(hosts, host) ? 0 : -EPERM;
+}
+
+static int download(const char *url, size_t max, struct buf *ret, char **ret_error)
+{
+	struct sink s = { .b = BUF_INIT(max) };
+	CURL *c = curl_easy_init();
+	CURLcode rc;
+	long code = 0;
+
+	if (!c)
+		return -ENOMEM;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, FETCH_TIMEOUT_SEC);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "kfix/" PACKAGE_VERSION);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(c);
+	if (s.too_big) {
+		buf_free(&s.b);
+		return error_set(ret_error, -EFBIG, "larger than %zu bytes", max);
+	}
+	if (rc != CURLE_OK || code != 200) {
+		buf_free(&s.b);
+		return error_set(ret_error, -EAGAIN, "%s (HTTP %ld)",
+				 rc != CURLE_OK ? curl_easy_strerror(rc) : "refused", code);
+	}
+	*ret = s.b;
+	return 0;
+}
+
+static const char *field_value(const struct store_bug *b, const char *field)
+{
+	return streq(field, "report") ? b->report : streq(field, "repro_c") ? b->repro_c
+	     : streq(field, "repro_syz") ? b->repro_syz : b->kernel_config;
+}
+
+static int fetch_one(const struct config *cfg, struct store *store, const struct store_bug *b,
+		     const char *dir, const struct text *t, char **ret_error)
+{
+	const char *url = field_value(b, t->field);
+	_cleanup_free_ char *path = NULL, *err = NULL;
+	struct buf data = {};
+	int r;
+
+	r = host_allowed(cfg, url);
+	if (r < 0)
+		return error_set(ret_error, -EPERM, "%s: the link's host is not in [kfix] text-hosts",
+				 t->field);
+	r = download(url, t->max, &data, &err);
+	if (r < 0)
+		return error_set(ret_error, r, "%s: %s", t->field, err ? err : strerror(-r));
+	if (asprintf(&path, "%s/%s", dir, t->file) < 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = write_file_atomic(path, data.data ? data.data : "", data.len, 0640);
+	buf_free(&data);
+	if (r >= 0)
+		r = store_bug_set_text(store, b->id, t->field, path);
+	if (r < 0)
+		return error_set(ret_error, r, "%s: cannot keep the text: %s", t->field, strerror(-r));
+	return 0;
+}
+
+int fetch_bug_texts(const struct config *cfg, struct store *store, const struct store_bug *b,
+		    int *ret_fetched, char **ret_error)
+{
+	_cleanup_free_ char *state = NULL, *dir = NULL;
+	int r, n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		if (!fetch_is_link(field_value(b, texts[i].field)))
+			continue;
+		if (!dir) {
+			r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
+			if (r < 0 || asprintf(&dir, "%s/artifacts/bug-%lld", state,
+					      (long long)b->id) < 0)
+				return -ENOMEM;
+			r = mkdir_p(dir, 0750);
+			if (r < 0)
+				return error_set(ret_error, r, "cannot create %s: %s", dir, strerror(-r));
+		}
+		r = fetch_one(cfg, store, b, dir, &texts[i], ret_error);
+		if (r < 0)
+			return r;
+		n++;
+	}
+	if (ret_fetched)
+		*ret_fetched = n;
+	return 0;
+}

@@ -1,0 +1,19 @@
+/* Fetching a bug's texts given as links (see fetch.c). */
+#ifndef KFIX_FETCH_H
+#define KFIX_FETCH_H
+
+#include <stdbool.h>
+
+struct config;
+struct store;
+struct store_bug;
+
+bool fetch_is_link(const char *value);
+/* Downloads every text of b that is an http(s) link into
+ * STATE-DIR/artifacts/bug-ID/ and stores the file's path in its place.
+ * -EPERM: a host not in [kfix] text-hosts; -EFBIG: too large; -EAGAIN:
+ * the server failed (worth a retry).  *ret_fetched counts the downloads. */
+int fetch_bug_texts(const struct config *cfg, struct store *store, const struct store_bug *b,
+		    int *ret_fetched, char **ret_error);
+
+#endif
