@@ -229,6 +229,25 @@ static int parse_price(const char *s, double *ret)
 	return 0;
 }
 
+/* [llm] replay: the model's answers come from a cassette (demos, tests);
+ * nothing is sent to the url. */
+static int replay_from_config(const struct config *c, const char *name, struct llm **l,
+			      char **ret_error)
+{
+	_cleanup_free_ char *path = NULL;
+	int r;
+
+	if (config_get_path(c, "llm", name, "replay", &path) < 0)
+		return 0;
+	r = llm_replay(*l, path);
+	if (r < 0) {
+		*ret_error = llm_errorf("[llm \"%s\"] replay %s: %s", name, path, strerror(-r));
+		llm_free(*l);
+		*l = NULL;
+	}
+	return r;
+}
+
 int llm_new_from_config(const struct config *c, const char *name,
 			struct llm **ret, char **ret_error)
 {
@@ -278,9 +297,11 @@ int llm_new_from_config(const struct config *c, const char *name,
 		return -EINVAL;
 	}
 	r = llm_new(&s, ret);
-	if (r < 0)
+	if (r < 0) {
 		*ret_error = llm_errorf("[llm \"%s\"]: %s", name, strerror(-r));
-	return r;
+		return r;
+	}
+	return replay_from_config(c, name, ret, ret_error);
 }
 
 static void call_free(struct llm_call *c)

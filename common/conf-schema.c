@@ -45,9 +45,11 @@ const struct config_key config_schema[] = {
 	T("llm", true, "max-backoff", CONFIG_DURATION, "1min"),
 	NS("llm", "price-input", "0"),
 	NS("llm", "price-output", "0"),
+	T("llm", true, "replay", CONFIG_PATH, NULL),
 
 	/* [agent]: the repair workflow */
 	S("agent", "llm", NULL),
+	T("agent", false, "record", CONFIG_BOOL, "false"),
 	T("agent", false, "prompts-dir", CONFIG_PATH, NULL),
 	T("agent", false, "knowledge-base", CONFIG_PATH, NULL),
 	I("agent", false, "branching", "3", 1, 16),

@@ -86,7 +86,8 @@ static void on_llm_call(void *ud, bool ok, uint64_t usec, uint64_t in, uint64_t 
 
 static int make_llm(struct pipeline *p, struct llm **ret)
 {
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *path = NULL;
+	bool record = false;
 	const char *name = NULL;
 	int r;
 
@@ -95,6 +96,15 @@ static int make_llm(struct pipeline *p, struct llm **ret)
 	if (r < 0) {
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, r, "model: %s", err ? err : strerror(-r));
+	}
+	(void)config_get_bool(p->ctx->cfg, "agent", NULL, "record", &record);
+	if (record && !llm_is_replay(*ret)) {
+		r = job_file(p, "cassette.jsonl", &path);
+		if (r >= 0)
+			r = llm_record(*ret, path);
+		if (r < 0)
+			return job_fail(p->ctx, r, "cannot record the model's exchanges: %s",
+					strerror(-r));
 	}
 	return 0;
 }

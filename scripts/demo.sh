@@ -1,10 +1,11 @@
 #!/bin/bash
-# The demo: one whole repair on a real kernel.  Debian's linux-source-6.1
-# with an injected use-after-free in ipc/msg.c (tests/kernel/scenarios/
-# msg-uaf) is built with KASAN, booted in qemu on a VM host that is an
-# OpenSSH server on 127.0.0.1, and kfixctl repair reproduces the crash,
-# probes it, rejects a cheating patch, learns from a wrong one, validates
-# the right one, minimises and explains it.
+# The demo: kfixd repairs a real kernel bug with nobody touching it.
+# Debian's linux-source-6.1 with an injected use-after-free in ipc/msg.c
+# (tests/kernel/scenarios/msg-uaf) is built with KASAN; kfixd takes the
+# submitted bug, reproduces it in qemu on a VM host that is an OpenSSH
+# server on 127.0.0.1, lets the repair agent probe it and write a fix,
+# validates the fix on the kernel and mails it (to a spool folder) for
+# moderation, with the explanation and the reproduction table.
 #
 # The model's answers are REPLAYED from a recorded cassette unless a real
 # endpoint is given (KFIX_DEMO_LLM_URL, KFIX_DEMO_LLM_MODEL, optional
@@ -12,7 +13,7 @@
 # The first run builds the kernel (minutes; cached in
 # ${KFIX_TEST_CACHE:-/var/cache/kfix-tests} for the next ones).
 #
-#   scripts/demo.sh              the real-kernel repair
+#   scripts/demo.sh              the real-kernel repair inside kfixd
 #   scripts/demo.sh --self-test  kfixd walking a bug to a spooled mail
 #                                with self-test jobs (seconds, no kernel)
 set -uo pipefail
@@ -63,47 +64,95 @@ kt_skip() { echo "demo: cannot run: $*" >&2; echo "demo: run ./scripts/install-d
 kt_setup_tmp
 kt_require
 S=$top/tests/kernel/scenarios/msg-uaf
-export KFIX_PROMPTS_DIR=$top/agent/prompts
-echo "demo: preparing the kernel (the first run builds it: allow 15-60 minutes on 2 cores)"
+KFIXD=$bin/kfixd
+[ -x "$KFIXD" ] || KFIXD=$bin/daemon/kfixd
+say() { printf '\033[1mdemo:\033[0m %s\n' "$*"; }
+say "preparing the kernel (the first run builds it: allow 15-60 minutes on 2 cores)"
 kt_start_sshd
 kt_make_initramfs
 kt_prepare_kernel
 kt_write_config
-# the settings the cassette was recorded with (tests/kernel/repair.sh)
+
+# The settings the cassette was recorded with (tests/kernel/pipeline.sh).
 cat >> "$T/kfix.conf" <<CFG
+[kfix]
+	job-attempts = 1
+	job-timeout = 2h
+[mail]
+	transport = spool
+	spool-dir = $T/spool
+	from = kfix bot <kfix@kfix.example.org>
+[tree "msg"]
+	path = $KT_SRC
+	config = $KT_CONFIG
+	moderation-address = moderation@example.org
 [agent]
+	llm = demo
+	prompts-dir = $top/agent/prompts
 	base-runs = 1
 	validate-runs = 2
 	locations = 2
+	minimise = false
 CFG
-
-llm=(--replay "$S/cassette.jsonl")
 if [ -n "${KFIX_DEMO_LLM_URL:-}" ]; then
 	cat >> "$T/kfix.conf" <<CFG
+	record = yes
 [llm "demo"]
 	provider = ${KFIX_DEMO_LLM_PROVIDER:-openai}
 	url = $KFIX_DEMO_LLM_URL
 	model = ${KFIX_DEMO_LLM_MODEL:?KFIX_DEMO_LLM_MODEL is needed with KFIX_DEMO_LLM_URL}
-${KFIX_DEMO_LLM_KEY_FILE:+	key = file:$KFIX_DEMO_LLM_KEY_FILE}
+${KFIX_DEMO_LLM_KEY_FILE:+	api-key = file:$KFIX_DEMO_LLM_KEY_FILE}
 CFG
-	llm=(--llm demo --record "$T/cassette.jsonl")
-	echo "demo: the model is $KFIX_DEMO_LLM_MODEL at $KFIX_DEMO_LLM_URL (live)"
+	say "the model is $KFIX_DEMO_LLM_MODEL at $KFIX_DEMO_LLM_URL (live)"
 else
-	echo "demo: REPLAY: the model's answers come from the recorded cassette"
-	echo "demo:   $S/cassette.jsonl (no model is called, no network is used);"
-	echo "demo:   set KFIX_DEMO_LLM_URL and KFIX_DEMO_LLM_MODEL to use a real model"
+	cat >> "$T/kfix.conf" <<CFG
+[llm "demo"]
+	url = http://127.0.0.1:9/v1
+	model = scripted-msg-uaf
+	replay = $S/pipeline-cassette.jsonl
+CFG
+	say "REPLAY: the model's answers come from the recorded cassette"
+	say "  $S/pipeline-cassette.jsonl"
+	say "  (no model is called, no network is used; every build and VM run is real)."
+	say "  Set KFIX_DEMO_LLM_URL and KFIX_DEMO_LLM_MODEL to use a real model."
 fi
-out=${KFIX_DEMO_OUT:-$PWD/kfix-demo-out}
-rm -rf "$out"
-"$KFIXCTL" -c "$T/kfix.conf" repair --src "$KT_SRC" --config "$KT_CONFIG" --repro "$S/repro.c" \
-	--report "$S/report.txt" --syzbot-id 0123456789abcdef0123 --out "$out" "${llm[@]}"
-rc=$?
+"$KFIXD" -c "$T/kfix.conf" --check-config || exit 1
+"$KFIXCTL" -c "$T/kfix.conf" submit --source syzbot --id 0123456789abcdef0123 \
+	--title "KASAN: use-after-free Read in ksys_msgctl" --tree msg --report "$S/report.txt" \
+	--repro "$S/repro.c" || exit 1
+"$KFIXD" -c "$T/kfix.conf" --log-target stderr 2> "$T/kfixd.log" &
+KT_PIDS+=($!)
+say "kfixd is running (log: $T/kfixd.log); the bug goes through its states:"
+
+last= rc=1
+for _ in $(seq 7200); do
+	"$KFIXCTL" -c "$T/kfix.conf" --json bug 1 > "$T/bug.json" 2>/dev/null &&
+		state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["state"])' "$T/bug.json")
+	if [ "${state:-}" != "$last" ]; then
+		say "  $(date +%T)  bug 1: ${state:-?}"
+		last=$state
+	fi
+	case "${state:-}" in
+	awaiting-approval) ls "$T"/spool/*.eml >/dev/null 2>&1 && { rc=0; break; } ;;
+	not-reproducible|gave-up|already-fixed) break ;;
+	esac
+	sleep 1
+done
 echo
-echo "=== the patch ($out/0001-fix.patch)"
-cat "$out/0001-fix.patch" 2>/dev/null
-echo "=== the explanation ($out/explanation.md)"
-cat "$out/explanation.md" 2>/dev/null
-echo "=== the trajectory (kfixctl trace $out)"
-"$KFIXCTL" trace "$out"
+"$KFIXCTL" -c "$T/kfix.conf" jobs
+if [ $rc = 0 ]; then
+	echo
+	say "=== the moderation mail (spooled)"
+	cat "$T"/spool/*.eml
+	rj=$(sqlite3 "$T/state/kfix.db" "SELECT id FROM jobs WHERE kind = 'repair'" 2>/dev/null ||
+		python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT id FROM jobs WHERE kind = \"repair\"").fetchone()[0])' "$T/state/kfix.db")
+	echo
+	say "=== the repair's trajectory (kfixctl trace $rj)"
+	"$KFIXCTL" -c "$T/kfix.conf" trace "$rj"
+	say "done: a validated patch awaits the moderator's #kfix upstream"
+else
+	tail -30 "$T/kfixd.log" >&2
+	say "the bug ended as ${state:-?}: see the log above"
+fi
 kt_no_leaks
 exit $rc

@@ -19,24 +19,7 @@ started=$(date +%s)
 EXTID=0123456789abcdef0123
 
 # the crash as syzbot reports it: freeque() is inlined into ksys_msgctl()
-cat > "$T/report" <<'R'
-BUG: KASAN: use-after-free in ksys_msgctl+0x2c2/0x390 ipc/msg.c:291
-Read of size 8 at addr ffff88800a1b2c40 by task repro/123
-
-CPU: 0 PID: 123 Comm: repro Not tainted 6.1.0 #1
-Call Trace:
- <TASK>
- dump_stack_lvl+0x48/0x5f lib/dump_stack.c:106
- print_report+0x170/0x473 mm/kasan/report.c:417
- kasan_report+0xad/0x130 mm/kasan/report.c:517
- freeque ipc/msg.c:291 [inline]
- msgctl_down ipc/msg.c:464 [inline]
- ksys_msgctl+0x2c2/0x390 ipc/msg.c:624
- do_syscall_x64 arch/x86/entry/common.c:50 [inline]
- do_syscall_64+0x35/0x80 arch/x86/entry/common.c:80
- entry_SYSCALL_64_after_hwframe+0x63/0xcd
- </TASK>
-R
+cp "$S/report.txt" "$T/report"
 "$KFIXCTL" report parse "$T/report" | grep -q '^title: *KASAN: use-after-free Read in ksys_msgctl$' ||
 	kt_fail "the report's title: $("$KFIXCTL" report parse "$T/report" | head -1)"
 
@@ -112,6 +95,7 @@ cat >> "$T/kfix.conf" <<CFG
 	validate-runs = 2
 	locations = 2
 	minimise = false
+	record = yes
 CFG
 "$KFIXD" -c "$T/kfix.conf" --check-config || kt_fail "config"
 "$KFIXCTL" -c "$T/kfix.conf" submit --source syzbot --id "$EXTID" \
@@ -182,6 +166,13 @@ for f in trajectory.jsonl explanation.md fix.diff commit-message.txt outcome.jso
 	[ -s "$T/state/jobs/$rj/$f" ] || kt_fail "no $f in the repair job's folder"
 done
 "$KFIXCTL" -c "$T/kfix.conf" trace "$rj" > "$T/trace.txt" || kt_fail "kfixctl trace $rj"
+# [agent] record: the job's exchanges with the model, which the demo
+# replays (KFIX_RECORD_CASSETTE=1 refreshes the demo's copy)
+[ "$(wc -l < "$T/state/jobs/$rj/cassette.jsonl")" = 6 ] || kt_fail "the job's cassette"
+if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
+	cp "$T/state/jobs/$rj/cassette.jsonl" "$S/pipeline-cassette.jsonl" || kt_fail "keeping the cassette"
+	kt_log "recorded $S/pipeline-cassette.jsonl"
+fi
 
 # the moderation mail
 python3 - "$mail" <<'PY' || kt_fail "headers: $(sed '/^$/q' "$mail")"
