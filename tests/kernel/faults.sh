@@ -23,6 +23,7 @@ mount -t tmpfs -o size=6m,mode=0755 kfix-test-full "$small" 2>"$T/mount.err" ||
 trap 'umount "$small" 2>/dev/null || umount -l "$small"; kt_cleanup' EXIT
 
 # Only the source is needed: no build of the shared cache.
+kt_lock_kernel
 KT_TOP=$(KFIX_TEST_TMP="$T/cache" "$kt_here/prepare.sh" --no-build | tail -1) ||
 	kt_fail "prepare.sh failed"
 KT_SRC=$KT_TOP/src

@@ -117,8 +117,22 @@ INIT
 	(cd "$r" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$T/initramfs.cpio.gz"
 }
 
+# The shared source folder is patched in place by builds (and reverted):
+# one kernel test at a time uses it, whatever make -j runs in parallel.
+# The lock is held until the test's shell exits.
+kt_lock_kernel() {
+	local cache=${KFIX_TEST_CACHE:-/var/cache/kfix-tests}
+	mkdir -p "$cache" 2>/dev/null || return 0
+	exec 8>>"$cache/.kernel-tests.lock" || return 0
+	if ! flock -n 8; then
+		kt_log "waiting for another kernel test to finish"
+		flock 8
+	fi
+}
+
 # The base kernel: built once into the cache by prepare.sh.
 kt_prepare_kernel() {
+	kt_lock_kernel
 	KT_TOP=$(KFIX_TEST_TMP="$T/cache" "$kt_here/prepare.sh" | tail -1) ||
 		kt_fail "prepare.sh failed"
 	KT_SRC=$KT_TOP/src
