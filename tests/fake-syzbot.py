@@ -4,7 +4,9 @@
 Serves recorded JSON in the public schema from a fixture folder:
   GET /{ns}?json=1            list-<phase>.json (with an ETag; 304 on If-None-Match)
   GET /bug?extid=X&json=1     bug-X-<phase>.json if present, else bug-X.json
-  GET /text?tag=T&x=X         a text made from T and X (text_body below)
+  GET /text?tag=T&x=X         the fixture file text-T-X when there is one
+                              (a real report, reproducer, config), else a
+                              text made from T and X (text_body below)
 Test control:
   POST /_control/phase?n=N    switch the served data to phase N
   POST /_control/fault?kind=K&count=N   the next N data requests fail with
@@ -140,7 +142,8 @@ class Handler(BaseHTTPRequestHandler):
                      "inm": None, "status": None, "fault": fault}
             state["log"].append(entry)
         tag, x = q.get("tag", [""])[0], q.get("x", [""])[0]
-        body = text_body(tag, x)
+        real = fixture("text-%s-%s" % (tag, x)) if tag.isalnum() and x.isalnum() else None
+        body = real if real is not None else text_body(tag, x)
         entry["status"] = 200
         headers = {"Content-Type": "text/plain; charset=utf-8"}
         if fault == "500":

@@ -43,6 +43,6 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/no
 
 # The repair pipeline inside kfixd on a real kernel (skipped without the
 # tools or with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
-TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh
-EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh \
+TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh
+EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh \
 	tests/kernel/scenarios/msg-uaf/pipeline-cassette.jsonl

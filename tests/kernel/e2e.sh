@@ -1,0 +1,277 @@
+#!/bin/bash
+# kfixd end to end on a real kernel, everything real on loopback: a fake
+# syzbot dashboard (tests/fake-syzbot.py) announces the msg-uaf bug with
+# its report, C reproducer and config; kfixd picks it up, reproduces it in
+# qemu on a VM host that is an OpenSSH server, repairs it (the model
+# replayed from the scenario's cassette), validates the fix, commits it as
+# kfix/1/v1 with a note, pushes branch and note over SSH to a bare git
+# remote, and mails the moderation address through an SMTP server
+# (aiosmtpd).  A "#kfix upstream" reply from the moderator, delivered to
+# the mail webhook, sends the patch to the get_maintainer.pl recipients.
+#
+# With KFIX_E2E_KILLS (default 10) kfixd is killed with SIGKILL that many
+# times along the way, at moments spread over every state; the outcome
+# must be the same: one bug, one patch, one push of the branch, one
+# moderation mail and one upstream mail.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kt_setup
+S=$kt_here/scenarios/msg-uaf
+top_srcdir=${top_srcdir:-$(cd "$kt_here/../.." && pwd)}
+KFIXD=${top_builddir:-.}/kfixd
+[ -x "$KFIXD" ] || KFIXD=${top_builddir:-.}/daemon/kfixd
+command -v git >/dev/null || kt_skip "git is not installed"
+PY=
+for p in python3 /usr/bin/python3; do
+	"$p" -c 'import aiosmtpd' 2>/dev/null && { PY=$p; break; }
+done
+[ -n "$PY" ] || kt_skip "python3-aiosmtpd is not installed"
+started=$(date +%s)
+EXTID=e2e0000000000000e2e1
+
+# The kernel source as a git checkout: the history lives beside the cache
+# (made once per prepared source), the source folder points at it only
+# while this test runs.
+G=$KT_TOP/git
+if [ "$(cat "$G.stamp" 2>/dev/null)" != "$(cat "$KT_TOP/stamp")" ] || [ ! -d "$G" ]; then
+	kt_log "committing the prepared source to $G (once per source)"
+	rm -rf "$G"
+	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" init -q -b master || kt_fail "git init"
+	printf '.kfix*\n' > "$G/info/exclude"
+	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" add -A || kt_fail "git add"
+	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" -c user.name=kfix-test -c user.email=test@kfix.invalid \
+		commit -q -m "Linux 6.1 (Debian) with the kfix test scenarios" || kt_fail "git commit"
+	cp "$KT_TOP/stamp" "$G.stamp"
+fi
+# branches of earlier runs go
+git --git-dir="$G" for-each-ref --format='%(refname)' refs/heads/kfix refs/notes/kfix |
+	while read -r ref; do git --git-dir="$G" update-ref -d "$ref"; done
+echo "gitdir: $G" > "$KT_SRC/.git"
+trap 'rm -f "$KT_SRC/.git"; kt_cleanup' EXIT
+# a git checkout would make kbuild append "+" to the release: not here
+export LOCALVERSION=
+BASE=$(git --git-dir="$G" rev-parse HEAD)
+git clone -q --bare --shared "$G" "$T/remote.git" || kt_fail "remote"
+
+# the dashboard
+D=$T/dash
+mkdir -p "$D"
+cp "$S/repro.c" "$D/text-ReproC-e2e1"
+cp "$KT_CONFIG" "$D/text-KernelConfig-e2e2"
+cp "$S/report.txt" "$D/text-CrashReport-e2e3"
+cat > "$D/list-1.json" <<J
+{"version": 1, "Bugs": [{"title": "KASAN: use-after-free Read in ksys_msgctl",
+ "link": "/bug?extid=$EXTID", "last-updated": "2026-12-01T10:00:00Z"}]}
+J
+cat > "$D/bug-$EXTID.json" <<J
+{"version": 1, "title": "KASAN: use-after-free Read in ksys_msgctl", "id": "e2e",
+ "status": "open", "first-crash": "2026-11-30T10:00:00Z", "last-crash": "2026-12-01T10:00:00Z",
+ "fix-commits": [], "discussions": [],
+ "crashes": [{"title": "KASAN: use-after-free Read in ksys_msgctl",
+   "syz-reproducer": "", "c-reproducer": "/text?tag=ReproC&amp;x=e2e1", "repro-opts": "{}",
+   "kernel-config": "/text?tag=KernelConfig&amp;x=e2e2",
+   "kernel-source-git": "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git",
+   "kernel-source-commit": "$BASE", "syzkaller-git": "", "syzkaller-commit": "",
+   "crash-report-link": "/text?tag=CrashReport&amp;x=e2e3"}]}
+J
+python3 "$top_srcdir/tests/fake-syzbot.py" "$D" "$T/dash.port" &
+KT_PIDS+=($!)
+# the SMTP server
+mkdir -p "$T/smtp"
+"$PY" "$top_srcdir/tests/integration/smtp-server.py" "$T/smtp" > "$T/smtp.log" 2>&1 &
+KT_PIDS+=($!)
+for i in $(seq 100); do [ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] && break; sleep 0.1; done
+[ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] || kt_fail "dashboard or SMTP server did not start"
+HTTP_PORT=$(kt_free_port)
+
+cat >> "$T/kfix.conf" <<CFG
+[kfix]
+	log-level = debug
+	job-attempts = 5
+	retry-delay = 1s
+	lease = 30s
+	job-timeout = 2h
+[http]
+	listen = 127.0.0.1:$HTTP_PORT
+[hook "mta"]
+	type = mail
+	secret = mail-secret
+[feed "syzbot"]
+	url = http://127.0.0.1:$(cat "$T/dash.port")/
+	namespace = upstream
+	tree = linux
+	interval = 3s
+	request-interval = 100ms
+[mail]
+	transport = smtp
+	smtp-url = smtp://127.0.0.1:$(cat "$T/smtp/port")
+	from = kfix bot <kfix@kfix.example.org>
+[tree "linux"]
+	path = $KT_SRC
+	config = $KT_CONFIG
+	moderation-address = moderation@example.org
+	allow-commands = mod@example.org
+	push-remote = ssh://$(id -un)@127.0.0.1:$SSHD_PORT$T/remote.git
+	push-ssh-key = $T/id
+	push-known-hosts = $T/known_hosts
+[llm "replayed"]
+	url = http://127.0.0.1:9/v1
+	model = scripted-msg-uaf
+	replay = $S/pipeline-cassette.jsonl
+[agent]
+	llm = replayed
+	prompts-dir = $top_srcdir/agent/prompts
+	base-runs = 1
+	validate-runs = 2
+	locations = 2
+	minimise = false
+CFG
+"$KFIXD" -c "$T/kfix.conf" --check-config || kt_fail "config"
+
+KFIXD_PID=
+start_kfixd() {
+	"$KFIXD" -c "$T/kfix.conf" --log-target stderr 2>> "$T/kfixd.log" &
+	KFIXD_PID=$!
+	KT_PIDS+=("$KFIXD_PID")
+}
+kill9_kfixd() { # WHY
+	[ -n "$KFIXD_PID" ] || return 0
+	kill -9 "$KFIXD_PID" 2>/dev/null
+	wait "$KFIXD_PID" 2>/dev/null
+	KFIXD_PID=
+	KILLS=$((KILLS + 1))
+	kt_log "kill -9 #$KILLS: $1"
+	start_kfixd
+}
+db() { python3 -c 'import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchall(); print("\n".join("|".join(map(str,x)) for x in r))' "$T/state/kfix.db" "$1" 2>/dev/null; }
+mails() { ls "$T"/smtp/msg-*.eml 2>/dev/null | wc -l; }
+
+# kill points: a bug state reached, a job started, a mail or push done
+KILLS=0
+MAX_KILLS=${KFIX_E2E_KILLS:-10}
+declare -A killed=()
+maybe_kill() { # KEY WHY: once per key, while kills are left
+	[ "$KILLS" -lt "$MAX_KILLS" ] || return 0
+	[ -z "${killed[$1]:-}" ] || return 0
+	killed[$1]=1
+	kill9_kfixd "$2"
+}
+
+sent() { db "SELECT count(*) FROM outbox WHERE kind = '$1' AND state = 'sent'"; }
+# just before a delivery (queued, not yet done) and just after it (recorded)
+outbox_kill_points() {
+	local q
+	q=$(db "SELECT kind || '-' || id FROM outbox WHERE state = 'pending' ORDER BY id LIMIT 1")
+	[ -n "$q" ] && maybe_kill "queued-$q" "$q queued, not yet delivered"
+	q=$(db "SELECT kind || '-' || id FROM outbox WHERE state = 'sent' ORDER BY id DESC LIMIT 1")
+	[ -n "$q" ] && maybe_kill "sent-$q" "just after $q was delivered"
+}
+
+start_kfixd
+phase=moderation
+for i in $(seq 2400); do
+	state=$(db "SELECT state FROM bugs WHERE source_id = '$EXTID'")
+	running=$(db "SELECT kind FROM jobs WHERE state = 'running'" | sort | tr '\n' ,)
+	case "$state" in
+	not-reproducible|gave-up|already-fixed|rejected) break ;;
+	esac
+	# kill points, each taken once, as the flow reaches it
+	[ -n "$state" ] && maybe_kill "bug-$state" "bug is $state"
+	[ -n "$running" ] && maybe_kill "jobs-$running" "running $running"
+	outbox_kill_points
+	if [ "$phase" = moderation ] && [ "$state" = awaiting-approval ] && [ "$(mails)" -ge 1 ] &&
+		[ "$(sent push)" -ge 1 ] && [ "$(sent mail)" -ge 1 ]; then
+		phase=approval
+		kt_log "moderation mail and push done after $(( $(date +%s) - started ))s"
+		break
+	fi
+	[ $((i % 60)) = 0 ] && kt_log "bug: ${state:-none}, running: ${running:-nothing}"
+	sleep 0.5
+done
+[ "$phase" = approval ] || { tail -40 "$T/kfixd.log" >&2; kt_fail "no moderation mail (bug ${state:-none})"; }
+
+# the branch and its note on the remote, the commit on the base
+c=$(git --git-dir="$T/remote.git" rev-parse refs/heads/kfix/1/v1) || kt_fail "no branch on the remote"
+[ "$(git --git-dir="$T/remote.git" rev-parse "$c^")" = "$BASE" ] || kt_fail "the commit is not on the base"
+git --git-dir="$T/remote.git" show "$c" -- ipc/msg.c | grep -q '^-		msq->q_cbytes -= msg->m_ts;' ||
+	kt_fail "the commit does not hold the fix"
+git --git-dir="$T/remote.git" log -1 --format=%B "$c" | grep -q "^Reported-by: syzbot+$EXTID@syzkaller.appspotmail.com$" ||
+	kt_fail "the commit's trailers"
+git --git-dir="$T/remote.git" notes --ref=kfix show "$c" | grep -q "use-after-free" || kt_fail "no note"
+kt_log "branch kfix/1/v1 and its note are on the remote"
+
+# the moderation mail: headers, trailers, table; it applies with git am
+m=$(ls "$T"/smtp/msg-*.eml | head -1)
+python3 - "$m" "$EXTID" <<'PY' || kt_fail "moderation mail: $(sed '/^\r*$/q' "$m")"
+import email, sys
+m = email.message_from_binary_file(open(sys.argv[1], "rb"))
+subject = " ".join(m["Subject"].split())
+assert subject == "[PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()", subject
+assert m["To"] == "moderation@example.org", m["To"]
+assert m["Message-ID"] == "<kfix-1-v1-rfc@kfix.example.org>", m["Message-ID"]
+body = m.get_payload(decode=True).decode()
+assert "Reported-by: syzbot+%s@syzkaller.appspotmail.com" % sys.argv[2] in body
+assert "Assisted-by: kfix:scripted-msg-uaf" in body
+assert "Signed-off-by" not in body
+assert "crashed 1 of 1: KASAN: use-after-free Read in ksys_msgctl" in body, body
+PY
+git --git-dir="$T/remote.git" worktree add -q --detach "$T/am" "$BASE" 2>/dev/null ||
+	git clone -q --shared "$T/remote.git" "$T/am"
+git -C "$T/am" checkout -q --detach "$BASE"
+tr -d '\r' < "$m" | git -C "$T/am" -c user.name=t -c user.email=t@example.org am -q ||
+	kt_fail "the moderation mail does not apply with git am"
+git -C "$T/am" diff --quiet "$c" -- ipc/msg.c || kt_fail "git am gave another tree than the branch"
+kt_log "moderation mail checked (applies with git am)"
+
+# "#kfix upstream" from the moderator, delivered by the MTA to the webhook
+ts=$(date +%s)
+printf 'From: Mod Erator <mod@example.org>\r\nTo: moderation@example.org\r\nSubject: Re: [PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()\r\nMessage-ID: <approve-1@example.org>\r\nIn-Reply-To: <kfix-1-v1-rfc@kfix.example.org>\r\n\r\nLooks right.\r\n\r\n#kfix upstream\r\n' > "$T/approve.eml"
+post() {
+	local sig
+	sig=$({ printf '%s.' "$ts"; cat "$1"; } | openssl dgst -sha256 -hmac mail-secret -hex | sed 's/.* //')
+	curl -s -o /dev/null -w '%{http_code}' --data-binary @"$1" -H "X-Kfix-Timestamp: $ts" \
+		-H "X-Kfix-Signature: sha256=$sig" -H "X-Kfix-Delivery: $2" "http://127.0.0.1:$HTTP_PORT/hooks/mail"
+}
+for i in $(seq 100); do [ "$(post "$T/approve.eml" approve-1)" = 200 ] && break; sleep 0.2; done
+maybe_kill "after-approval" "just after the approval reached the webhook"
+for i in $(seq 600); do
+	[ "$(mails)" -ge 2 ] && [ "$(db "SELECT state FROM bugs WHERE id = 1")" = sent ] && break
+	maybe_kill "upstream-$(db "SELECT state FROM patches WHERE id = 1")" "patch $(db "SELECT state FROM patches WHERE id = 1")"
+	outbox_kill_points
+	sleep 0.5
+done
+[ "$(mails)" -ge 2 ] || { tail -30 "$T/kfixd.log" >&2; kt_fail "no upstream mail"; }
+sleep 3 # anything sent twice would show now
+up=$(grep -l '^Subject: \[PATCH\]' "$T"/smtp/msg-*.eml | head -1)
+[ -n "$up" ] || kt_fail "no [PATCH] mail"
+grep -q "^Signed-off-by: Mod Erator <mod@example.org>" "$up" || kt_fail "no sign-off of the approver"
+git --git-dir="$G" show "$c" --format= > "$T/fix.diff"
+want=$(cd "$KT_SRC" && perl scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --no-tree \
+	"$T/fix.diff" 2>/dev/null | grep -o '[^<> ]*@[^<> ]*' | sort -u)
+[ -n "$want" ] || kt_fail "get_maintainer.pl named nobody"
+got=$(python3 -c 'import email,sys; from email.utils import getaddresses; m=email.message_from_binary_file(open(sys.argv[1],"rb")); print("\n".join(sorted({a for _, a in getaddresses(m.get_all("To", []) + m.get_all("Cc", []))})))' "$up")
+for a in $want; do
+	echo "$got" | grep -qx "$a" || kt_fail "get_maintainer.pl recipient $a missing: $got"
+done
+kt_log "upstream mail sent to: $(echo $got)"
+
+# the same outcome whatever was killed: nothing lost, nothing twice
+[ "$(db "SELECT count(*) FROM bugs")" = 1 ] || kt_fail "bugs: $(db 'SELECT id, state FROM bugs')"
+[ "$(db "SELECT count(*) FROM patches")" = 1 ] || kt_fail "patches: $(db 'SELECT id, state FROM patches')"
+[ "$(db "SELECT state FROM patches WHERE id = 1")" = sent ] || kt_fail "patch state"
+[ "$(mails)" = 2 ] || kt_fail "$(mails) mails received, not 2: $(grep -h '^Subject' "$T"/smtp/msg-*.eml)"
+[ "$(grep -l 'kfix-1-v1-rfc@' "$T"/smtp/msg-*.eml | wc -l)" -ge 1 ] || kt_fail "RFC mail"
+[ "$(git --git-dir="$T/remote.git" for-each-ref refs/heads/kfix | wc -l)" = 1 ] || kt_fail "branches on the remote"
+[ "$(db "SELECT count(*) FROM outbox WHERE kind = 'push'")" = 1 ] || kt_fail "pushes: $(db "SELECT idem_key, state FROM outbox WHERE kind = 'push'")"
+[ "$(db "SELECT count(*) FROM outbox WHERE state != 'sent'")" = 0 ] || kt_fail "outbox left: $(db "SELECT idem_key, state FROM outbox")"
+[ "$(db "SELECT count(*) FROM jobs WHERE kind = 'repair' AND state = 'done'")" = 1 ] || kt_fail "repair jobs"
+transitions=$(db "SELECT detail FROM events WHERE kind = 'bug.state' ORDER BY id" | cut -d: -f1)
+for t in "new -> reproducing" "reproducing -> repairing" "repairing -> validated" \
+	"validated -> awaiting-approval" "awaiting-approval -> sent"; do
+	[ "$(echo "$transitions" | grep -cx "$t")" = 1 ] || kt_fail "transition '$t' not exactly once: $transitions"
+done
+[ "$KILLS" -ge "$MAX_KILLS" ] || kt_fail "only $KILLS kill points were reached (wanted $MAX_KILLS)"
+kt_no_leaks
+kt_log "PASS in $(( $(date +%s) - started ))s with $KILLS kill -9 of kfixd"
+echo PASS
