@@ -19,6 +19,7 @@
 
 int job_selftest_run(struct job_ctx *ctx);
 int job_publish_run(struct job_ctx *ctx);
+int job_archive_poll_run(struct job_ctx *ctx);
 
 static const struct job_kind kinds[] = {
 	{ "self-test", job_selftest_run,
@@ -27,6 +28,9 @@ static const struct job_kind kinds[] = {
 	{ "publish", job_publish_run,
 	  "commits a validated patch as kfix/<bug>/v<N>, queues the push and "
 	  "the patch mail (moderation, or upstream after approval)" },
+	{ "archive-poll", job_archive_poll_run,
+	  "fetches a followed public-inbox archive and takes its new messages "
+	  "through the mail intake" },
 	{ NULL, NULL, NULL },
 };
 

@@ -3,6 +3,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/store.c daemon/store.h \
 	daemon/child.c daemon/child.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
+	daemon/job-archive.c daemon/archive.h \
 	daemon/outbox.c daemon/outbox.h \
 	daemon/publish.c daemon/publish.h \
 	daemon/sched.c daemon/sched.h \
