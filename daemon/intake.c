@@ -389,6 +389,37 @@ static int feed_bug(void *userdata, const struct feed_bug *fb)
 	return created ? 1 : 0;
 }
 
+/* A bug with fix commits is closed for kfix: recorded once, for the
+ * pre-send check (publish.c). */
+static void feed_fixed(void *userdata, const char *feed, const char *extid)
+{
+	struct front *f = userdata;
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	struct store_event **ev = NULL;
+	struct store_query q = { .state = "feed.closed", .limit = 1 };
+	_cleanup_free_ char *detail = NULL;
+	json_t *j;
+	size_t n = 0;
+	int r;
+
+	if (store_bug_find(f->store, "syzbot", extid, &b) < 0)
+		return;
+	q.bug_id = b->id;
+	r = store_event_query(f->store, &q, &ev, &n);
+	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	if (r < 0 || n > 0)
+		return;
+	j = json_pack("{s:s, s:s}", "feed", feed, "why", "fix commits");
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail || store_event_add(f->store, b->id, 0, "feed.closed", detail) < 0)
+		log_warning("feed %s: cannot record bug %lld as fixed: %s", feed,
+			    (long long)b->id, store_errmsg(f->store));
+	else
+		log_info("feed %s: bug %lld (syzbot %s) has fix commits", feed,
+			 (long long)b->id, extid);
+}
+
 int intake_setup(struct front *f, char **ret_error)
 {
 	static const struct webhook_sink sink = { .deliver = on_delivery };
@@ -396,6 +427,7 @@ int intake_setup(struct front *f, char **ret_error)
 		.state_get = feed_state_get,
 		.state_set = feed_state_set,
 		.bug = feed_bug,
+		.fixed = feed_fixed,
 	};
 	int r;
 

@@ -167,7 +167,9 @@ static int pub_load(struct pub *p, int64_t patch_id)
 	p->from = strdup(from);
 	split_identity(from, p->name, sizeof(p->name), p->email, sizeof(p->email));
 	r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0 || !p->from || asprintf(&p->wt, "%s/publish/%s", cache, p->bug->tree) < 0)
+	/* one worktree per bug: publish jobs of one tree run side by side */
+	if (r < 0 || !p->from ||
+	    asprintf(&p->wt, "%s/publish/%s/%lld", cache, p->bug->tree, (long long)p->bug->id) < 0)
 		return -ENOMEM;
 	r = tree_open_mirror(cache, p->bug->tree, url, &p->tree);
 	if (r < 0)

@@ -35,8 +35,11 @@ static int open_patch(struct store *store, int64_t bug, struct store_patch **ret
 	size_t n = 0;
 	int r = store_patch_list(store, "awaiting-approval", bug, 0, &ps, &n);
 
-	if (r >= 0 && n == 0)
+	if (r >= 0 && n == 0) {
+		store_list_free((void **)ps, 0, (void (*)(void *))store_patch_free);
+		ps = NULL;
 		r = store_patch_list(store, "held", bug, 0, &ps, &n);
+	}
 
 	if (r >= 0 && n == 0)
 		r = -ENOENT;
