@@ -128,10 +128,13 @@ int job_archive_poll_run(struct job_ctx *ctx)
 		return job_fail(ctx, r, "archive %s: %s", st.name, err ? err : strerror(-r));
 	log_info("archive %s: %d new message(s), %d taken, %d already known", st.name, n,
 		 st.taken, st.known);
-	ctx->result = json_dumps(json_pack("{s:s, s:i, s:i, s:i, s:s}", "archive", st.name,
-					   "messages", n, "taken", st.taken, "known", st.known,
-					   "position", newpos),
-				 JSON_COMPACT);
+	{
+		_cleanup_json_ json_t *res = json_pack("{s:s, s:i, s:i, s:i, s:s?}", "archive",
+						      st.name, "messages", n, "taken", st.taken,
+						      "known", st.known, "position", newpos);
+
+		ctx->result = res ? json_dumps(res, JSON_COMPACT) : NULL;
+	}
 	return ctx->result ? 0 : -ENOMEM;
 }
 

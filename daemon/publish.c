@@ -680,10 +680,13 @@ int job_publish_run(struct job_ctx *ctx)
 		ctx->permanent = true;
 		r = job_fail(ctx, -EINVAL, "unknown publish stage '%s'", stage);
 	}
-	if (r >= 0)
-		ctx->result = json_dumps(json_pack("{s:s, s:s, s:s?}", "branch", p.branch,
-						   "stage", stage, "held", p.held[0] ? p.held : NULL),
-					 JSON_COMPACT);
+	if (r >= 0) {
+		_cleanup_json_ json_t *res = json_pack("{s:s, s:s, s:s?}", "branch", p.branch,
+						      "stage", stage, "held",
+						      p.held[0] ? p.held : NULL);
+
+		ctx->result = res ? json_dumps(res, JSON_COMPACT) : NULL;
+	}
 	return r;
 }
 

@@ -185,4 +185,6 @@ wait_for 60 sh -c "'$KFIXCTL' -c '$T/kfix.conf' patch 4 | grep -q 'State: *sent'
 	fail "patch 4 not sent after the second approval: $(ctl patch 4 | head -3)"
 ok "a held patch approved again is sent"
 stop_kfixd
+# no job process ended badly (under ASan: no leak in a job either)
+grep "exited with status" "$T/kfixd.log" && fail "a job process failed"
 echo PASS
