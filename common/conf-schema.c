@@ -141,6 +141,11 @@ const struct config_key config_schema[] = {
 	T("http", false, "admin-token", CONFIG_SECRET, NULL),
 	T("http", false, "url", CONFIG_STRING, NULL),
 
+	/* [archive "name"]: a followed public-inbox archive */
+	NS("archive", "url", NULL),
+	T("archive", true, "poll-interval", CONFIG_DURATION, "5min"),
+	I("archive", true, "max-messages", "1000", 1, 100000),
+
 	/* [feed "name"]: a syzbot-style dashboard */
 	NS("feed", "url", NULL),
 	NS("feed", "namespace", "upstream"),

@@ -20,7 +20,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
-#include "mail/compose.h"
+#include "intake-mail.h"
 #include "mail/parse.h"
 #include "store.h"
 
@@ -46,14 +46,7 @@ struct intake_item {
 	int64_t target_bug;
 	bool allowed;
 	/* mail */
-	bool is_mail;
-	char *mail_extid;
-	char *author_display; /* "Name <addr>", for a Signed-off-by */
-	char *in_reply_to;
-	char **references;
-	enum mail_test_result test; /* a syzbot "#syz test" result */
-	char *test_title;
-	const char *ignore_why; /* static text */
+	struct intake_mail *mail;
 };
 
 static void item_free(struct intake_item *it)
@@ -80,11 +73,7 @@ static void item_free(struct intake_item *it)
 	free(it->author);
 	free(it->repo);
 	free(it->branch);
-	free(it->mail_extid);
-	free(it->author_display);
-	free(it->in_reply_to);
-	strv_free(it->references);
-	free(it->test_title);
+	intake_mail_free(it->mail);
 	free(it);
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
@@ -109,69 +98,6 @@ static bool author_allowed(struct front *f, const char *hook, const char *author
 	if (!author || config_get_list(f->cfg, "hook", hook, "allow-users", &users) < 0)
 		return false;
 	return users && strv_contains(users, author);
-}
-
-/* syzbot's answer to a "#syz test" that kfix's patch mail carried: the
- * thread (In-Reply-To, then References from the newest) names the patch. */
-static int test_result_fill(struct intake_item *it, const struct mail *m,
-			    const struct mail_syzbot *sz)
-{
-	char *const *refs = mail_references(m);
-
-	it->test = sz->test;
-	if (!dup_all((char **[]){ &it->in_reply_to, &it->test_title, &it->mail_extid },
-		     (const char *const[]){ mail_in_reply_to(m), sz->title, sz->extid }, 3))
-		return -ENOMEM;
-	for (size_t i = strv_len(refs); i > 0 && i + 16 > strv_len(refs); i--)
-		if (strv_push(&it->references, refs[i - 1]) < 0)
-			return -ENOMEM;
-	return 0;
-}
-
-/* What kfix acts on in a mail: a syzbot report (a new bug) or the first
- * #kfix command, with the bug it is about (kfix/<bug>/v<N> in the
- * subject or body, else the syzbot extid of the thread). */
-static int mail_fill(struct intake_item *it, const struct mail *m)
-{
-	const struct mail_syzbot *sz = mail_syzbot(m);
-	const struct mail_command *cmds;
-	size_t n;
-	int v;
-
-	it->is_mail = true;
-	if (mail_kind(m) == MAIL_KIND_SYZBOT_REPORT && sz && sz->extid && sz->title) {
-		it->bug.source = (char *)"syzbot";
-		if (!dup_all((char **[]){ &it->bug.source_id, &it->bug.title, &it->bug.tree,
-					  &it->bug.base_commit, &it->bug.report,
-					  &it->bug.repro_c, &it->bug.repro_syz,
-					  &it->bug.kernel_config },
-			     (const char *const[]){ sz->extid, sz->title, sz->git_tree,
-						    sz->head_commit, sz->console_log,
-						    sz->c_repro, sz->syz_repro,
-						    sz->kernel_config },
-			     8))
-			return -ENOMEM;
-		return 0;
-	}
-	if (mail_kind(m) == MAIL_KIND_SYZBOT_TEST_RESULT && sz && sz->test != MAIL_TEST_NONE)
-		return test_result_fill(it, m, sz);
-	cmds = mail_commands(m, &n);
-	for (size_t i = 0; i < n; i++) {
-		const char *w = cmds[i].kfix ? startswith(cmds[i].name, "kfix-") : NULL;
-
-		if (!w)
-			continue;
-		if (!dup_all((char **[]){ &it->command, &it->author, &it->mail_extid,
-					  &it->author_display, &it->in_reply_to },
-			     (const char *const[]){ w, mail_from(m), sz ? sz->extid : NULL,
-						    mail_from_display(m), mail_in_reply_to(m) }, 5))
-			return -ENOMEM;
-		if (forge_find_kfix_branch(mail_subject(m), &it->target_bug, &v) < 0)
-			forge_find_kfix_branch(mail_body(m), &it->target_bug, &v);
-		return 0;
-	}
-	it->ignore_why = "no syzbot report and no #kfix command";
-	return 0;
 }
 
 static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
@@ -213,7 +139,7 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 			     8))
 			return -ENOMEM;
 	}
-	if (d->mail && mail_fill(it, d->mail) < 0)
+	if (d->mail && intake_mail_new(d->mail, &it->mail) < 0)
 		return -ENOMEM;
 	if (ev) {
 		if (!dup_all((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
@@ -261,131 +187,6 @@ static int apply_forge(struct front *f, struct intake_item *it)
 	return r;
 }
 
-/* The polite answer to #kfix commands from a sender who may not give
- * them: queued once per sender and tree (the outbox key is the refusal
- * key, so later mails from the same sender add nothing). */
-static int queue_refusal(struct front *f, const struct intake_item *it,
-			 const struct store_bug *b)
-{
-	_cleanup_(mail_freep) struct mail *m = NULL;
-	_cleanup_free_ char *key = NULL, *msg = NULL, *err = NULL;
-	const char *from = NULL, *tree = b->tree ? b->tree : "-";
-	char mid[256], dom[128] = "kfix.invalid";
-	const char *at;
-	uint64_t h = 1469598103934665603ULL;
-	int r;
-
-	if (config_get_string(f->cfg, "mail", NULL, "from", &from) < 0)
-		return 0; /* no bot identity: nobody to answer as */
-	r = mail_parse(it->in.payload, it->in.payload_len, it->in.payload_len + 1, &m, &err);
-	if (r < 0)
-		return 0;
-	r = mail_refusal_key(m, tree, &key);
-	if (r < 0)
-		return r;
-	for (const char *c = key; *c; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-	at = strrchr(from, '@');
-	if (at)
-		snprintf(dom, sizeof(dom), "%.*s", (int)strcspn(at + 1, ">"), at + 1);
-	snprintf(mid, sizeof(mid), "kfix-refusal-%016llx@%s", (unsigned long long)h, dom);
-	r = mail_compose_refusal(m, from, mid, b->tree, time(NULL), &msg, &err);
-	if (r < 0)
-		return 0; /* e.g. no sender address to answer */
-	return store_outbox_add(f->store, b->id, "mail", key, msg, NULL, NULL);
-}
-
-static const char *test_result_name(enum mail_test_result t)
-{
-	switch (t) {
-	case MAIL_TEST_OK: return "ok";
-	case MAIL_TEST_CRASH: return "crash";
-	case MAIL_TEST_BUILD_ERROR: return "build-error";
-	default: return "none";
-	}
-}
-
-/* Recorded against the patch as evidence kfix did not produce itself. */
-static int apply_test_result(struct front *f, struct intake_item *it)
-{
-	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
-	_cleanup_free_ char *detail = NULL;
-	json_t *j;
-	int r = -ENOENT;
-
-	if (it->in_reply_to)
-		r = store_patch_find_by_message_id(f->store, it->in_reply_to, &p);
-	for (size_t i = 0; r == -ENOENT && it->references && it->references[i]; i++)
-		r = store_patch_find_by_message_id(f->store, it->references[i], &p);
-	if (r == -ENOENT)
-		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
-					     "a syzbot test result for no kfix patch");
-	if (r < 0)
-		return r;
-	j = json_pack("{s:I, s:i, s:s, s:s?, s:s?}", "patch", (json_int_t)p->id,
-		      "version", p->version, "result", test_result_name(it->test),
-		      "title", it->test_title, "message_id", it->in.key);
-	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!detail)
-		return -ENOMEM;
-	r = store_event_add(f->store, p->bug_id, 0, "patch.syzbot-test", detail);
-	if (r >= 0)
-		r = store_inbox_set_state(f->store, it->in.id, "done", p->bug_id, NULL);
-	return r;
-}
-
-static int apply_mail(struct front *f, struct intake_item *it)
-{
-	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
-	_cleanup_free_ char *detail = NULL;
-	char kind[48];
-	json_t *j;
-	int r;
-
-	if (it->test != MAIL_TEST_NONE)
-		return apply_test_result(f, it);
-	if (!it->command)
-		return store_inbox_set_state(f->store, it->in.id, "ignored", 0, it->ignore_why);
-	if (it->target_bug <= 0 && it->in_reply_to) {
-		/* a reply to one of kfix's own patch mails */
-		_cleanup_(store_patch_freep) struct store_patch *p = NULL;
-
-		if (store_patch_find_by_message_id(f->store, it->in_reply_to, &p) >= 0)
-			it->target_bug = p->bug_id;
-	}
-	if (it->target_bug > 0)
-		r = store_bug_get(f->store, it->target_bug, &b);
-	else if (it->mail_extid)
-		r = store_bug_find(f->store, "syzbot", it->mail_extid, &b);
-	else
-		r = -ENOENT;
-	if (r == -ENOENT)
-		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
-					     "command not about a known bug");
-	if (r < 0)
-		return r;
-	/* the [tree] allow-commands list decides who may command */
-	if (!b->tree || !mail_sender_allowed(f->cfg, b->tree, it->author)) {
-		r = queue_refusal(f, it, b);
-		if (r < 0)
-			return r;
-		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
-					     "the sender may not send commands");
-	}
-	j = json_pack("{s:s?, s:s?, s:s, s:s}", "by", it->author, "name", it->author_display,
-		      "command", it->command, "via", "mail");
-	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!detail)
-		return -ENOMEM;
-	snprintf(kind, sizeof(kind), "request.%s", it->command);
-	r = store_event_add(f->store, b->id, 0, kind, detail);
-	if (r >= 0)
-		r = store_inbox_set_state(f->store, it->in.id, "done", b->id, NULL);
-	return r;
-}
-
 /* Stores one delivery and what it causes, inside the batch transaction. */
 static int apply(struct front *f, struct intake_item *it, bool *ret_created)
 {
@@ -399,6 +200,8 @@ static int apply(struct front *f, struct intake_item *it, bool *ret_created)
 	*ret_created = created;
 	if (!created)
 		return 0;
+	if (it->mail)
+		return intake_mail_apply(f->store, f->cfg, it->mail, &it->in);
 	if (it->bug.source_id) {
 		int64_t bug_id;
 		bool bug_new;
@@ -411,8 +214,6 @@ static int apply(struct front *f, struct intake_item *it, bool *ret_created)
 	}
 	if (streq(it->in.type, "forge"))
 		return apply_forge(f, it);
-	if (it->is_mail)
-		return apply_mail(f, it);
 	return 0;
 }
 
@@ -588,6 +389,37 @@ static int feed_bug(void *userdata, const struct feed_bug *fb)
 	return created ? 1 : 0;
 }
 
+/* A bug with fix commits is closed for kfix: recorded once, for the
+ * pre-send check (publish.c). */
+static void feed_fixed(void *userdata, const char *feed, const char *extid)
+{
+	struct front *f = userdata;
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	struct store_event **ev = NULL;
+	struct store_query q = { .state = "feed.closed", .limit = 1 };
+	_cleanup_free_ char *detail = NULL;
+	json_t *j;
+	size_t n = 0;
+	int r;
+
+	if (store_bug_find(f->store, "syzbot", extid, &b) < 0)
+		return;
+	q.bug_id = b->id;
+	r = store_event_query(f->store, &q, &ev, &n);
+	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	if (r < 0 || n > 0)
+		return;
+	j = json_pack("{s:s, s:s}", "feed", feed, "why", "fix commits");
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail || store_event_add(f->store, b->id, 0, "feed.closed", detail) < 0)
+		log_warning("feed %s: cannot record bug %lld as fixed: %s", feed,
+			    (long long)b->id, store_errmsg(f->store));
+	else
+		log_info("feed %s: bug %lld (syzbot %s) has fix commits", feed,
+			 (long long)b->id, extid);
+}
+
 int intake_setup(struct front *f, char **ret_error)
 {
 	static const struct webhook_sink sink = { .deliver = on_delivery };
@@ -595,6 +427,7 @@ int intake_setup(struct front *f, char **ret_error)
 		.state_get = feed_state_get,
 		.state_set = feed_state_set,
 		.bug = feed_bug,
+		.fixed = feed_fixed,
 	};
 	int r;
 

@@ -22,6 +22,7 @@ int job_publish_run(struct job_ctx *ctx);
 int job_reproduce_run(struct job_ctx *ctx);
 int job_repair_run(struct job_ctx *ctx);
 int job_retest_run(struct job_ctx *ctx);
+int job_archive_poll_run(struct job_ctx *ctx);
 
 static const struct job_kind kinds[] = {
 	{ "self-test", job_selftest_run,
@@ -40,6 +41,9 @@ static const struct job_kind kinds[] = {
 	{ "publish", job_publish_run,
 	  "commits a validated patch as kfix/<bug>/v<N>, queues the push and "
 	  "the patch mail (moderation, or upstream after approval)" },
+	{ "archive-poll", job_archive_poll_run,
+	  "fetches a followed public-inbox archive and takes its new messages "
+	  "through the mail intake" },
 	{ NULL, NULL, NULL },
 };
 

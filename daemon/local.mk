@@ -6,13 +6,14 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
 	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c \
 	daemon/pipeline.c daemon/pipeline.h daemon/source.c daemon/source.h \
+	daemon/job-archive.c daemon/archive.h \
 	daemon/outbox.c daemon/outbox.h \
 	daemon/publish.c daemon/publish.h \
 	daemon/sched.c daemon/sched.h \
 	daemon/worker.c daemon/worker.h \
 	daemon/daemon.c daemon/daemon.h \
 	daemon/front.c daemon/front.h daemon/front-internal.h \
-	daemon/intake.c daemon/api.c \
+	daemon/intake.c daemon/intake-mail.c daemon/intake-mail.h daemon/api.c \
 	daemon/stats.c daemon/stats.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
 DAEMON_LIBS = daemon/libdaemon.a $(ALL_MODULE_LIBS) $(SQLITE_LIBS)

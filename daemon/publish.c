@@ -14,6 +14,7 @@
 #include "common/strutil.h"
 #include "jobs.h"
 #include "mail/compose.h"
+#include "mail/parse.h"
 #include "publish.h"
 #include "repro/tree.h"
 #include "source.h"
@@ -35,6 +36,7 @@ struct pub {
 	char branch[96];
 	char *msg_copy;
 	struct publish_msg msg;
+	char held[512]; /* why a pre-send check held the patch */
 };
 
 static void pub_clear(struct pub *p)
@@ -178,7 +180,9 @@ static int pub_load(struct pub *p, int64_t patch_id)
 		}
 		r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
 		if (r < 0 || !p->from ||
-		    asprintf(&p->wt, "%s/publish/%s", cache, p->bug->tree) < 0)
+		    /* one worktree per bug: publish jobs of one tree run side by side */
+		    asprintf(&p->wt, "%s/publish/%s/%lld", cache, p->bug->tree,
+			     (long long)p->bug->id) < 0)
 			return -ENOMEM;
 		snprintf(p->branch, sizeof(p->branch), "kfix/%lld/v%d",
 			 (long long)p->bug->id, p->patch->version);
@@ -280,7 +284,8 @@ static int repro_rows(const struct store_patch *patch, struct mail_repro_row *ro
 }
 
 static int compose(struct pub *p, bool upstream, const char *by, char *const *to,
-		   char *const *cc, const char *message_id, char **ret)
+		   char *const *cc, const char *message_id, const char *in_reply_to,
+		   char **ret)
 {
 	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 1];
 	struct mail_repro_row rows[8];
@@ -290,6 +295,7 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 	struct patch_mail m = {
 		.from = p->from,
 		.message_id = message_id,
+		.in_reply_to = in_reply_to,
 		.to = to,
 		.cc = cc,
 		.date = (time_t)p->patch->created,
@@ -333,11 +339,19 @@ static int domain_of(const char *email, char *buf, size_t n)
 	return 0;
 }
 
+static void rfc_message_id(struct pub *p, char *buf, size_t n)
+{
+	char dom[200];
+
+	domain_of(p->email, dom, sizeof(dom));
+	snprintf(buf, n, "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id, p->patch->version, dom);
+}
+
 static int stage_moderation(struct pub *p)
 {
 	_cleanup_free_ char *mail = NULL, *key = NULL;
 	const char *mod = NULL;
-	char mid[256], dom[200];
+	char mid[256];
 	char *to[2] = { NULL, NULL };
 	int r;
 
@@ -357,11 +371,9 @@ static int stage_moderation(struct pub *p)
 	} else if ((r = tree_resolve(p->tree, p->branch, p->oid)) < 0) {
 		return job_fail(p->ctx, r, "branch %s: %s", p->branch, tree_error(p->tree));
 	}
-	domain_of(p->email, dom, sizeof(dom));
-	snprintf(mid, sizeof(mid), "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id,
-		 p->patch->version, dom);
+	rfc_message_id(p, mid, sizeof(mid));
 	to[0] = (char *)mod;
-	r = compose(p, false, NULL, to, NULL, mid, &mail);
+	r = compose(p, false, NULL, to, NULL, mid, NULL, &mail);
 	if (r < 0)
 		return r;
 	if (asprintf(&key, "mail:<%s>", mid) < 0)
@@ -390,10 +402,213 @@ static int stage_moderation(struct pub *p)
 	return store_commit(p->ctx->store);
 }
 
+/* ---- the upstream mail's thread and the pre-send checks ---- */
+
+#define SYZKALLER_BUGS_LIST "syzkaller-bugs@googlegroups.com"
+#define FIX_SEARCH_COMMITS 100000
+
+static bool syzbot_bug(const struct pub *p)
+{
+	return streq_ptr(p->bug->source, "syzbot") && p->bug->source_id;
+}
+
+/* The syzbot report this bug came from: its Message-ID to thread under
+ * and, when the mail itself was kept, its recipients to copy. */
+static int report_load(struct pub *p, char **ret_mid, struct mail **ret)
+{
+	_cleanup_free_ char *mid = NULL, *key = NULL;
+	struct store_inbox *in = NULL;
+	int r = store_bug_report_message_id(p->ctx->store, p->bug->id, &mid);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	if (asprintf(&key, "mail:%s", mid) < 0)
+		return -ENOMEM;
+	if (store_inbox_find(p->ctx->store, key, &in) >= 0) {
+		(void)mail_parse(in->payload, in->payload_len, 0, ret, NULL);
+		store_inbox_free(in);
+	}
+	*ret_mid = TAKE_PTR(mid);
+	return 0;
+}
+
+/* syzbot links a patch to its bug by its address in Cc, and its list
+ * keeps the thread: both, even when the report mail was never seen. */
+static int syzbot_cc(struct pub *p, char ***cc)
+{
+	_cleanup_free_ char *syz = NULL;
+
+	if (!syzbot_bug(p))
+		return 0;
+	if (asprintf(&syz, "syzbot+%s@syzkaller.appspotmail.com", p->bug->source_id) < 0)
+		return -ENOMEM;
+	if (!strv_contains(*cc, syz) && strv_push(cc, syz) < 0)
+		return -ENOMEM;
+	if (!strv_contains(*cc, SYZKALLER_BUGS_LIST) && strv_push(cc, SYZKALLER_BUGS_LIST) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static int held_key(int64_t patch, char *buf, size_t n)
+{
+	snprintf(buf, n, "publish/held/%lld", (long long)patch);
+	return 0;
+}
+
+/* A held patch that a moderator approved again goes out without the
+ * checks: they were told why it was held and decided. */
+static bool publish_was_held(struct store *s, int64_t patch)
+{
+	_cleanup_free_ char *v = NULL;
+	char key[64];
+
+	held_key(patch, key, sizeof(key));
+	return store_kv_get(s, key, &v) >= 0;
+}
+
+/* The newest event of kind on the bug at or after since, or -ENOENT. */
+static int event_since(struct store *s, int64_t bug, const char *kind, int64_t since,
+		       char **ret_detail)
+{
+	struct store_event **ev = NULL;
+	struct store_query q = { .state = kind, .bug_id = bug };
+	size_t n = 0;
+	int r = store_event_query(s, &q, &ev, &n);
+
+	for (size_t i = n; r >= 0 && i > 0; i--)
+		if (ev[i - 1]->ts >= since) {
+			*ret_detail = ev[i - 1]->detail ? strdup(ev[i - 1]->detail) : strdup("");
+			r = *ret_detail ? 1 : -ENOMEM;
+			break;
+		}
+	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	return r < 0 ? r : r == 1 ? 0 : -ENOENT;
+}
+
+static void why_from_detail(char *why, size_t n, const char *what, const char *detail,
+			    const char *k1, const char *k2)
+{
+	_cleanup_json_ json_t *j = json_loads(detail, 0, NULL);
+	const char *a = j ? json_get_str(j, k1) : NULL, *b = j ? json_get_str(j, k2) : NULL;
+
+	snprintf(why, n, "%s%s%s%s%s%s", what, a || b ? " (" : "", a ? a : "",
+		 a && b ? ", " : "", b ? b : "", a || b ? ")" : "");
+	/* the details come from strangers' mail: one line of text */
+	for (char *c = why; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
+}
+
+/* 1 with why set when the patch must not go out now, 0 when it may. */
+static int presend_checks(struct pub *p, char *why, size_t n)
+{
+	_cleanup_free_ char *detail = NULL, *local = NULL;
+	const char *branch = "master";
+	char needle[128], found[TREE_OID_HEX], head[TREE_OID_HEX];
+	int r;
+
+	r = event_since(p->ctx->store, p->bug->id, "feed.closed", 0, &detail);
+	if (r >= 0) {
+		why_from_detail(why, n, "syzbot no longer lists the bug as open", detail,
+				"feed", "why");
+		return 1;
+	}
+	if (r != -ENOENT)
+		return r;
+	r = event_since(p->ctx->store, p->bug->id, "archive.other-patch", p->patch->created,
+			&detail);
+	if (r >= 0) {
+		why_from_detail(why, n, "another patch for the bug was posted", detail,
+				"subject", "from");
+		return 1;
+	}
+	if (r != -ENOENT)
+		return r;
+	if (!syzbot_bug(p) || !p->tree)
+		return 0; /* a plain source folder has no history to look in */
+	config_get_string(p->ctx->cfg, "tree", p->bug->tree, "branch", &branch);
+	/* a [tree] path is the admin's checkout: kfix does not fetch it */
+	r = config_get_path(p->ctx->cfg, "tree", p->bug->tree, "path", &local) >= 0 ? 0
+		: tree_fetch(p->tree, NULL, PUBLISH_FETCH_TIMEOUT, NULL, NULL);
+	if (r < 0)
+		return job_fail(p->ctx, r, "fetch: %s", tree_error(p->tree));
+	if (tree_resolve(p->tree, branch, head) < 0 && tree_resolve(p->tree, "HEAD", head) < 0)
+		return job_fail(p->ctx, -ENOENT, "tree %s has no branch %s", p->bug->tree, branch);
+	snprintf(needle, sizeof(needle), "Reported-by: syzbot+%s@", p->bug->source_id);
+	r = tree_log_grep(p->tree, head, needle, FIX_SEARCH_COMMITS, found);
+	if (r < 0)
+		return job_fail(p->ctx, r, "searching the log: %s", tree_error(p->tree));
+	if (r > 0) {
+		snprintf(why, n, "a fix for the bug is already in %s: commit %.12s", branch, found);
+		return 1;
+	}
+	return 0;
+}
+
+/* Holds the patch and tells the moderators, threaded under the RFC. */
+static int hold(struct pub *p)
+{
+	_cleanup_free_ char *text = NULL, *mail = NULL, *err = NULL, *key = NULL,
+			    *detail = NULL;
+	const char *mod = NULL;
+	char rfc[256], mid[256], dom[200], hk[64], subject[256];
+	char *to[2] = { NULL, NULL };
+	json_t *j;
+	int r;
+
+	log_notice("patch %lld held: %s", (long long)p->patch->id, p->held);
+	rfc_message_id(p, rfc, sizeof(rfc));
+	domain_of(p->email, dom, sizeof(dom));
+	snprintf(mid, sizeof(mid), "kfix-%lld-v%d-held@%s", (long long)p->bug->id,
+		 p->patch->version, dom);
+	if (p->patch->version > 1)
+		snprintf(subject, sizeof(subject), "[PATCH RFC v%d] %s", p->patch->version,
+			 p->msg.subject);
+	else
+		snprintf(subject, sizeof(subject), "[PATCH RFC] %s", p->msg.subject);
+	if (asprintf(&text, "kfix did not send this patch upstream although it was approved:\n"
+			    "%s.\n\nThe patch is held.  Answer \"#kfix upstream\" to send it anyway,\n"
+			    "or \"#kfix reject\" to drop it.\n", p->held) < 0 ||
+	    asprintf(&key, "mail:<%s>", mid) < 0)
+		return -ENOMEM;
+	j = json_pack("{s:I, s:i, s:s}", "patch", (json_int_t)p->patch->id, "version",
+		      p->patch->version, "reason", p->held);
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail)
+		return -ENOMEM;
+	if (config_get_string(p->ctx->cfg, "tree", p->bug->tree, "moderation-address", &mod) >= 0) {
+		to[0] = (char *)mod;
+		r = mail_compose_notice(p->from, to, mid, rfc, subject, text, time(NULL), &mail, &err);
+		if (r < 0)
+			return job_fail(p->ctx, r, "composing the notice: %s", err ? err : strerror(-r));
+	}
+	held_key(p->patch->id, hk, sizeof(hk));
+	r = store_begin(p->ctx->store);
+	if (r < 0)
+		return r;
+	r = store_patch_decide(p->ctx->store, p->patch->id, "held", NULL, p->held);
+	if (r >= 0)
+		r = store_event_add(p->ctx->store, p->bug->id, p->ctx->job->id, "publish.held", detail);
+	if (r >= 0)
+		r = store_kv_set(p->ctx->store, hk, "1");
+	if (r >= 0 && mail)
+		r = store_outbox_add(p->ctx->store, p->bug->id, "mail", key, mail, NULL, NULL);
+	if (r < 0) {
+		store_rollback(p->ctx->store);
+		return job_fail(p->ctx, r, "holding: %s", store_errmsg(p->ctx->store));
+	}
+	return store_commit(p->ctx->store);
+}
+
 static int stage_upstream(struct pub *p, const char *by)
 {
 	_cleanup_strv_ char **maint = NULL, **to = NULL, **cc = NULL;
-	_cleanup_free_ char *mail = NULL, *key = NULL, *err = NULL, *sent_to = NULL;
+	_cleanup_free_ char *mail = NULL, *key = NULL, *err = NULL, *sent_to = NULL,
+			    *report_mid = NULL;
+	_cleanup_(mail_freep) struct mail *report = NULL;
 	char mid[256], dom[200];
 	int r;
 
@@ -401,13 +616,28 @@ static int stage_upstream(struct pub *p, const char *by)
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, -EINVAL, "an upstream mail needs the approver's \"Name <addr>\"");
 	}
+	if (streq(p->patch->state, "held")) {
+		snprintf(p->held, sizeof(p->held), "%s", p->patch->reason ? p->patch->reason : "held");
+		return 0; /* held already (a retry after the hold was recorded) */
+	}
+	if (streq(p->patch->state, "approved") && !publish_was_held(p->ctx->store, p->patch->id)) {
+		r = presend_checks(p, p->held, sizeof(p->held));
+		if (r < 0)
+			return r;
+		if (r > 0)
+			return hold(p);
+	}
 	r = p->tree ? tree_worktree_checkout(p->tree, p->wt, p->patch->base_commit, NULL) : 0;
 	if (r < 0)
 		return job_fail(p->ctx, r, "checkout: %s", tree_error(p->tree));
 	r = mail_maintainers(p->wt, p->patch->diff, &maint, &err);
 	if (r < 0)
 		return job_fail(p->ctx, r, "get_maintainer.pl: %s", err ? err : strerror(-r));
-	r = mail_upstream_recipients(NULL, maint, &to, &cc);
+	r = report_load(p, &report_mid, &report);
+	if (r >= 0)
+		r = mail_upstream_recipients(report, maint, &to, &cc);
+	if (r >= 0)
+		r = syzbot_cc(p, &cc);
 	if (r < 0)
 		return job_fail(p->ctx, r, "recipients: %s", strerror(-r));
 	if (strv_len(to) == 0) {
@@ -417,7 +647,7 @@ static int stage_upstream(struct pub *p, const char *by)
 	domain_of(p->email, dom, sizeof(dom));
 	snprintf(mid, sizeof(mid), "kfix-%lld-v%d@%s", (long long)p->bug->id,
 		 p->patch->version, dom);
-	r = compose(p, true, by, to, cc, mid, &mail);
+	r = compose(p, true, by, to, cc, mid, report_mid, &mail);
 	if (r < 0)
 		return r;
 	if (asprintf(&key, "mail:<%s>", mid) < 0 || asprintf(&sent_to, "%s", to[0]) < 0)
@@ -467,8 +697,9 @@ int job_publish_run(struct job_ctx *ctx)
 		r = job_fail(ctx, -EINVAL, "unknown publish stage '%s'", stage);
 	}
 	if (r >= 0) {
-		_cleanup_json_ json_t *res = json_pack("{s:s?, s:s}", "branch",
-						       p.branch[0] ? p.branch : NULL, "stage", stage);
+		_cleanup_json_ json_t *res = json_pack("{s:s?, s:s, s:s?}", "branch",
+						       p.branch[0] ? p.branch : NULL, "stage", stage,
+						       "held", p.held[0] ? p.held : NULL);
 
 		ctx->result = res ? json_dumps(res, JSON_COMPACT) : NULL;
 	}

@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "archive.h"
 #include "publish.h"
 #include <string.h>
 #include "sched.h"
@@ -19,12 +20,19 @@
 
 static int sched_new_bugs(struct config *cfg, struct store *store);
 
-/* The open patch of a bug: the newest awaiting approval. */
+/* The open patch of a bug: the newest awaiting approval, else the newest
+ * held by a pre-send check (approving it again sends it anyway). */
 static int open_patch(struct store *store, int64_t bug, struct store_patch **ret)
 {
 	struct store_patch **ps = NULL;
 	size_t n = 0;
 	int r = store_patch_list(store, "awaiting-approval", bug, 0, &ps, &n);
+
+	if (r >= 0 && n == 0) {
+		store_list_free((void **)ps, 0, (void (*)(void *))store_patch_free);
+		ps = NULL;
+		r = store_patch_list(store, "held", bug, 0, &ps, &n);
+	}
 
 	if (r >= 0 && n == 0)
 		r = -ENOENT;
@@ -138,6 +146,9 @@ int sched_run(struct config *cfg, struct store *store)
 {
 	int rq = sched_requests(store);
 
+	if (rq < 0)
+		return rq;
+	rq = archive_schedule(cfg, store);
 	if (rq < 0)
 		return rq;
 	return sched_new_bugs(cfg, store);

@@ -136,6 +136,8 @@ static const char *const migrations[] = {
 	"CREATE TABLE metric_buckets ("
 	" name TEXT NOT NULL, labels TEXT NOT NULL, bucket INTEGER NOT NULL,"
 	" count INTEGER NOT NULL, PRIMARY KEY (name, labels, bucket));",
+	/* the Message-ID of a bug's syzbot report mail, to thread under it */
+	"ALTER TABLE bugs ADD COLUMN report_message_id TEXT;",
 };
 
 static int64_t now_sec(void)
@@ -549,6 +551,32 @@ int store_bug_find(struct store *s, const char *source, const char *source_id,
 			"tt", source, source_id);
 
 	return r < 0 ? r : bug_query_one(s, st, ret);
+}
+
+int store_bug_set_report_message_id(struct store *s, int64_t id,
+				    const char *message_id)
+{
+	return exec(s, NULL,
+		    "UPDATE bugs SET report_message_id = ? WHERE id = ?"
+		    " AND report_message_id IS NULL",
+		    "ti", message_id, id);
+}
+
+int store_bug_report_message_id(struct store *s, int64_t id, char **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st, "SELECT report_message_id FROM bugs WHERE id = ?"
+			    " AND report_message_id IS NOT NULL", "i", id);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	*ret = col_text(st, 0);
+	return *ret ? 0 : -ENOMEM;
 }
 
 int store_bug_set_state(struct store *s, int64_t id, const char *state,
@@ -1206,7 +1234,7 @@ int store_stats(struct store *s, struct store_stats *ret)
 
 const char *const store_patch_states[] = {
 	"validated", "awaiting-approval", "approved", "sent", "rejected",
-	"superseded", NULL,
+	"superseded", "held", NULL,
 };
 
 #define PATCH_COLS                                                             \
@@ -1354,6 +1382,10 @@ static bool patch_transition_ok(const char *from, const char *to)
 		{ "awaiting-approval", "approved" },
 		{ "awaiting-approval", "rejected" },
 		{ "approved", "sent" },
+		/* a pre-send check failed; the moderator decides again */
+		{ "approved", "held" },
+		{ "held", "approved" },
+		{ "held", "rejected" },
 		{ "sent", "superseded" },
 	};
 
@@ -1591,6 +1623,26 @@ int store_inbox_add(struct store *s, const struct store_inbox *in,
 	}
 	*ret_id = sqlite3_last_insert_rowid(s->db);
 	*ret_created = true;
+	return 0;
+}
+
+int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	struct store_inbox *in;
+	int rc, r = prepare(s, &st, "SELECT " INBOX_COLS " FROM inbox WHERE key = ?", "t", key);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	in = inbox_from_row(st);
+	if (!in)
+		return -ENOMEM;
+	*ret = in;
 	return 0;
 }
 

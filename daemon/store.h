@@ -96,6 +96,11 @@ int store_bug_set_state(struct store *s, int64_t id, const char *state,
 /* Replaces a text field ("report", "repro_c", "repro_syz",
  * "kernel_config") of a bug, e.g. a URL by the file it was fetched to. */
 int store_bug_set_text(struct store *s, int64_t id, const char *field, const char *path);
+/* The Message-ID (without <>) of the bug's syzbot report mail: the first
+ * one recorded stays (the thread kfix answers in). */
+int store_bug_set_report_message_id(struct store *s, int64_t id,
+				    const char *message_id);
+int store_bug_report_message_id(struct store *s, int64_t id, char **ret);
 int store_bug_list(struct store *s, const char *state, int64_t limit,
 		   struct store_bug ***ret, size_t *ret_n);
 void store_bug_free(struct store_bug *b);
@@ -160,7 +165,8 @@ int store_stats(struct store *s, struct store_stats *ret);
 struct store_patch {
 	int64_t id, bug_id;
 	int version;
-	char *state; /* validated, awaiting-approval, approved, sent, rejected, superseded */
+	char *state; /* validated, awaiting-approval, approved, sent, rejected,
+		      * superseded, held (a pre-send check failed) */
 	char *subject, *message, *diff, *explanation;
 	char *evidence; /* JSON: reproduction table, probe lines, verdicts */
 	char *base_commit, *branch, *message_id, *sent_to;
@@ -176,7 +182,8 @@ int store_patch_get(struct store *s, int64_t id, struct store_patch **ret);
 int store_patch_list(struct store *s, const char *state, int64_t bug_id,
 		     int64_t limit, struct store_patch ***ret, size_t *ret_n);
 /* Moves a patch along validated -> awaiting-approval -> approved -> sent
- * (or rejected); -EPERM for any other move. */
+ * (or rejected; approved -> held -> approved or rejected when a pre-send
+ * check fails); -EPERM for any other move. */
 int store_patch_decide(struct store *s, int64_t id, const char *state,
 		       const char *who, const char *reason);
 int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
@@ -221,6 +228,8 @@ struct store_inbox {
 
 int store_inbox_add(struct store *s, const struct store_inbox *in,
 		    int64_t *ret_id, bool *ret_created);
+/* The delivery stored under key ("mail:<Message-ID>"); -ENOENT if none. */
+int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret);
 int store_inbox_set_state(struct store *s, int64_t id, const char *state,
 			  int64_t bug_id, const char *detail);
 int store_inbox_query(struct store *s, const struct store_query *q,

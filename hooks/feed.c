@@ -498,7 +498,10 @@ static void list_done(struct feed *f, struct fetch *x)
 		_cleanup_free_ char *seen = NULL;
 
 		if (e->n_fix_commits > 0) {
-			continue; /* somebody fixed it already */
+			/* somebody fixed it already */
+			if (f->fs->ops.fixed)
+				f->fs->ops.fixed(f->fs->userdata, f->name, e->extid);
+			continue;
 		}
 		seen = state_get(f, "seen", e->extid);
 		if (seen && streq(seen, e->last_updated ? e->last_updated : ""))

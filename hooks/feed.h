@@ -50,6 +50,9 @@ struct feed_ops {
 	/* 1 when the bug is new, 0 when it was known already, <0 on error
 	 * (the bug is then fetched again next round). */
 	int (*bug)(void *userdata, const struct feed_bug *b);
+	/* A listed bug that has fix commits (it is no longer open for kfix);
+	 * called every round it is listed so.  May be NULL. */
+	void (*fixed)(void *userdata, const char *feed, const char *extid);
 };
 
 struct feeds;

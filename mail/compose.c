@@ -314,6 +314,33 @@ int mail_compose_refusal(const struct mail *orig, const char *from,
 	return *ret ? 0 : -ENOMEM;
 }
 
+int mail_compose_notice(const char *from, char *const *to, const char *message_id,
+			const char *in_reply_to, const char *subject, const char *text,
+			time_t date, char **ret, char **ret_error)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
+	_cleanup_free_ char *subj = NULL;
+	_cleanup_strv_ char **refs = NULL;
+	int r;
+
+	if (refs_of(NULL, in_reply_to, &refs) < 0)
+		return -ENOMEM;
+	if (in_reply_to && strncasecmp(subject, "re:", 3) != 0)
+		r = asprintf(&subj, "Re: %s", subject) < 0 ? -ENOMEM : 0;
+	else
+		r = (subj = strdup(subject)) ? 0 : -ENOMEM;
+	if (r < 0)
+		return r;
+	r = put_common_headers(&b, from, date, subj, message_id, in_reply_to, refs, to, NULL,
+			       ret_error);
+	if (r < 0)
+		return r;
+	if (buf_puts(&b, text) < 0 || buf_puts(&b, "\n-- \nkfix\n") < 0)
+		return error_set(ret_error, -E2BIG, "message too large");
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
 int mail_compose_syz_test(const struct mail *report, const char *from,
 			  const char *message_id, const char *git_tree,
 			  const char *branch, const char *diff, time_t date,

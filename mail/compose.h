@@ -59,6 +59,13 @@ int mail_compose_refusal(const struct mail *orig, const char *from,
 /* "kfix-refusal:<sender>:<tree>": one refusal per sender and tree. */
 int mail_refusal_key(const struct mail *orig, const char *tree, char **ret);
 
+/* A short note from kfix (e.g. to the moderators), as a reply to
+ * in_reply_to when not NULL ("Re: " is added to the subject).  text is
+ * the body, LF line ends, sent as is. */
+int mail_compose_notice(const char *from, char *const *to, const char *message_id,
+			const char *in_reply_to, const char *subject, const char *text,
+			time_t date, char **ret, char **ret_error);
+
 /* A reply in the syzbot report thread asking syzbot to test diff on
  * git_tree/branch ("#syz test: TREE BRANCH", the patch inline). */
 int mail_compose_syz_test(const struct mail *report, const char *from,

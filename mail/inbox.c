@@ -175,7 +175,7 @@ static char *pos_format(int epoch, const git_oid *oid)
 struct walk_state {
 	inbox_message_fn fn;
 	void *userdata;
-	int max, count;
+	int max, count, epoch;
 	git_oid last;
 	bool has_last;
 };
@@ -204,13 +204,14 @@ static int walk_epoch(git_repository *repo, struct walk_state *st, char **ret_er
 			const char *raw = git_blob_rawcontent(b);
 			size_t len = (size_t)git_blob_rawsize(b);
 			_cleanup_(mail_freep) struct mail *m = NULL;
-			char hex[GIT_OID_HEXSZ + 1];
+			_cleanup_free_ char *pos = pos_format(st->epoch, &id);
 
-			git_oid_tostr(hex, sizeof(hex), &id);
+			if (!pos)
+				return -ENOMEM;
 			(void)mail_parse(raw, len, 0, &m, NULL);
-			r = st->fn(m, raw, len, hex, st->userdata);
+			r = st->fn(m, raw, len, pos, st->userdata);
 			if (r < 0)
-				return error_set(ret_error, r, "message %s was not taken: %s", hex,
+				return error_set(ret_error, r, "message %s was not taken: %s", pos,
 					    strerror(-r));
 			st->count++;
 		} else if (r == -EIO) {
@@ -254,6 +255,7 @@ int inbox_poll(struct inbox *ib, const char *pos, int max, inbox_message_fn fn,
 			r = -EAGAIN;
 			break;
 		}
+		st.epoch = epoch;
 		r = walk_epoch(repo, &st, ret_error);
 		if (r < 0 || st.count >= st.max || !epoch_exists(ib, epoch + 1))
 			break;

@@ -12,10 +12,12 @@ struct mail;
 struct inbox;
 
 /* m is NULL when the message does not parse (it is skipped, not fatal).
- * A negative return stops the poll; the position then stays before this
+ * pos is the position just after this message ("EPOCH:COMMIT"), for a
+ * caller that stores it together with what the message caused.  A
+ * negative return stops the poll; the position then stays before this
  * message, so it is offered again next time. */
 typedef int (*inbox_message_fn)(const struct mail *m, const char *raw, size_t len,
-				const char *commit, void *userdata);
+				const char *pos, void *userdata);
 
 /* url: the inbox root ("https://lore.kernel.org/netdev" or a local
  * inbox folder); the epochs are url/git/N.git.  cache_dir holds the

@@ -33,6 +33,7 @@ INTEGRATION_TESTS = \
 	tests/integration/unit-security.sh \
 	tests/integration/scheduler.sh \
 	tests/integration/publish.sh \
+	tests/integration/archive-publish.sh \
 	tests/integration/outbox-stall.sh \
 	tests/integration/metrics-jobs.sh \
 	tests/integration/pipeline.sh

@@ -125,8 +125,10 @@ static int cmd_send(int argc, char **argv)
 }
 
 static int on_message(const struct mail *m, const char *raw, size_t len,
-		      const char *commit, void *userdata)
+		      const char *pos, void *userdata)
 {
+	const char *commit = strchr(pos, ':') + 1;
+
 	if (!m) {
 		printf("unparsable %s\n", commit);
 		return 0;

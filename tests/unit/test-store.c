@@ -199,7 +199,7 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 4);
+	assert_int_equal(v, 5);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	store_close(s2);
@@ -265,6 +265,30 @@ static void test_patch_versions(void **state)
 	assert_int_equal(store_patch_add(f->s, &p, NULL, NULL), -EINVAL);
 }
 
+static void test_held_and_report_thread(void **state)
+{
+	struct fixture *f = *state;
+	int64_t bug = add_bug(f->s, "h1"), id;
+	struct store_patch p = { .bug_id = bug, .diff = "diff --git a/x b/x\n" };
+	char *mid = NULL;
+
+	assert_int_equal(store_bug_report_message_id(f->s, bug, &mid), -ENOENT);
+	assert_int_equal(store_bug_set_report_message_id(f->s, bug, "r1@google.com"), 0);
+	/* the first report is the thread: a later one does not replace it */
+	assert_int_equal(store_bug_set_report_message_id(f->s, bug, "r2@google.com"), 0);
+	assert_int_equal(store_bug_report_message_id(f->s, bug, &mid), 0);
+	assert_string_equal(mid, "r1@google.com");
+	free(mid);
+	assert_int_equal(store_patch_add(f->s, &p, &id, NULL), 0);
+	assert_int_equal(store_patch_decide(f->s, id, "awaiting-approval", NULL, NULL), 0);
+	assert_int_equal(store_patch_decide(f->s, id, "held", NULL, NULL), -EPERM);
+	assert_int_equal(store_patch_decide(f->s, id, "approved", "mod@x", NULL), 0);
+	assert_int_equal(store_patch_decide(f->s, id, "held", NULL, "fix landed"), 0);
+	assert_int_equal(store_patch_decide(f->s, id, "sent", NULL, NULL), -EPERM);
+	assert_int_equal(store_patch_decide(f->s, id, "approved", "mod@x", NULL), 0);
+	assert_int_equal(store_patch_decide(f->s, id, "sent", NULL, NULL), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -275,6 +299,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_held_and_report_thread, setup, teardown),
 		cmocka_unit_test(test_corrupt_and_future),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
