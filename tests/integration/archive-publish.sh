@@ -136,7 +136,7 @@ command_mail "Mod Erator <mod@example.org>" 1 up-1@example.org upstream
 wait_for 60 sh -c "'$KFIXCTL' -c '$T/kfix.conf' patch 1 | grep -q 'State: *sent'" ||
 	fail "patch 1 not sent: $(ctl patch 1 | head -3) $(ctl jobs | tail -3)"
 wait_for 20 sh -c "ls '$T/spool' | grep -q 'kfix-1-v1@'" || fail "no upstream mail: $(ls "$T/spool")"
-up=$(ls "$T"/spool/*kfix-1-v1@*)
+up=$(ls "$T"/spool/*kfix-1-v1@*.eml)
 python3 - "$up" <<'PY' || fail "upstream mail headers: $(grep -E '^(To|Cc|In-Reply-To|References):' -A3 "$up")"
 import email, sys
 m = email.message_from_file(open(sys.argv[1]))
@@ -170,8 +170,8 @@ for p in 2:'no longer lists the bug as open' 3:'a fix for the bug is already in 
 	4:"another patch for the bug was posted ([PATCH] net: fix it too, dev1@example.org)"; do
 	reason=$(q "SELECT detail FROM events WHERE kind = 'publish.held' AND bug_id = ${p%%:*}")
 	echo "$reason" | grep -qF "${p#*:}" || fail "hold reason of ${p%%:*}: $reason"
-	wait_for 20 sh -c "grep -q '^Message-ID: <kfix-${p%%:*}-v1-held@' '$T'/spool/*" || fail "no note for ${p%%:*}"
-	note=$(grep -l "^Message-ID: <kfix-${p%%:*}-v1-held@" "$T"/spool/*)
+	wait_for 20 sh -c "grep -q '^Message-ID: <kfix-${p%%:*}-v1-held@' '$T'/spool/*.eml" || fail "no note for ${p%%:*}"
+	note=$(grep -l "^Message-ID: <kfix-${p%%:*}-v1-held@" "$T"/spool/*.eml)
 	grep -q "^In-Reply-To: <kfix-${p%%:*}-v1-rfc@kfix.example.org>" "$note" || fail "note not threaded"
 	grep -q "^To: moderation@example.org" "$note" || fail "note recipient"
 	grep -qF "${p#*:}" "$note" || fail "note text: $(cat "$note")"

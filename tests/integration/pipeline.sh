@@ -225,12 +225,12 @@ cat > "$J/outcome.json" <<'O'
  "llm": {"model": "m", "calls": 7, "failures": 0, "retries": 0, "tokens_in": 700, "tokens_out": 140, "cost": 0.5},
  "builds": 2, "runs": 2}
 O
-wait_for 30 sh -c "ls '$T'/spool/*rfc* 2>/dev/null | grep -q ." || fail "no moderation mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
+wait_for 30 sh -c "ls '$T'/spool/*rfc*.eml 2>/dev/null | grep -q ." || fail "no moderation mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
 [ "$(sqlite3 "$db" "SELECT state FROM jobs WHERE id = 100")" = done ] || fail "repair job: $(ctl job 100)"
 [ "$(sqlite3 "$db" "SELECT json_extract(result, '\$.llm.calls') || ' ' || json_extract(result, '\$.patch') FROM jobs WHERE id = 100")" = "7 2" ] ||
 	fail "result: $(sqlite3 "$db" "SELECT result FROM jobs WHERE id = 100")"
 ctl bug "$rb" | grep -q "State: *awaiting-approval" || fail "bug: $(ctl bug "$rb")"
-mail=$(ls "$T"/spool/*rfc*)
+mail=$(ls "$T"/spool/*rfc*.eml)
 grep -q "^Subject: \[PATCH RFC\] ipc/msg: fix it" "$mail" || fail "subject: $(grep ^Subject "$mail")"
 grep -q "crashed 3 of 3: KASAN: use-after-free Read in ksys_msgctl" "$mail" || fail "base row"
 grep -q "survived 5 of 5" "$mail" || fail "patched row"
@@ -242,7 +242,7 @@ ctl retry 100 >/dev/null
 wait_for 30 sh -c "[ \"\$(sqlite3 '$db' \"SELECT state || attempts FROM jobs WHERE id = 100\")\" = done1 ]" ||
 	fail "rerun: $(ctl job 100)"
 sleep 1.5
-[ "$(sqlite3 "$db" "SELECT count(*) FROM patches WHERE bug_id = $rb") $(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE bug_id = $rb AND kind = 'publish'") $(ls "$T"/spool/*rfc* | wc -l)" = "1 1 1" ] ||
+[ "$(sqlite3 "$db" "SELECT count(*) FROM patches WHERE bug_id = $rb") $(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE bug_id = $rb AND kind = 'publish'") $(ls "$T"/spool/*rfc*.eml | wc -l)" = "1 1 1" ] ||
 	fail "a rerun added a patch, publish job or mail"
 ok "resumed repair: one patch, one mail"
 

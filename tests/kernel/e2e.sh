@@ -39,7 +39,10 @@ if [ "$(cat "$G.stamp" 2>/dev/null)" != "$(cat "$KT_TOP/stamp")" ] || [ ! -d "$G
 	rm -rf "$G"
 	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" init -q -b master || kt_fail "git init"
 	printf '.kfix*\n' > "$G/info/exclude"
-	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" add -A || kt_fail "git add"
+	# -f: Debian's top-level .gitignore ignores everything
+	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" add -A -f . || kt_fail "git add"
+	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" rm -r -q --cached --ignore-unmatch '.kfix*' ||
+		kt_fail "git rm"
 	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" -c user.name=kfix-test -c user.email=test@kfix.invalid \
 		commit -q -m "Linux 6.1 (Debian) with the kfix test scenarios" || kt_fail "git commit"
 	cp "$KT_TOP/stamp" "$G.stamp"
@@ -54,11 +57,11 @@ export LOCALVERSION=
 BASE=$(git --git-dir="$G" rev-parse HEAD)
 git clone -q --bare --shared "$G" "$T/remote.git" || kt_fail "remote"
 
-# the dashboard
+# the dashboard (the bug links no config: the tree's is used, whose
+# build folder the kernel cache holds)
 D=$T/dash
 mkdir -p "$D"
 cp "$S/repro.c" "$D/text-ReproC-e2e1"
-cp "$KT_CONFIG" "$D/text-KernelConfig-e2e2"
 cp "$S/report.txt" "$D/text-CrashReport-e2e3"
 cat > "$D/list-1.json" <<J
 {"version": 1, "Bugs": [{"title": "KASAN: use-after-free Read in ksys_msgctl",
@@ -70,7 +73,7 @@ cat > "$D/bug-$EXTID.json" <<J
  "fix-commits": [], "discussions": [],
  "crashes": [{"title": "KASAN: use-after-free Read in ksys_msgctl",
    "syz-reproducer": "", "c-reproducer": "/text?tag=ReproC&amp;x=e2e1", "repro-opts": "{}",
-   "kernel-config": "/text?tag=KernelConfig&amp;x=e2e2",
+   "kernel-config": "",
    "kernel-source-git": "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git",
    "kernel-source-commit": "$BASE", "syzkaller-git": "", "syzkaller-commit": "",
    "crash-report-link": "/text?tag=CrashReport&amp;x=e2e3"}]}
@@ -172,7 +175,7 @@ start_kfixd
 phase=moderation
 for i in $(seq 2400); do
 	state=$(db "SELECT state FROM bugs WHERE source_id = '$EXTID'")
-	running=$(db "SELECT kind FROM jobs WHERE state = 'running'" | sort | tr '\n' ,)
+	running=$(db "SELECT kind FROM jobs WHERE state = 'running'" | grep . | sort | tr '\n' ,)
 	case "$state" in
 	not-reproducible|gave-up|already-fixed|rejected) break ;;
 	esac

@@ -203,11 +203,11 @@ db.execute("INSERT INTO events (ts, bug_id, job_id, kind, detail) VALUES (?, 1, 
 db.commit()
 PY
 for i in $(seq 900); do
-	[ -n "$(ls "$T"/spool/*retest* 2>/dev/null)" ] && break
+	[ -n "$(ls "$T"/spool/*retest*.eml 2>/dev/null)" ] && break
 	kill -0 "$KFIXD_PID" 2>/dev/null || break
 	sleep 1
 done
-reply=$(ls "$T"/spool/*retest* 2>/dev/null | head -1)
+reply=$(ls "$T"/spool/*retest*.eml 2>/dev/null | head -1)
 [ -n "$reply" ] || { tail -20 "$T/kfixd.log" >&2; kt_fail "no retest reply"; }
 python3 - "$T/state/kfix.db" "$reply" <<'PY' || kt_fail "retest"
 import email, json, sqlite3, sys
