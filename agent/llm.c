@@ -514,7 +514,9 @@ static char *first_difference(const json_t *want, const json_t *got)
 
 /* Kernel runs differ in addresses, timestamps and pids from one run to
  * the next, and prompts quote them: requests are compared with numbers
- * and long hex words masked, so only a change of substance diverges. */
+ * and long hex words masked, and runs of spaces as one (the console pads
+ * "[    7.36]" and "[   12.04]" differently), so only a change of
+ * substance diverges. */
 static char *normalised(const json_t *j)
 {
 	_cleanup_free_ char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
@@ -540,7 +542,9 @@ static char *normalised(const json_t *j)
 			memcpy(o, p, n);
 			o += n;
 			p += n;
-		} else
+		} else if (*p == ' ' && o > out && o[-1] == ' ')
+			p++;
+		else
 			*o++ = *p++;
 	}
 	*o = '\0';
