@@ -492,10 +492,13 @@ void llm_set_observer(struct llm *l, llm_observer_fn fn, void *ud)
 	l->observer_ud = ud;
 }
 
+static char *normalised(const json_t *j);
+
+/* Where the requests differ as compared (numbers masked). */
 static char *first_difference(const json_t *want, const json_t *got)
 {
-	_cleanup_free_ char *a = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
-	_cleanup_free_ char *b = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+	_cleanup_free_ char *a = normalised(want);
+	_cleanup_free_ char *b = normalised(got);
 	size_t i = 0;
 
 	if (!a || !b)

@@ -167,8 +167,35 @@ int ctl_bugs(struct ctl *c, int argc, char **argv)
 	return 0;
 }
 
+/* What the bug's jobs spent on the model (their results' "llm"). */
+static json_t *bug_llm_usage(struct store *s, int64_t bug)
+{
+	struct store_job **jobs = NULL;
+	json_int_t calls = 0, tin = 0, tout = 0;
+	double cost = 0;
+	size_t n = 0;
+
+	if (store_job_list(s, NULL, bug, 0, &jobs, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_json_ json_t *r = jobs[i]->result ? json_loads(jobs[i]->result, 0, NULL) : NULL;
+		json_t *l = r ? json_object_get(r, "llm") : NULL;
+
+		if (!json_is_object(l))
+			continue;
+		calls += json_get_int(l, "calls", 0);
+		tin += json_get_int(l, "tokens_in", 0);
+		tout += json_get_int(l, "tokens_out", 0);
+		cost += json_number_value(json_object_get(l, "cost"));
+	}
+	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	return json_pack("{s:I, s:I, s:I, s:f}", "calls", calls, "tokens_in", tin,
+			 "tokens_out", tout, "cost", cost);
+}
+
 int ctl_bug(struct ctl *c, int argc, char **argv)
 {
+	_cleanup_json_ json_t *usage = NULL;
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 	struct store_event **ev = NULL;
 	struct store *s;
@@ -190,8 +217,14 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 		ctl_err("bug %lld: %s", (long long)id, r == -ENOENT ? "no such bug" : store_errmsg(s));
 		return 1;
 	}
-	if (c->json)
-		return ctl_print_json(bug_json(b));
+	usage = bug_llm_usage(s, id);
+	if (c->json) {
+		json_t *j = bug_json(b);
+
+		if (j && usage)
+			json_object_set(j, "llm", usage);
+		return ctl_print_json(j);
+	}
 	printf("%-14s %lld\n", "Bug:", (long long)b->id);
 	ctl_print_escaped("Title:", b->title);
 	printf("%-14s %s\n", "State:", b->state);
@@ -203,6 +236,12 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 	ctl_print_escaped("C repro:", b->repro_c);
 	printf("%-14s %s\n", "Created:", ctl_time(b->created, t, sizeof(t)));
 	printf("%-14s %s\n", "Updated:", ctl_time(b->updated, t, sizeof(t)));
+	if (usage && json_get_int(usage, "calls", 0) > 0)
+		printf("%-14s %lld calls, %lld+%lld tokens, cost %.4f\n", "Model:",
+		       (long long)json_get_int(usage, "calls", 0),
+		       (long long)json_get_int(usage, "tokens_in", 0),
+		       (long long)json_get_int(usage, "tokens_out", 0),
+		       json_number_value(json_object_get(usage, "cost")));
 	if (store_event_list(s, id, 0, 200, &ev, &n) >= 0 && n > 0) {
 		printf("History:\n");
 		for (size_t i = 0; i < n; i++) {

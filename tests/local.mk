@@ -46,4 +46,5 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/no
 # tools or with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
 TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh
 EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh \
-	tests/kernel/scenarios/msg-uaf/pipeline-cassette.jsonl
+	tests/kernel/scenarios/msg-uaf/pipeline-cassette.jsonl \
+	tests/kernel/scenarios/msg-uaf/e2e-cassette.jsonl tests/kernel/msg-uaf-script.py

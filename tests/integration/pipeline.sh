@@ -244,6 +244,11 @@ wait_for 30 sh -c "[ \"\$(sqlite3 '$db' \"SELECT state || attempts FROM jobs WHE
 sleep 1.5
 [ "$(sqlite3 "$db" "SELECT count(*) FROM patches WHERE bug_id = $rb") $(sqlite3 "$db" "SELECT count(*) FROM jobs WHERE bug_id = $rb AND kind = 'publish'") $(ls "$T"/spool/*rfc*.eml | wc -l)" = "1 1 1" ] ||
 	fail "a rerun added a patch, publish job or mail"
+# what the bug's jobs spent on the model (from the repair job's result)
+ctl bug "$rb" | grep -q "^Model: *7 calls, 700+140 tokens, cost 0.5000" ||
+	fail "the bug's model usage: $(ctl bug "$rb" | grep Model)"
+[ "$(ctl --json bug "$rb" | python3 -c 'import json,sys; print(json.load(sys.stdin)["llm"]["tokens_in"])')" = 700 ] ||
+	fail "the bug's model usage in JSON"
 ok "resumed repair: one patch, one mail"
 
 # a url tree: fetched into its mirror, the worktree checked out at the

@@ -88,6 +88,30 @@ for i in $(seq 100); do [ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] && break;
 [ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] || kt_fail "dashboard or SMTP server did not start"
 HTTP_PORT=$(kt_free_port)
 
+# The model: replayed from the cassette this test records with the
+# scripted model (KFIX_RECORD_CASSETTE=1: then without kills, since a
+# repair run again after a kill would find the script moved on).
+RECORD=no
+LLM_SECTION="[llm \"replayed\"]
+	url = http://127.0.0.1:9/v1
+	model = scripted-msg-uaf
+	replay = $S/e2e-cassette.jsonl"
+if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
+	python3 "$kt_here/msg-uaf-script.py" "$S" > "$T/script.json" || kt_fail "script"
+	python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log "$T/llm.log" \
+		--port-file "$T/llm.port" &
+	KT_PIDS+=($!)
+	for i in $(seq 100); do [ -s "$T/llm.port" ] && break; sleep 0.1; done
+	[ -s "$T/llm.port" ] || kt_fail "scripted model did not start"
+	LLM_SECTION="[llm \"replayed\"]
+	url = http://127.0.0.1:$(cat "$T/llm.port")/v1
+	model = scripted-msg-uaf
+	retries = 1
+	backoff = 100ms"
+	RECORD=yes
+	KFIX_E2E_KILLS=0
+fi
+
 cat >> "$T/kfix.conf" <<CFG
 [kfix]
 	log-level = debug
@@ -118,10 +142,7 @@ cat >> "$T/kfix.conf" <<CFG
 	push-remote = ssh://$(id -un)@127.0.0.1:$SSHD_PORT$T/remote.git
 	push-ssh-key = $T/id
 	push-known-hosts = $T/known_hosts
-[llm "replayed"]
-	url = http://127.0.0.1:9/v1
-	model = scripted-msg-uaf
-	replay = $S/pipeline-cassette.jsonl
+$LLM_SECTION
 [agent]
 	llm = replayed
 	prompts-dir = $top_srcdir/agent/prompts
@@ -129,6 +150,7 @@ cat >> "$T/kfix.conf" <<CFG
 	validate-runs = 2
 	locations = 2
 	minimise = false
+	record = $RECORD
 CFG
 "$KFIXD" -c "$T/kfix.conf" --check-config || kt_fail "config"
 
@@ -278,6 +300,11 @@ for t in "new -> reproducing" "reproducing -> repairing" "repairing -> validated
 	[ "$(echo "$transitions" | grep -cx "$t")" = 1 ] || kt_fail "transition '$t' not exactly once: $transitions"
 done
 [ "$KILLS" -ge "$MAX_KILLS" ] || kt_fail "only $KILLS kill points were reached (wanted $MAX_KILLS)"
+if [ "$RECORD" = yes ]; then
+	cp "$T/state/jobs/$(db "SELECT id FROM jobs WHERE kind = 'repair'")/cassette.jsonl" "$S/e2e-cassette.jsonl" ||
+		kt_fail "keeping the cassette"
+	kt_log "recorded $S/e2e-cassette.jsonl"
+fi
 kt_no_leaks
 kt_log "PASS in $(( $(date +%s) - started ))s with $KILLS kill -9 of kfixd"
 echo PASS
