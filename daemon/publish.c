@@ -23,6 +23,7 @@
 #define PUBLISH_FETCH_TIMEOUT (30ULL * 60 * 1000000)
 #define PUBLISH_PUSH_TIMEOUT (10ULL * 60 * 1000000)
 #define NOTES_REF "refs/notes/kfix"
+#define NOTE_MAX (256u * 1024)
 
 struct pub {
 	struct job_ctx *ctx;
@@ -198,13 +199,27 @@ static int pub_load(struct pub *p, int64_t patch_id)
 	return 0;
 }
 
+/* The note on the branch's commit: the whole explanation the repair
+ * wrote (root cause, evidence, patch type, reproduction table, what was
+ * not tested) when its file is still there, else the stored summary. */
+static char *note_text(const struct store_patch *patch)
+{
+	_cleanup_json_ json_t *ev = patch->evidence ? json_loads(patch->evidence, 0, NULL) : NULL;
+	const char *file = ev ? json_get_str(ev, "explanation_file") : NULL;
+	char *text = NULL;
+
+	if (file && read_file_bounded(file, NOTE_MAX, &text, NULL) >= 0)
+		return text;
+	return patch->explanation ? strdup(patch->explanation) : NULL;
+}
+
 /* The commit, its branch and note.  Deterministic (signature time is the
  * patch's creation time), so a retried job makes the very same commit. */
 static int pub_commit(struct pub *p)
 {
 	struct tree_signature sig = { .name = p->name, .email = p->email,
 				      .time = p->patch->created };
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *note = NULL;
 	char base[TREE_OID_HEX];
 	int r;
 
@@ -229,8 +244,8 @@ static int pub_commit(struct pub *p)
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, r, "branch %s exists with another commit", p->branch);
 	}
-	if (r >= 0 && p->patch->explanation)
-		r = tree_note_add(p->tree, NOTES_REF, p->oid, p->patch->explanation, &sig);
+	if (r >= 0 && (note = note_text(p->patch)))
+		r = tree_note_add(p->tree, NOTES_REF, p->oid, note, &sig);
 	if (r < 0)
 		return job_fail(p->ctx, r, "commit: %s", tree_error(p->tree));
 	return 0;
