@@ -185,6 +185,14 @@ maybe_kill() { # KEY WHY: once per key, while kills are left
 	killed[$1]=1
 	kill9_kfixd "$2"
 }
+# at a moment the test itself chooses (the daemon at rest, or a delivery
+# just recorded), then a pause in which anything redone would show
+force_kill() { # KEY WHY
+	[ "$MAX_KILLS" -gt 0 ] && [ -z "${killed[$1]:-}" ] || return 0
+	killed[$1]=1
+	kill9_kfixd "$2"
+	sleep 3
+}
 
 sent() { db "SELECT count(*) FROM outbox WHERE kind = '$1' AND state = 'sent'"; }
 # just before a delivery (queued, not yet done) and just after it (recorded)
@@ -218,6 +226,7 @@ for i in $(seq 2400); do
 	sleep 0.5
 done
 [ "$phase" = approval ] || { tail -40 "$T/kfixd.log" >&2; kt_fail "no moderation mail (bug ${state:-none})"; }
+force_kill after-moderation "the push and the moderation mail are recorded as delivered"
 
 # the branch and its note on the remote, the commit on the base
 c=$(git --git-dir="$T/remote.git" rev-parse refs/heads/kfix/1/v1) || kt_fail "no branch on the remote"
@@ -253,6 +262,7 @@ git -C "$T/am" diff --quiet "$c" -- ipc/msg.c || kt_fail "git am gave another tr
 kt_log "moderation mail checked (applies with git am)"
 
 # "#kfix upstream" from the moderator, delivered by the MTA to the webhook
+force_kill before-approval "awaiting approval, nothing running"
 ts=$(date +%s)
 printf 'From: Mod Erator <mod@example.org>\r\nTo: moderation@example.org\r\nSubject: Re: [PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()\r\nMessage-ID: <approve-1@example.org>\r\nIn-Reply-To: <kfix-1-v1-rfc@kfix.example.org>\r\n\r\nLooks right.\r\n\r\n#kfix upstream\r\n' > "$T/approve.eml"
 post() {
@@ -270,6 +280,8 @@ for i in $(seq 600); do
 	sleep 0.5
 done
 [ "$(mails)" -ge 2 ] || { tail -30 "$T/kfixd.log" >&2; kt_fail "no upstream mail"; }
+for i in $(seq 40); do [ "$(sent mail)" -ge 2 ] && break; sleep 0.5; done
+force_kill after-upstream "the upstream mail is recorded as delivered"
 sleep 3 # anything sent twice would show now
 up=$(grep -l '^Subject: \[PATCH\]' "$T"/smtp/msg-*.eml | head -1)
 [ -n "$up" ] || kt_fail "no [PATCH] mail"
