@@ -1,6 +1,6 @@
 noinst_LIBRARIES += common/libcommon.a
 common_libcommon_a_SOURCES = \
-	common/macro.h \
+	common/clock.h common/macro.h \
 	common/buf.c common/buf.h \
 	common/conf.c common/conf.h common/conf-schema.c \
 	common/fileio.c common/fileio.h \

@@ -219,3 +219,15 @@ int error_set(char **ret_error, int r, const char *fmt, ...)
 	}
 	return r;
 }
+
+bool strdup_each(char **dst[], const char *const src[], size_t n)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		*dst[i] = strdup_safe(src[i]);
+		if (src[i] && !*dst[i])
+			ok = false;
+	}
+	return ok;
+}

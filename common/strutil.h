@@ -40,6 +40,9 @@ int parse_size(const char *s, uint64_t *ret_bytes);
 int parse_bool(const char *s, bool *ret);
 
 char *strdup_safe(const char *s); /* NULL stays NULL */
+/* *dst[i] = strdup_safe(src[i]) for each i; false when any copy failed
+ * (the ones made stay set, for the caller's cleanup to free). */
+bool strdup_each(char **dst[], const char *const src[], size_t n);
 
 /* Formats a message into *ret_error (when ret_error is not NULL; left NULL
  * on ENOMEM) and returns r, so that "return error_set(ret_error, -EINVAL,

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "agent/llm.h"
 #include "agent/repair.h"
 #include "agent/toolstack.h"
@@ -25,20 +26,12 @@ struct repair_args {
 	const char *record, *replay, *out, *syzbot;
 };
 
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void progress(void *ud, const char *step, const char *msg)
 {
 	uint64_t *t0 = ud;
 	_cleanup_free_ char *esc = str_escape(msg, strlen(msg), 300);
 
-	fprintf(stderr, "[%7.1fs] %-10s %s\n", (double)(mono_usec() - *t0) / 1e6, step, esc ?: "");
+	fprintf(stderr, "[%7.1fs] %-10s %s\n", (double)(clock_mono_usec() - *t0) / 1e6, step, esc ?: "");
 }
 
 static int parse(int argc, char **argv, struct repair_args *a)
@@ -159,7 +152,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	struct config *cfg = NULL;
 	struct repair_params p;
 	struct toolstack_opts to = {};
-	uint64_t t0 = mono_usec();
+	uint64_t t0 = clock_mono_usec();
 	size_t rlen = 0;
 	int r;
 

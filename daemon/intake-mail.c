@@ -62,22 +62,10 @@ void intake_mail_free(struct intake_mail *im)
 	free(im);
 }
 
-static bool dup_all(char **dst[], const char *const src[], size_t n)
-{
-	bool ok = true;
-
-	for (size_t i = 0; i < n; i++) {
-		*dst[i] = src[i] ? strdup(src[i]) : NULL;
-		if (src[i] && !*dst[i])
-			ok = false;
-	}
-	return ok;
-}
-
 static int report_fill(struct intake_mail *im, const struct mail_syzbot *sz)
 {
 	im->bug.source = (char *)"syzbot";
-	return dup_all((char **[]){ &im->bug.source_id, &im->bug.title, &im->bug.tree,
+	return strdup_each((char **[]){ &im->bug.source_id, &im->bug.title, &im->bug.tree,
 				    &im->bug.base_commit, &im->bug.report, &im->bug.repro_c,
 				    &im->bug.repro_syz, &im->bug.kernel_config },
 		       (const char *const[]){ sz->extid, sz->title, sz->git_tree,
@@ -94,7 +82,7 @@ static int test_result_fill(struct intake_mail *im, const struct mail *m,
 	char *const *refs = mail_references(m);
 
 	im->test = sz->test;
-	if (!dup_all((char **[]){ &im->in_reply_to, &im->test_title, &im->extid },
+	if (!strdup_each((char **[]){ &im->in_reply_to, &im->test_title, &im->extid },
 		     (const char *const[]){ mail_in_reply_to(m), sz->title, sz->extid }, 3))
 		return -ENOMEM;
 	for (size_t i = strv_len(refs); i > 0 && i + 16 > strv_len(refs); i--)
@@ -153,7 +141,7 @@ static int command_fill(struct intake_mail *im, const struct mail *m,
 {
 	int v;
 
-	if (!dup_all((char **[]){ &im->command, &im->extid, &im->author_display,
+	if (!strdup_each((char **[]){ &im->command, &im->extid, &im->author_display,
 				  &im->in_reply_to },
 		     (const char *const[]){ word, sz ? sz->extid : NULL, mail_from_display(m),
 					    mail_in_reply_to(m) }, 4))
@@ -177,7 +165,7 @@ int intake_mail_new(const struct mail *m, struct intake_mail **ret)
 
 	if (!im)
 		return -ENOMEM;
-	if (!dup_all((char **[]){ &im->message_id, &im->from, &im->subject },
+	if (!strdup_each((char **[]){ &im->message_id, &im->from, &im->subject },
 		     (const char *const[]){ mail_message_id(m), mail_from(m), mail_subject(m) }, 3))
 		return -ENOMEM;
 	cmds = mail_commands(m, &n);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/conf.h"
 #include "common/log.h"
 #include "common/strutil.h"
@@ -26,14 +27,6 @@
 
 #define INTAKE_MAX_PENDING 4096
 #define INTAKE_BATCH 512
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 struct intake_item {
 	struct intake_item *next;
@@ -78,18 +71,6 @@ static void item_free(struct intake_item *it)
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
 
-static bool dup_all(char **dst[], const char *const src[], size_t n)
-{
-	bool ok = true;
-
-	for (size_t i = 0; i < n; i++) {
-		*dst[i] = src[i] ? strdup(src[i]) : NULL;
-		if (src[i] && !*dst[i])
-			ok = false;
-	}
-	return ok;
-}
-
 /* Commands from a forge are taken only from the hook's allow-users. */
 static bool author_allowed(struct front *f, const char *hook, const char *author)
 {
@@ -115,7 +96,7 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 	memcpy(it->in.payload, d->body, d->len);
 	it->in.payload[d->len] = '\0';
 	it->in.payload_len = d->len;
-	if (!dup_all((char **[]){ &it->in.key, &it->in.type, &it->in.hook,
+	if (!strdup_each((char **[]){ &it->in.key, &it->in.type, &it->in.hook,
 				  &it->in.provider, &it->in.event, &it->in.state },
 		     (const char *const[]){ d->key, d->type, d->hook, d->provider,
 					    d->event, state },
@@ -125,7 +106,7 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 		const struct syzbot_crash *c = syzbot_bug_pick_crash(d->bug, false);
 
 		it->bug.source = (char *)"syzbot";
-		if (!dup_all((char **[]){ &it->bug.source_id, &it->bug.title, &it->bug.tree,
+		if (!strdup_each((char **[]){ &it->bug.source_id, &it->bug.title, &it->bug.tree,
 					  &it->bug.base_commit, &it->bug.report,
 					  &it->bug.repro_c, &it->bug.repro_syz,
 					  &it->bug.kernel_config },
@@ -142,7 +123,7 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 	if (d->mail && intake_mail_new(d->mail, &it->mail) < 0)
 		return -ENOMEM;
 	if (ev) {
-		if (!dup_all((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
+		if (!strdup_each((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
 			     (const char *const[]){ ev->command, ev->author, ev->repo, ev->branch },
 			     4))
 			return -ENOMEM;
@@ -262,7 +243,7 @@ static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
 	f->n_pending -= n;
 	if (!f->pending)
 		f->pending_tail = &f->pending;
-	t0 = now_usec();
+	t0 = clock_mono_usec();
 	r = store_begin(f->store);
 	n = 0;
 	for (it = batch; it && r >= 0; it = it->next, n++) {
@@ -276,17 +257,17 @@ static int on_flush(sd_event_source *s, uint64_t usec, void *userdata)
 		else
 			store_rollback(f->store);
 	}
-	t1 = now_usec();
+	t1 = clock_mono_usec();
 	if (r >= 0)
 		r = store_commit(f->store);
 	if (r < 0)
 		log_warning("intake: cannot commit %zu deliveries: %s", n, store_errmsg(f->store));
 	else
 		log_debug("intake: %zu deliveries stored in %lluus, committed in %lluus", n,
-			  (unsigned long long)(t1 - t0), (unsigned long long)(now_usec() - t1));
+			  (unsigned long long)(t1 - t0), (unsigned long long)(clock_mono_usec() - t1));
 	metrics_observe(f->metrics, "kfix_webhook_commit_seconds",
 			"Time to store and commit one batch of deliveries.", NULL,
-			(double)(now_usec() - t0) / 1e6);
+			(double)(clock_mono_usec() - t0) / 1e6);
 	metrics_counter_add(f->metrics, "kfix_webhook_batches_total",
 			    "Group commits of webhook deliveries.", NULL, 1);
 	n = 0;

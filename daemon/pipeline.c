@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "agent/toolstack.h"
 #include "common/conf.h"
 #include "common/fileio.h"
@@ -193,10 +194,7 @@ static int w_apply(void *ud, const json_t *edits, char **ret_diff, char **ret_er
 
 static double mono_seconds(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)clock_mono_usec() / 1e6;
 }
 
 /* The metrics' outcome of one call of the toolstack's run. */
@@ -207,6 +205,13 @@ static const char *run_outcome_name(int r, const struct repair_outcome *o)
 	if (o->crashed > 0)
 		return "crashed";
 	return o->survived > 0 ? "no-crash" : "infra-error";
+}
+
+/* A VM run for /metrics; none was made when nothing can run one. */
+static void count_vm_run(struct pipeline *p, int r, const struct repair_outcome *o, double t0)
+{
+	if (r != -ENOSYS)
+		(void)stats_vm_run(p->ctx->store, run_outcome_name(r, o), mono_seconds() - t0);
 }
 
 static int w_build(void *ud, const char *diff, char **ret_log)
@@ -267,8 +272,7 @@ static int w_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	r = p->inner->run(p->inner->ud, runs, ret);
 	slot_release(s);
 	p->runs++;
-	if (r != -ENOSYS)
-		(void)stats_vm_run(p->ctx->store, run_outcome_name(r, ret), mono_seconds() - t0);
+	count_vm_run(p, r, ret, t0);
 	return r;
 }
 
@@ -289,7 +293,7 @@ static int w_probe(void *ud, const char *diff, struct repair_outcome *ret)
 
 		r = p->inner->probe(p->inner->ud, diff, ret);
 		slot_release(v);
-		(void)stats_vm_run(p->ctx->store, run_outcome_name(r, ret), mono_seconds() - t0);
+		count_vm_run(p, r, ret, t0);
 	}
 	slot_release(b);
 	return r;

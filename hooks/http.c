@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "auth.h"
 #include "common/buf.h"
 #include "common/log.h"
@@ -65,14 +66,6 @@ struct http_request {
 	uint64_t start_usec;
 	struct http_request *prev, *next; /* in srv->suspended */
 };
-
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 int http_server_new(sd_event *event, const struct http_limits *limits,
 		    struct metrics *metrics, struct http_server **ret)
@@ -320,7 +313,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		snprintf(labels, sizeof(labels), "route=\"%s\"", http_request_route(r));
 		metrics_observe(s->metrics, "kfix_http_request_duration_seconds",
 				"Time from request start to the end of the answer.",
-				labels, (double)(mono_usec() - r->start_usec) / 1e6);
+				labels, (double)(clock_mono_usec() - r->start_usec) / 1e6);
 	}
 	*con_cls = NULL;
 	request_free(r);
@@ -410,7 +403,7 @@ static struct http_request *request_new(struct listener *l,
 		return NULL;
 	r->l = l;
 	r->conn = c;
-	r->start_usec = mono_usec();
+	r->start_usec = clock_mono_usec();
 	r->body = BUF_INIT(l->srv->limits.max_body);
 	r->method = strdup(method);
 	r->path = strdup(url);

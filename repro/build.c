@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "build.h"
 #include "common/buf.h"
 #include "common/conf.h"
@@ -31,14 +32,6 @@ static const char *const required_options[] = {
 	"CONFIG_BLK_DEV_INITRD", "CONFIG_SERIAL_8250_CONSOLE", "CONFIG_NET",
 	"CONFIG_INET", "CONFIG_VIRTIO_NET", "CONFIG_VIRTIO_PCI", "CONFIG_PRINTK",
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 const char *build_status_to_string(enum build_status s)
 {
@@ -640,7 +633,7 @@ static int build_common(const struct build_opts *o, char *const *targets,
 	_cleanup_(build_result_free) struct build_result res = { 0 };
 	_cleanup_(unlockp) int slot_lock = -1, src_lock = -1;
 	_cleanup_free_ char *srclock = NULL, *revert_msg = NULL;
-	uint64_t start = now_usec();
+	uint64_t start = clock_mono_usec();
 	int r, r2;
 
 	r = objdir_path(o, &res.objdir);
@@ -686,7 +679,7 @@ static int build_common(const struct build_opts *o, char *const *targets,
 			set_message(&res, BUILD_FAILED, "make succeeded but %s is missing",
 				    res.bzimage);
 	}
-	res.usec = now_usec() - start;
+	res.usec = clock_mono_usec() - start;
 	*ret = res;
 	res = (struct build_result){ 0 };
 	return 0;

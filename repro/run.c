@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/proc.h"
@@ -24,14 +25,6 @@
 #define SETTLE_USEC (1500 * 1000ULL)
 /* A guest that dropped SSH has this long to finish its panic and stop. */
 #define PANIC_WAIT_USEC (20 * 1000000ULL)
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 const char *run_outcome_to_string(enum run_outcome o)
 {
@@ -223,7 +216,7 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 		lost = x.lost || x.exit_status != 0;
 		vm_exec_result_free(&x);
 	}
-	start = now_usec();
+	start = clock_mono_usec();
 	if (!lost) {
 		r = guest_command(o, timeout, &cmd);
 		if (r < 0)
@@ -234,10 +227,10 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 		lost = x.lost || x.timed_out;
 		vm_exec_result_free(&x);
 	}
-	res->run_usec = now_usec() - start;
+	res->run_usec = clock_mono_usec() - start;
 	if (lost) {
-		deadline = now_usec() + PANIC_WAIT_USEC;
-		while (!o->backend->exited(vm) && now_usec() < deadline)
+		deadline = clock_mono_usec() + PANIC_WAIT_USEC;
+		while (!o->backend->exited(vm) && clock_mono_usec() < deadline)
 			usleep(200 * 1000);
 	} else
 		usleep(SETTLE_USEC);
@@ -260,7 +253,7 @@ int run_once(const struct run_opts *o, struct run_result *ret)
 	_cleanup_free_ char *msg = NULL;
 	struct vm *vm = NULL;
 	enum vm_failure failure = VM_OK;
-	uint64_t start = now_usec();
+	uint64_t start = clock_mono_usec();
 	int r;
 
 	r = guest_files_load(o, &g);
@@ -278,7 +271,7 @@ int run_once(const struct run_opts *o, struct run_result *ret)
 		res = (struct run_result){ 0 };
 		return 0;
 	}
-	res.boot_usec = now_usec() - start;
+	res.boot_usec = clock_mono_usec() - start;
 	r = run_in_vm(o, vm, &g, &res);
 	vm_stopp(o, &vm);
 	if (r < 0)

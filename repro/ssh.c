@@ -14,6 +14,7 @@
 
 #include <libssh2.h>
 
+#include "common/clock.h"
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
@@ -36,14 +37,6 @@ static pthread_once_t ssh_once = PTHREAD_ONCE_INIT;
 static void ssh_global_init(void)
 {
 	libssh2_init(0);
-}
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void set_msg(char **ret_msg, const struct ssh_target *t, const char *what)
@@ -328,7 +321,7 @@ int ssh_exec(struct ssh *s, const char *cmd, const void *in, size_t in_len,
 {
 	_cleanup_(channel_freep) LIBSSH2_CHANNEL *c = NULL;
 	_cleanup_buf_ struct buf out = BUF_INIT(output_max ? output_max : 1024 * 1024);
-	uint64_t deadline = timeout_usec ? now_usec() + timeout_usec : UINT64_MAX;
+	uint64_t deadline = timeout_usec ? clock_mono_usec() + timeout_usec : UINT64_MAX;
 	struct ssh_exec_result res = { .exit_status = -1 };
 	char chunk[16384];
 
@@ -355,7 +348,7 @@ int ssh_exec(struct ssh *s, const char *cmd, const void *in, size_t in_len,
 			res.lost = true;
 			break;
 		}
-		if (now_usec() > deadline) {
+		if (clock_mono_usec() > deadline) {
 			res.timed_out = true;
 			break;
 		}
@@ -414,13 +407,13 @@ bool ssh_job_exited(struct ssh_job *j)
 
 int ssh_job_finish(struct ssh_job *j, uint64_t timeout_usec, int *ret_status)
 {
-	uint64_t deadline = now_usec() + timeout_usec;
+	uint64_t deadline = clock_mono_usec() + timeout_usec;
 	int status = -1;
 
 	if (!j)
 		return 0;
 	libssh2_channel_send_eof(j->channel);
-	while (!ssh_job_exited(j) && now_usec() < deadline)
+	while (!ssh_job_exited(j) && clock_mono_usec() < deadline)
 		usleep(50 * 1000);
 	if (j->exited) {
 		libssh2_session_set_timeout(j->ssh->session, 2000);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
 #include "repro/tree-internal.h"
@@ -204,14 +205,6 @@ struct push_state {
 	char rejected[512];
 };
 
-static uint64_t mono_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* Port of an ssh://host:port/ URL, -1 when absent (scp-like or default). */
 static int url_port(const char *url)
 {
@@ -378,7 +371,7 @@ static int push_progress_cb(unsigned current, unsigned total, size_t bytes,
 	(void)current;
 	(void)total;
 	(void)bytes;
-	if (s->deadline && mono_usec() > s->deadline) {
+	if (s->deadline && clock_mono_usec() > s->deadline) {
 		s->timed_out = true;
 		return -1;
 	}
@@ -410,7 +403,7 @@ int tree_push(struct tree *t, const char *url, const char *const *refspecs,
 		specs[arr.count] = (char *)refspecs[arr.count];
 	}
 	s.port = url_port(url);
-	s.deadline = timeout_usec ? mono_usec() + timeout_usec : 0;
+	s.deadline = timeout_usec ? clock_mono_usec() + timeout_usec : 0;
 	r = git_remote_create_anonymous(&remote, t->repo, url);
 	if (r < 0)
 		return tree_fail_git(t, r, "invalid remote URL");

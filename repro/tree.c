@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
 #include "repro/tree-internal.h"
@@ -284,17 +285,9 @@ struct fetch_state {
 	bool timed_out, cancelled;
 };
 
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 static int fetch_check_deadline(struct fetch_state *s)
 {
-	if (s->deadline && now_usec() > s->deadline) {
+	if (s->deadline && clock_mono_usec() > s->deadline) {
 		s->timed_out = true;
 		return -1;
 	}
@@ -351,7 +344,7 @@ int tree_fetch(struct tree *t, const char *refspec, uint64_t timeout_usec,
 	git_fetch_options opts = GIT_FETCH_OPTIONS_INIT;
 	struct fetch_state s = {
 		.tree = t,
-		.deadline = timeout_usec ? now_usec() + timeout_usec : 0,
+		.deadline = timeout_usec ? clock_mono_usec() + timeout_usec : 0,
 		.progress = progress,
 		.userdata = userdata,
 	};

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
@@ -28,14 +29,6 @@ struct vm {
 	char *dir; /* on the VM host */
 	int port;
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static void qemu_stop(struct vm *vm)
 {
@@ -235,7 +228,7 @@ static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **r
 	r = ssh_job_start(vm->host, cmd, &vm->job);
 	if (r < 0)
 		return asprintf(ret_msg, "cannot start qemu on the VM host") < 0 ? -ENOMEM : r;
-	deadline = now_usec() + o->boot_timeout_usec;
+	deadline = clock_mono_usec() + o->boot_timeout_usec;
 	for (;;) {
 		_cleanup_free_ char *msg = NULL;
 
@@ -252,7 +245,7 @@ static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **r
 			*ret_msg = TAKE_PTR(msg);
 			return r;
 		}
-		if (now_usec() > deadline) {
+		if (clock_mono_usec() > deadline) {
 			boot_failure(vm, false, ret_failure, ret_msg);
 			return -ETIMEDOUT;
 		}
