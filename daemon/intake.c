@@ -370,35 +370,81 @@ static int feed_bug(void *userdata, const struct feed_bug *fb)
 	return created ? 1 : 0;
 }
 
-/* A bug with fix commits is closed for kfix: recorded once, for the
- * pre-send check (publish.c). */
+/* Records once that a bug is closed on the dashboard, for the pre-send
+ * check (publish.c). */
+static void feed_closed(struct front *f, const char *feed, const struct store_bug *b,
+			const char *why)
+{
+	struct store_event **ev = NULL;
+	struct store_query q = { .state = "feed.closed", .bug_id = b->id, .limit = 1 };
+	_cleanup_free_ char *detail = NULL;
+	json_t *j;
+	size_t n = 0;
+	int r = store_event_query(f->store, &q, &ev, &n);
+
+	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	if (r < 0 || n > 0)
+		return;
+	j = json_pack("{s:s, s:s}", "feed", feed, "why", why);
+	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!detail || store_event_add(f->store, b->id, 0, "feed.closed", detail) < 0)
+		log_warning("feed %s: cannot record bug %lld as closed: %s", feed,
+			    (long long)b->id, store_errmsg(f->store));
+	else
+		log_info("feed %s: bug %lld (syzbot %s): %s", feed, (long long)b->id,
+			 b->source_id, why);
+}
+
 static void feed_fixed(void *userdata, const char *feed, const char *extid)
 {
 	struct front *f = userdata;
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
-	struct store_event **ev = NULL;
-	struct store_query q = { .state = "feed.closed", .limit = 1 };
-	_cleanup_free_ char *detail = NULL;
-	json_t *j;
-	size_t n = 0;
-	int r;
 
-	if (store_bug_find(f->store, "syzbot", extid, &b) < 0)
-		return;
-	q.bug_id = b->id;
-	r = store_event_query(f->store, &q, &ev, &n);
-	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
-	if (r < 0 || n > 0)
-		return;
-	j = json_pack("{s:s, s:s}", "feed", feed, "why", "fix commits");
-	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!detail || store_event_add(f->store, b->id, 0, "feed.closed", detail) < 0)
-		log_warning("feed %s: cannot record bug %lld as fixed: %s", feed,
-			    (long long)b->id, store_errmsg(f->store));
-	else
-		log_info("feed %s: bug %lld (syzbot %s) has fix commits", feed,
-			 (long long)b->id, extid);
+	if (store_bug_find(f->store, "syzbot", extid, &b) >= 0)
+		feed_closed(f, feed, b, "fix commits");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Only bugs this feed handed over count: a bug known from mail may be on
+ * another namespace's list. */
+static bool feed_handed_over(struct front *f, const char *feed, const char *extid)
+{
+	_cleanup_free_ char *key = NULL, *v = NULL;
+
+	if (asprintf(&key, "feed/%s/seen/%s", feed, extid) < 0)
+		return false;
+	return store_kv_get(f->store, key, &v) >= 0;
+}
+
+static void feed_listed(void *userdata, const char *feed, char *const *extids, size_t n)
+{
+	struct front *f = userdata;
+	struct store_query q = { .source = "syzbot", .limit = 500 };
+	struct store_bug **bugs;
+	size_t nb;
+
+	do {
+		bugs = NULL;
+		nb = 0;
+		if (store_bug_query(f->store, &q, &bugs, &nb) < 0) {
+			log_warning("feed %s: cannot list bugs: %s", feed, store_errmsg(f->store));
+			return;
+		}
+		for (size_t i = 0; i < nb; i++) {
+			const char *id = bugs[i]->source_id;
+
+			q.after = bugs[i]->id;
+			if (id && !bsearch(&id, extids, n, sizeof(char *), cmp_str) &&
+			    feed_handed_over(f, feed, id))
+				feed_closed(f, feed, bugs[i], "no longer on the open list");
+		}
+		store_list_free((void **)bugs, nb, (void (*)(void *))store_bug_free);
+	} while (nb == (size_t)q.limit);
 }
 
 int intake_setup(struct front *f, char **ret_error)
@@ -409,6 +455,7 @@ int intake_setup(struct front *f, char **ret_error)
 		.state_set = feed_state_set,
 		.bug = feed_bug,
 		.fixed = feed_fixed,
+		.listed = feed_listed,
 	};
 	int r;
 

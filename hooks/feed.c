@@ -22,6 +22,7 @@
 #define FEED_HEADER_MAX 256
 #define FEED_BACKOFF_MAX_USEC (3600ULL * 1000000)
 #define FEED_TODO_MAX 20000
+#define FEED_LISTED_MAX 100000
 
 enum fetch_kind { FETCH_LIST, FETCH_BUG, FETCH_TEXT };
 
@@ -75,6 +76,9 @@ struct feed {
 	char **list_urls;
 	char **list_etag, **list_lastmod; /* validators to save at the end */
 	size_t n_lists, list_idx;
+	char **listed; /* extids on the open lists, while all came whole */
+	size_t n_listed;
+	bool lists_whole;
 	struct todo *todo;
 	size_t n_todo, todo_idx;
 	struct pending *pending;
@@ -218,6 +222,10 @@ static void round_clear(struct feed *f)
 	free(f->list_lastmod);
 	f->list_urls = f->list_etag = f->list_lastmod = NULL;
 	f->n_lists = f->list_idx = 0;
+	strv_free(f->listed);
+	f->listed = NULL;
+	f->n_listed = 0;
+	f->lists_whole = false;
 	for (size_t i = 0; i < f->n_todo; i++) {
 		free(f->todo[i].link);
 		free(f->todo[i].extid);
@@ -271,6 +279,7 @@ static int round_start(struct feed *f)
 			return -ENOMEM;
 		f->n_lists++;
 	}
+	f->lists_whole = true;
 	f->running = true;
 	return 0;
 }
@@ -475,6 +484,38 @@ static int todo_add(struct feed *f, const struct syzbot_list_entry *e)
 	return 0;
 }
 
+static int listed_add(struct feed *f, const char *extid)
+{
+	char **n;
+
+	if (f->n_listed >= FEED_LISTED_MAX)
+		return -E2BIG;
+	n = realloc(f->listed, (f->n_listed + 2) * sizeof(char *));
+	if (!n)
+		return -ENOMEM;
+	f->listed = n;
+	n[f->n_listed] = strdup(extid);
+	if (!n[f->n_listed])
+		return -ENOMEM;
+	n[++f->n_listed] = NULL;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* After the last list of the round: tell who is still open. */
+static void lists_done(struct feed *f)
+{
+	if (!f->lists_whole || !f->fs->ops.listed)
+		return;
+	if (f->n_listed > 1)
+		qsort(f->listed, f->n_listed, sizeof(char *), cmp_str);
+	f->fs->ops.listed(f->fs->userdata, f->name, f->listed, f->n_listed);
+}
+
 static void list_done(struct feed *f, struct fetch *x)
 {
 	_cleanup_(syzbot_list_freep) struct syzbot_list *l = NULL;
@@ -497,6 +538,9 @@ static void list_done(struct feed *f, struct fetch *x)
 		const struct syzbot_list_entry *e = &l->bugs[i];
 		_cleanup_free_ char *seen = NULL;
 
+		if (f->lists_whole && listed_add(f, e->extid) < 0)
+			f->lists_whole = false;
+
 		if (e->n_fix_commits > 0) {
 			/* somebody fixed it already */
 			if (f->fs->ops.fixed)
@@ -508,6 +552,7 @@ static void list_done(struct feed *f, struct fetch *x)
 			continue;
 		if (todo_add(f, e) < 0) {
 			f->incomplete = true;
+			f->lists_whole = false;
 			break;
 		}
 	}
@@ -769,11 +814,14 @@ static void fetch_done(struct feed *f, CURLcode res)
 		text_done(f, x);
 	} else if (x->kind == FETCH_LIST && code == 304) {
 		count_poll(f, "not-modified");
+		f->lists_whole = false;
 		f->list_idx++;
 	} else if (x->kind == FETCH_LIST) {
 		list_done(f, x);
 		if (!f->running)
 			return; /* round_end() was called */
+		if (f->list_idx == f->n_lists)
+			lists_done(f);
 	} else {
 		bug_done(f, x);
 	}

@@ -53,6 +53,12 @@ struct feed_ops {
 	/* A listed bug that has fix commits (it is no longer open for kfix);
 	 * called every round it is listed so.  May be NULL. */
 	void (*fixed)(void *userdata, const char *feed, const char *extid);
+	/* Every bug on the feed's open lists (sorted, strcmp order), after
+	 * a round in which each list was fetched whole: a bug this feed
+	 * handed over that is missing has left the open list (fixed,
+	 * invalid or a duplicate).  Not called when a list answered 304 or
+	 * failed.  May be NULL. */
+	void (*listed)(void *userdata, const char *feed, char *const *extids, size_t n);
 };
 
 struct feeds;

@@ -8,7 +8,8 @@
 # Each bug's report, reproducers and config are saved byte for byte under
 # the state folder and the bug holds those paths; a text cut short or over
 # its size limit is refused and the bug waits for the next round, which
-# downloads only the texts still missing.
+# downloads only the texts still missing.  A bug that leaves the open
+# list or gets a fix commit is recorded as closed, once.
 set -eu
 . "$top_srcdir/tests/integration/hooks-lib.sh"
 hooks_need curl sqlite3 python3
@@ -160,5 +161,18 @@ control "phase?n=3"
 wait_for "G fetched or skipped" 'curl -s "$KFIX_URL/metrics" | grep -q "result=\"over-daily-limit\""'
 expect_eq "limit per day" "$(bugs)" 3
 curl -s "$KFIX_URL/metrics" | grep -q '^kfix_feed_polls_total{feed="test",result="not-modified"}' || fail "poll metrics"
+
+# phase 4: A left the open list (invalid or a duplicate), B got a fix
+# commit: both are closed for the pre-send check, once each
+control "phase?n=4"
+closed() { sql "select json_extract(detail, '$.why') from events where kind = 'feed.closed' and bug_id = (select id from bugs where source_id = '$1')"; }
+wait_for "A closed" '[ -n "$(closed $A)" ]' 20
+wait_for "B closed" '[ -n "$(closed $B)" ]' 20
+expect_eq "A's reason" "$(closed $A)" "no longer on the open list"
+expect_eq "B's reason" "$(closed $B)" "fix commits"
+expect_eq "F still open" "$(closed $F)" ""
+n=$(log | grep -o '"path"' | wc -l)
+wait_for "another poll" '[ "$(log | grep -o "\"path\"" | wc -l)" -gt "$n" ]'
+expect_eq "closed once" "$(sql "select count(*) from events where kind = 'feed.closed'")" 2
 hooks_stop_kfixd
 echo ok
