@@ -59,7 +59,8 @@ EXTRA_DIST += tests/kernel/repair.sh
 # Fuzzing the readers of untrusted text; saved inputs replayed in make check.
 check_PROGRAMS += tests/fuzz/replay-agent
 TESTS += tests/fuzz/replay-agent
-tests_fuzz_replay_agent_SOURCES = tests/fuzz/replay-agent.c tests/fuzz/fuzz-agent.c
+tests_fuzz_replay_agent_SOURCES = tests/fuzz/replay-main.c tests/fuzz/fuzz-agent.c
+tests_fuzz_replay_agent_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus-agent"'
 tests_fuzz_replay_agent_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
 EXTRA_DIST += tests/fuzz/corpus-agent
 if FUZZING

@@ -35,6 +35,13 @@ EXTRA_DIST += $(HOOKS_INTEGRATION_TESTS) tests/integration/hooks-lib.sh \
 	tests/bench/webhooks.sh tests/bench/webhook.lua tests/fuzz/corpus-events
 BENCH_SHELL += tests/bench/webhooks.sh
 
+check_PROGRAMS += tests/fuzz/replay-events
+TESTS += tests/fuzz/replay-events
+tests_fuzz_replay_events_SOURCES = tests/fuzz/replay-main.c tests/fuzz/fuzz-events.c
+tests_fuzz_replay_events_CFLAGS = $(AM_CFLAGS) $(HOOKS_CFLAGS)
+tests_fuzz_replay_events_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus-events"'
+tests_fuzz_replay_events_LDADD = $(HOOKS_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
+
 if FUZZING
 FUZZ_BINS += tests/fuzz/fuzz-events
 noinst_PROGRAMS += tests/fuzz/fuzz-events

@@ -52,7 +52,8 @@ tests_unit_test_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 # its saved inputs replayed in every `make check`.
 check_PROGRAMS += tests/fuzz/replay-report
 TESTS += tests/fuzz/replay-report
-tests_fuzz_replay_report_SOURCES = tests/fuzz/replay-report.c tests/fuzz/fuzz-report.c
+tests_fuzz_replay_report_SOURCES = tests/fuzz/replay-main.c tests/fuzz/fuzz-report.c
+tests_fuzz_replay_report_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus-report"'
 tests_fuzz_replay_report_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
 EXTRA_DIST += tests/fuzz/corpus-report
 if FUZZING
@@ -127,4 +128,9 @@ tests_fuzz_fuzz_cfunc_SOURCES = tests/fuzz/fuzz-cfunc.c repro/cfunc.c
 tests_fuzz_fuzz_cfunc_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_cfunc_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 endif
+check_PROGRAMS += tests/fuzz/replay-cfunc
+TESTS += tests/fuzz/replay-cfunc
+tests_fuzz_replay_cfunc_SOURCES = tests/fuzz/replay-main.c tests/fuzz/fuzz-cfunc.c
+tests_fuzz_replay_cfunc_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus-cfunc"'
+tests_fuzz_replay_cfunc_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
 EXTRA_DIST += tests/fuzz/corpus-cfunc/seed-kernel
