@@ -19,7 +19,7 @@ check_PROGRAMS += tests/helpers/statstool
 tests_helpers_statstool_SOURCES = tests/helpers/statstool.c
 tests_helpers_statstool_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
 
-tests_unit_test_store_SOURCES = tests/unit/test-store.c
+tests_unit_test_store_SOURCES = tests/unit/test-store.c tests/unit/store-fixture.h
 tests_unit_test_store_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_store_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 

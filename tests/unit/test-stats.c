@@ -19,36 +19,7 @@
 #include "common/fileio.h"
 #include "daemon/stats.h"
 #include "daemon/store.h"
-
-struct fixture {
-	char dir[64];
-	char path[96];
-	struct store *s;
-};
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-
-	strcpy(f->dir, "/tmp/kfix-stats-XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	snprintf(f->path, sizeof(f->path), "%s/kfix.db", f->dir);
-	if (store_open(f->path, &f->s) < 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-
-	store_close(f->s);
-	rm_rf(f->dir);
-	free(f);
-	return 0;
-}
+#include "tests/unit/store-fixture.h"
 
 static char *render(struct store *s)
 {
