@@ -48,45 +48,34 @@ const char *__asan_default_options(void)
 	return "fast_unwind_on_malloc=0";
 }
 
+/* the two versions of slab.c differ in kmem_cache_free() only */
+#define SLAB_HEAD \
+	"// SPDX-License-Identifier: GPL-2.0\n" \
+	"#include <linux/slab.h>\n" \
+	"\n" \
+	"static int helper(int x);\n" \
+	"\n" \
+	"/* helper() is called from kmem_cache_free() { not a body } */\n" \
+	"static int\n" \
+	"helper(int x)\n" \
+	"{\n" \
+	"\tconst char *s = \"}\";\n" \
+	"\tif (x) {\n" \
+	"\t\treturn 1;\n" \
+	"\t}\n" \
+	"\treturn 0;\n" \
+	"}\n" \
+	"\n"
+
 static const char SLAB_C1[] =
-	"// SPDX-License-Identifier: GPL-2.0\n"
-	"#include <linux/slab.h>\n"
-	"\n"
-	"static int helper(int x);\n"
-	"\n"
-	"/* helper() is called from kmem_cache_free() { not a body } */\n"
-	"static int\n"
-	"helper(int x)\n"
-	"{\n"
-	"\tconst char *s = \"}\";\n"
-	"\tif (x) {\n"
-	"\t\treturn 1;\n"
-	"\t}\n"
-	"\treturn 0;\n"
-	"}\n"
-	"\n"
+	SLAB_HEAD
 	"void kmem_cache_free(struct kmem_cache *s, void *x)\n"
 	"{\n"
 	"\tfree(x);\n"
 	"}\n";
 
 static const char SLAB_C2[] =
-	"// SPDX-License-Identifier: GPL-2.0\n"
-	"#include <linux/slab.h>\n"
-	"\n"
-	"static int helper(int x);\n"
-	"\n"
-	"/* helper() is called from kmem_cache_free() { not a body } */\n"
-	"static int\n"
-	"helper(int x)\n"
-	"{\n"
-	"\tconst char *s = \"}\";\n"
-	"\tif (x) {\n"
-	"\t\treturn 1;\n"
-	"\t}\n"
-	"\treturn 0;\n"
-	"}\n"
-	"\n"
+	SLAB_HEAD
 	"void kmem_cache_free(struct kmem_cache *s, void *x)\n"
 	"{\n"
 	"\tif (!x)\n"
