@@ -45,23 +45,6 @@ char *str_escape(const char *s, size_t len, size_t max)
 	return buf_steal(&b, NULL);
 }
 
-int parse_uint64(const char *s, uint64_t *ret)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (*end)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 int parse_int(const char *s, int *ret)
 {
 	long v;
@@ -112,6 +95,13 @@ static int parse_with_units(const char *s, const struct unit *units,
 			return 0;
 		}
 	return -EINVAL;
+}
+
+int parse_uint64(const char *s, uint64_t *ret)
+{
+	static const struct unit none[] = { { NULL, 0 } };
+
+	return parse_with_units(s, none, 1, ret);
 }
 
 int parse_duration(const char *s, uint64_t *ret_usec)
