@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -59,14 +60,6 @@ struct llm {
 	llm_script_fn script;
 	void *script_ud;
 };
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 char *llm_errorf(const char *fmt, ...)
 {
@@ -154,7 +147,7 @@ static int llm_alloc(struct llm **ret)
 
 	if (!l)
 		return -ENOMEM;
-	l->rng = now_usec() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)l;
+	l->rng = clock_mono_usec() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)l;
 	*ret = l;
 	return 0;
 }
@@ -456,7 +449,7 @@ static void record_exchange(struct llm *l, const struct llm_call *c)
 static void call_complete(struct llm_call *c, int error, char *error_text)
 {
 	struct llm *l = c->llm;
-	uint64_t dur = now_usec() - c->started;
+	uint64_t dur = clock_mono_usec() - c->started;
 
 	c->state = CALL_DONE;
 	c->error = error;
@@ -704,7 +697,7 @@ int llm_call_start(struct llm *l, const json_t *request, struct llm_call **ret)
 		return -EINVAL;
 	c->llm = l;
 	c->request = json_deep_copy(request);
-	c->started = now_usec();
+	c->started = clock_mono_usec();
 	if (!c->request)
 		return -ENOMEM;
 	if (l->script)
@@ -769,7 +762,7 @@ static bool curl_retryable(CURLcode cc)
 static void schedule_retry(struct llm_call *c, uint64_t delay)
 {
 	c->state = CALL_WAITING;
-	c->not_before = now_usec() + delay;
+	c->not_before = clock_mono_usec() + delay;
 	c->llm->usage.retries++;
 }
 
@@ -825,7 +818,7 @@ static void transfer_done(struct llm_call *c, CURLcode cc)
 
 static uint64_t launch_ready(struct llm *l)
 {
-	uint64_t now = now_usec(), next = UINT64_MAX;
+	uint64_t now = clock_mono_usec(), next = UINT64_MAX;
 
 	for (struct llm_call *c = l->calls; c; c = c->next) {
 		if (c->state != CALL_WAITING)
@@ -864,7 +857,7 @@ int llm_step(struct llm *l, int max_wait_ms)
 	next = MIN(next, launch_ready(l));
 	wait = max_wait_ms;
 	if (next != UINT64_MAX) {
-		uint64_t now = now_usec();
+		uint64_t now = clock_mono_usec();
 
 		wait = MIN(wait, next > now ? (long)((next - now) / 1000) + 1 : 0);
 	}

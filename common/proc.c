@@ -11,18 +11,11 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "macro.h"
 #include "proc.h"
 
 #define PROC_OUTPUT_DEFAULT (1024 * 1024)
-
-static uint64_t now_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static _noreturn_ void child_exec(char *const argv[], const struct proc_opts *o,
 				  int in_fd, int out_fd)
@@ -79,7 +72,7 @@ static int pump(int in_fd, int out_fd, const struct proc_opts *o,
 {
 	const char *in_p = o->stdin_data;
 	size_t in_left = o->stdin_len;
-	uint64_t deadline = o->timeout_usec ? now_usec() + o->timeout_usec : 0;
+	uint64_t deadline = o->timeout_usec ? clock_mono_usec() + o->timeout_usec : 0;
 	char chunk[16384];
 
 	for (;;) {
@@ -88,7 +81,7 @@ static int pump(int in_fd, int out_fd, const struct proc_opts *o,
 		int timeout = -1, n;
 
 		if (deadline) {
-			uint64_t now = now_usec();
+			uint64_t now = clock_mono_usec();
 
 			if (now >= deadline) {
 				*ret_timed_out = true;
