@@ -7,7 +7,7 @@ repro_librepro_a_SOURCES = \
 	repro/report-title.c repro/report-stack.c \
 	repro/symbolize.c \
 	repro/ssh.c repro/ssh-internal.h \
-	repro/build.c repro/build.h \
+	repro/build.c repro/build.h repro/build-internal.h repro/build-ssh.c repro/build-sync.c \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
 	repro/probe.c repro/probe.h \
@@ -110,9 +110,9 @@ TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
 
 TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
-	tests/integration/vm-faults.sh
+	tests/integration/vm-faults.sh tests/integration/build-remote.sh
 EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
-	tests/integration/vm-faults.sh
+	tests/integration/vm-faults.sh tests/integration/build-remote.sh
 
 EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree
