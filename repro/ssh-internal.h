@@ -21,6 +21,12 @@ struct ssh_target {
 	const char *known_hosts; /* OpenSSH known_hosts, checked for host:port */
 	bool pin_any_host;	 /* known_hosts pins a key whatever the host name */
 	uint64_t timeout_usec;	 /* connect, handshake and each blocking step */
+	/* > 0: give up (-ETIMEDOUT) when the server sends nothing this long
+	 * after the TCP connect.  A port forwarded by qemu accepts at once
+	 * while the guest is still booting, and the guest only sees that
+	 * connection's SYN again when qemu retransmits it, seconds later:
+	 * a fresh connection is quicker. */
+	uint64_t banner_timeout_usec;
 };
 
 /* Errors: -ECONNREFUSED/-EHOSTUNREACH/-ETIMEDOUT (network), -EPROTO

@@ -249,6 +249,15 @@ int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)
 		set_msg(ret_msg, t, strerror(-r));
 		return r;
 	}
+	if (t->banner_timeout_usec > 0) {
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+		r = poll(&p, 1, (int)(t->banner_timeout_usec / 1000));
+		if (r <= 0) {
+			set_msg(ret_msg, t, "no SSH banner");
+			return r < 0 ? -errno : -ETIMEDOUT;
+		}
+	}
 	s->session = libssh2_session_init();
 	if (!s->session)
 		return -ENOMEM;
