@@ -169,10 +169,13 @@ static int new_id(char **ret)
 		       : 0;
 }
 
-/* tar keeps the mtimes, so that make on the build host sees exactly the
- * files that changed here as new. */
+/* The whole tree keeps its mtimes (older than anything built from it, so
+ * an O= directory already there stays valid); files sent later get the
+ * build host's time of arrival, as a local edit would: newer than every
+ * object built there before, whatever the two clocks say and however
+ * close the previous build was (tar keeps whole seconds only). */
 static int send_files(struct build_ssh *b, const struct build_opts *o, const char *objdir,
-		      const struct sync_plan *p, struct build_result *res)
+		      const struct sync_plan *p, bool whole, struct build_result *res)
 {
 	_cleanup_free_ char *list = NULL, *tarf = NULL, *cmd = NULL;
 	_cleanup_close_ int fd = -1;
@@ -211,7 +214,8 @@ static int send_files(struct build_ssh *b, const struct build_opts *o, const cha
 	(void)unlink(tarf);
 	if (fd < 0)
 		return -errno;
-	if (asprintf(&cmd, "mkdir -p %s && tar -x -f - -C %s", b->q_src, b->q_src) < 0)
+	if (asprintf(&cmd, "mkdir -p %s && tar -x %s-f - -C %s", b->q_src, whole ? "" : "-m ",
+		     b->q_src) < 0)
 		return -ENOMEM;
 	so.in_fd = fd;
 	r = ssh_exec_stream(b->ssh, cmd, &so, &x);
@@ -254,7 +258,7 @@ static int sync_source(struct build_ssh *b, const struct build_opts *o, const ch
 	if (r != 0)
 		return infra(res, "cannot reset the copy of the source", out);
 	if (p.n_changed > 0) {
-		r = send_files(b, o, objdir, &p, res);
+		r = send_files(b, o, objdir, &p, !old, res);
 		if (r < 0 || res->status != BUILD_OK)
 			return r;
 	}
