@@ -85,7 +85,8 @@ tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 # The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
 # the tools; see tests/kernel/lib.sh.
-KERNEL_TESTS = tests/kernel/kernel.sh tests/kernel/faults.sh tests/kernel/syz.sh
+KERNEL_TESTS = tests/kernel/kernel.sh tests/kernel/faults.sh tests/kernel/syz.sh \
+	tests/kernel/build-remote.sh
 TESTS += $(KERNEL_TESTS)
 EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/kasan.fragment tests/kernel/scenarios/README.md \
