@@ -118,6 +118,7 @@ const struct config_key config_schema[] = {
 	T("build", true, "ccache", CONFIG_BOOL, "false"),
 	T("build", true, "dir", CONFIG_PATH, NULL),
 	T("build", true, "timeout", CONFIG_DURATION, "2h"),
+	NS("build", "remote-dir", "kfix-build"),
 
 	/* [mail]: outgoing mail and the bot identity */
 	S("mail", "from", NULL),

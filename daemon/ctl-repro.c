@@ -30,6 +30,7 @@ struct repro_args {
 	uint64_t timeout_usec;
 	bool test_patch;
 	bool build_only;
+	bool compile_only; /* build: only the .c files the patch touches */
 };
 
 static void repro_args_free(struct repro_args *a)
@@ -55,6 +56,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		{ "kernel", required_argument, NULL, 'K' },
 		{ "repro-syz", required_argument, NULL, 'S' },
 		{ "repro-opts", required_argument, NULL, 'O' },
+		{ "compile-only", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -79,6 +81,11 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		case 'v': a->vm = optarg; break;
 		case 'b': a->build = optarg; break;
 		case 'K': a->kernel = optarg; break;
+		case 'c':
+			if (!a->build_only)
+				return -EINVAL;
+			a->compile_only = true;
+			break;
 		case 't':
 			if (strv_push(&a->titles, optarg) < 0)
 				return -ENOMEM;
@@ -744,7 +751,9 @@ int ctl_build(struct ctl *c, int argc, char **argv)
 			s.bo.progress = build_progress;
 			s.bo.userdata = &sd;
 		}
-		r = build_kernel(&s.bo, &sd.build);
+		/* --compile-only: the fast check of the touched files. */
+		r = s.a.compile_only ? build_check_patch(&s.bo, &sd.build)
+				     : build_kernel(&s.bo, &sd.build);
 		line_clear(&sd);
 		sd.built = r == 0;
 	}

@@ -34,7 +34,7 @@ static const struct ctl_cmd commands[] = {
 	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
 	{ "mail", ctl_mail, "parse [--json] FILE|-", "show what kfix understands of a mail" },
 	{ "reproduce", ctl_reproduce, "--src DIR --config F --repro F.c|F.syz", "build and run a reproducer (C or syz)" },
-	{ "build", ctl_build, "--src DIR --config F [--patch F]", "build a kernel" },
+	{ "build", ctl_build, "--src DIR --config F [--patch F [--compile-only]]", "build a kernel" },
 	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "build.h"
+#include "build-internal.h"
 #include "common/buf.h"
 #include "common/conf.h"
 #include "common/fileio.h"
@@ -64,9 +64,7 @@ void build_result_free(struct build_result *r)
 	*r = (struct build_result){ 0 };
 }
 
-static int set_message(struct build_result *r, enum build_status st, const char *fmt, ...)
-	_printf_(3, 4);
-static int set_message(struct build_result *r, enum build_status st, const char *fmt, ...)
+int build_set_message(struct build_result *r, enum build_status st, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -86,9 +84,81 @@ static int set_message(struct build_result *r, enum build_status st, const char 
 /* Says plainly that the disk, not the patch, failed the build. */
 static int no_space(struct build_result *r, const char *objdir)
 {
-	return set_message(r, BUILD_INFRA,
+	return build_set_message(r, BUILD_INFRA,
 			   "no space left on device: the disk holding %s is full "
 			   "(an infrastructure error, not the patch's)", objdir);
+}
+
+static int copy_bounded(char *dst, size_t size, const char *src, size_t len)
+{
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+/* host = ssh://[user@]host[:port] or a plain host name (user and port
+ * then from ssh-user and ssh-port). */
+static int parse_remote_host(const char *v, struct build_remote *rm)
+{
+	const char *at, *colon, *h = startswith(v, "ssh://");
+	int r;
+
+	if (!h)
+		return copy_bounded(rm->host, sizeof(rm->host), v, strlen(v));
+	at = strchr(h, '@');
+	if (at) {
+		r = copy_bounded(rm->user, sizeof(rm->user), h, (size_t)(at - h));
+		if (r < 0)
+			return r;
+		h = at + 1;
+	}
+	colon = strrchr(h, ':');
+	if (colon && !strchr(colon, ']')) {
+		r = parse_int(colon + 1, &rm->port);
+		if (r < 0 || rm->port < 1 || rm->port > 65535)
+			return -EINVAL;
+	} else
+		colon = h + strlen(h);
+	if (*h == '[' && colon > h + 1 && colon[-1] == ']') {
+		h++;
+		r = copy_bounded(rm->host, sizeof(rm->host), h, (size_t)(colon - 1 - h));
+	} else
+		r = copy_bounded(rm->host, sizeof(rm->host), h, (size_t)(colon - h));
+	if (r < 0)
+		return r;
+	return rm->host[0] && !strchr(rm->host, '/') && !strchr(rm->user, ':') ? 0 : -EINVAL;
+}
+
+static int remote_from_config(const struct config *cfg, const char *name,
+			      struct build_remote *rm)
+{
+	_cleanup_free_ char *key = NULL, *kh = NULL;
+	const char *host = NULL, *user = NULL, *dir = NULL;
+	int64_t port = 22;
+	int r;
+
+	*rm = (struct build_remote){ 0 };
+	if (config_get_string(cfg, "build", name, "host", &host) < 0 || streq(host, "local"))
+		return 0;
+	(void)config_get_int(cfg, "build", name, "ssh-port", &port);
+	rm->port = (int)port;
+	r = parse_remote_host(host, rm);
+	if (r < 0)
+		return r;
+	if (!rm->user[0] && config_get_string(cfg, "build", name, "ssh-user", &user) >= 0 &&
+	    (r = copy_bounded(rm->user, sizeof(rm->user), user, strlen(user))) < 0)
+		return r;
+	if (config_get_path(cfg, "build", name, "ssh-key", &key) >= 0 &&
+	    (r = copy_bounded(rm->key, sizeof(rm->key), key, strlen(key))) < 0)
+		return r;
+	if (config_get_path(cfg, "build", name, "known-hosts", &kh) >= 0 &&
+	    (r = copy_bounded(rm->known_hosts, sizeof(rm->known_hosts), kh, strlen(kh))) < 0)
+		return r;
+	if (config_get_string(cfg, "build", name, "remote-dir", &dir) < 0)
+		dir = "kfix-build";
+	return copy_bounded(rm->dir, sizeof(rm->dir), dir, strlen(dir));
 }
 
 int build_opts_from_config(const struct config *cfg, const char *name,
@@ -102,6 +172,9 @@ int build_opts_from_config(const struct config *cfg, const char *name,
 		opts->jobs = (int)jobs;
 	(void)config_get_bool(cfg, "build", name, "ccache", &opts->ccache);
 	(void)config_get_duration(cfg, "build", name, "timeout", &opts->timeout_usec);
+	r = remote_from_config(cfg, name, &opts->remote);
+	if (r < 0)
+		return r;
 	r = config_get_path(cfg, "build", name, "dir", &dir);
 	if (r == -ENOENT) {
 		r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
@@ -130,19 +203,6 @@ int build_opts_from_config(const struct config *cfg, const char *name,
  * make returns.  Without a previous build of the kind the percentage is
  * unknown and only the count is given: no number beats a wrong one. */
 #define STEPS_FILE ".kfix-steps"
-
-/* Follows a tool's output while it runs: counts kbuild steps and notices
- * a full disk, whose message may never reach the log when the log is on
- * that same disk. */
-struct follow {
-	const struct build_opts *o;
-	struct build_progress p;
-	bool count;	/* the build itself, whose steps are counted */
-	bool no_space;
-	char line[512];
-	size_t len;
-	bool overlong;
-};
 
 const char *build_stage_to_string(enum build_stage s)
 {
@@ -210,7 +270,7 @@ static void follow_line(struct follow *f, const char *line)
 	f->p.target = NULL;
 }
 
-static void follow_output(void *userdata, const char *data, size_t len)
+void follow_output(void *userdata, const char *data, size_t len)
 {
 	struct follow *f = userdata;
 
@@ -391,7 +451,7 @@ static int apply_patches(const struct build_opts *o, struct build_result *res)
 		r = patch_run(o->src, o->patches[i], false, true, &out);
 		if (r != 0) {
 			esc = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
-			return set_message(res, BUILD_BAD_PATCH, "patch %s does not apply: %s",
+			return build_set_message(res, BUILD_BAD_PATCH, "patch %s does not apply: %s",
 					   o->patches[i], esc ? esc : "");
 		}
 		/* Journal first: a crash between the two steps leaves a
@@ -408,7 +468,7 @@ static int apply_patches(const struct build_opts *o, struct build_result *res)
 		if (r != 0) {
 			(void)unlink(jfile);
 			esc = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
-			return set_message(res, BUILD_BAD_PATCH, "patch %s failed: %s",
+			return build_set_message(res, BUILD_BAD_PATCH, "patch %s failed: %s",
 					   o->patches[i], esc ? esc : "");
 		}
 	}
@@ -462,43 +522,133 @@ static int make_argv(const struct build_opts *o, const char *objdir, char *const
 	return 0;
 }
 
-/* Copies the config in and runs olddefconfig only when the input changed,
- * so an unchanged config costs nothing. */
-static int prepare_config(const struct build_opts *o, const char *objdir, int log_fd,
-			  struct follow *f, struct build_result *res)
+/* The local backend: make runs here, in the source and objdir given. */
+static int local_open(const struct build_opts *o, const char *objdir,
+		      struct build_result *res, struct build_host **ret)
 {
-	_cleanup_free_ char *in = NULL, *old = NULL, *mark = NULL, *dotcfg = NULL, *final = NULL;
+	struct build_host *h = calloc(1, sizeof(*h));
+
+	(void)res;
+	if (!h)
+		return -ENOMEM;
+	h->o = o;
+	h->objdir = objdir;
+	*ret = h;
+	return 0;
+}
+
+static const char *local_src(struct build_host *h)
+{
+	return h->o->src;
+}
+
+static const char *local_objdir(struct build_host *h)
+{
+	return h->objdir;
+}
+
+static int local_put_config(struct build_host *h, const char *data, size_t len)
+{
+	_cleanup_free_ char *p = NULL;
+
+	if (asprintf(&p, "%s/.config", h->objdir) < 0)
+		return -ENOMEM;
+	return write_file_atomic(p, data, len, 0644);
+}
+
+static int local_get_config(struct build_host *h, size_t max, char **ret, size_t *ret_len)
+{
+	_cleanup_free_ char *p = NULL;
+
+	if (asprintf(&p, "%s/.config", h->objdir) < 0)
+		return -ENOMEM;
+	return read_file_bounded(p, max, ret, ret_len);
+}
+
+static int local_make(struct build_host *h, char *const *targets, int log_fd, struct follow *f)
+{
 	_cleanup_strv_ char **argv = NULL;
+	int r;
+
+	r = make_argv(h->o, h->objdir, targets, &argv);
+	if (r < 0)
+		return r;
+	return run_tool(argv, h->o->timeout_usec, log_fd, f, NULL);
+}
+
+static int local_fetch(struct build_host *h, const char *rel)
+{
+	(void)h;
+	(void)rel;
+	return 0;
+}
+
+static void local_close(struct build_host *h)
+{
+	free(h);
+}
+
+const struct build_backend build_backend_local = {
+	.name = "local",
+	.open = local_open,
+	.src = local_src,
+	.objdir = local_objdir,
+	.put_config = local_put_config,
+	.get_config = local_get_config,
+	.make = local_make,
+	.fetch = local_fetch,
+	.close = local_close,
+};
+
+/* A build's backend and its state, closed with the build. */
+struct build_run {
+	const struct build_backend *b;
+	struct build_host *h;
+};
+
+static void build_run_close(struct build_run *br)
+{
+	if (br->h)
+		br->b->close(br->h);
+	br->h = NULL;
+}
+
+/* Copies the config in and runs olddefconfig only when the input changed,
+ * so an unchanged config costs nothing.  The mark lives in the local
+ * objdir for both backends: it says what the build host was given. */
+static int prepare_config(const struct build_opts *o, struct build_run *br, const char *objdir,
+			  int log_fd, struct follow *f, struct build_result *res)
+{
+	_cleanup_free_ char *in = NULL, *old = NULL, *mark = NULL, *final = NULL;
 	_cleanup_buf_ struct buf missing = BUF_INIT(4096);
 	size_t in_len, old_len = 0, final_len;
 	int r;
 
 	r = read_file_bounded(o->config, CONFIG_MAX, &in, &in_len);
 	if (r < 0)
-		return set_message(res, BUILD_BAD_CONFIG, "cannot read config %s: %s", o->config,
-				   strerror(-r));
-	if (asprintf(&mark, "%s/.kfix-input-config", objdir) < 0 ||
-	    asprintf(&dotcfg, "%s/.config", objdir) < 0)
+		return build_set_message(res, BUILD_BAD_CONFIG, "cannot read config %s: %s",
+					 o->config, strerror(-r));
+	if (asprintf(&mark, "%s/.kfix-input-config", objdir) < 0)
 		return -ENOMEM;
 	if (read_file_bounded(mark, CONFIG_MAX, &old, &old_len) < 0 || old_len != in_len ||
 	    memcmp(old, in, in_len) != 0) {
-		r = write_file_atomic(dotcfg, in, in_len, 0644);
+		r = br->b->put_config(br->h, in, in_len);
 		if (r < 0)
 			return r;
-		r = make_argv(o, objdir, (char *const[]){ "olddefconfig", NULL }, &argv);
-		if (r < 0)
-			return r;
-		r = run_tool(argv, o->timeout_usec, log_fd, f, NULL);
+		r = br->b->make(br->h, (char *const[]){ "olddefconfig", NULL }, log_fd, f);
 		if (r != 0 && f->no_space)
-			return no_space(res, objdir);
+			return no_space(res, br->b->objdir(br->h));
 		if (r != 0)
-			return set_message(res, r == -ETIMEDOUT ? BUILD_INFRA : BUILD_FAILED,
-					   "make olddefconfig failed (%d)", r);
+			return build_set_message(res, r == -ETIMEDOUT || r == -ECONNRESET ||
+							      r == -EIO
+							      ? BUILD_INFRA
+							      : BUILD_FAILED,
+						 "make olddefconfig failed (%d)", r);
 		r = write_file_atomic(mark, in, in_len, 0644);
 		if (r < 0)
 			return r;
 	}
-	r = read_file_bounded(dotcfg, CONFIG_MAX, &final, &final_len);
+	r = br->b->get_config(br->h, CONFIG_MAX, &final, &final_len);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(required_options); i++) {
@@ -513,9 +663,9 @@ static int prepare_config(const struct build_opts *o, const char *objdir, int lo
 	if (missing.len > 0) {
 		/* Forget the input so the next build re-runs olddefconfig. */
 		(void)unlink(mark);
-		return set_message(res, BUILD_BAD_CONFIG,
-				   "config %s lacks options the VM needs:%s", o->config,
-				   missing.data);
+		return build_set_message(res, BUILD_BAD_CONFIG,
+					 "config %s lacks options the VM needs:%s", o->config,
+					 missing.data);
 	}
 	return 0;
 }
@@ -553,7 +703,7 @@ static bool is_file(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static int classify_log(const struct build_opts *o, struct build_result *res, int make_rc,
+static int classify_log(struct build_run *br, struct build_result *res, int make_rc,
 			bool disk_full)
 {
 	_cleanup_free_ char *log = NULL;
@@ -561,34 +711,61 @@ static int classify_log(const struct build_opts *o, struct build_result *res, in
 	int r;
 
 	if (make_rc == -ETIMEDOUT)
-		return set_message(res, BUILD_INFRA, "build timed out");
+		return build_set_message(res, BUILD_INFRA, "build timed out");
+	if (make_rc == -ECONNRESET || make_rc == -EIO)
+		return build_set_message(res, BUILD_INFRA,
+					 "lost the connection to the build host during the build");
 	(void)read_file_bounded(res->log_path, LOG_MAX, &log, &len);
 	/* Compiler errors follow a full disk (truncated objects), and they
 	 * are not the patch's fault. */
 	if (disk_full || (log && strstr(log, "No space left on device")))
-		return no_space(res, res->objdir);
+		return no_space(res, br->b->objdir(br->h));
 	if (make_rc == 127 || make_rc < 0)
-		return set_message(res, BUILD_INFRA, "cannot run make (%d)", make_rc);
+		return build_set_message(res, BUILD_INFRA, "cannot run make (%d)", make_rc);
 	if (log) {
-		r = build_parse_errors(log, len, o->src, ERRORS_MAX, &res->errors, &res->n_errors);
+		r = build_parse_errors(log, len, br->b->src(br->h), ERRORS_MAX, &res->errors,
+				       &res->n_errors);
 		if (r < 0)
 			return r;
 	}
 	if (res->n_errors > 0) {
 		_cleanup_free_ char *m = str_escape(res->errors[0].message,
 						     strlen(res->errors[0].message), 200);
-		return set_message(res, BUILD_FAILED, "build failed: %s:%d: %s (%zu errors)",
-				   res->errors[0].file, res->errors[0].line, m ? m : "",
-				   res->n_errors);
+		return build_set_message(res, BUILD_FAILED, "build failed: %s:%d: %s (%zu errors)",
+					 res->errors[0].file, res->errors[0].line, m ? m : "",
+					 res->n_errors);
 	}
-	return set_message(res, BUILD_FAILED, "build failed, make exit %d (log: %s)", make_rc,
-			   res->log_path);
+	return build_set_message(res, BUILD_FAILED, "build failed, make exit %d (log: %s)",
+				 make_rc, res->log_path);
+}
+
+static const struct build_backend *backend_of(const struct build_opts *o)
+{
+	return o->remote.host[0] ? &build_backend_ssh : &build_backend_local;
+}
+
+/* The artifacts, fetched from a build host into the local objdir. */
+static int fetch_artifacts(struct build_run *br, struct build_result *res)
+{
+	static const char *const files[] = { "arch/x86/boot/bzImage", "System.map", "vmlinux" };
+	int r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		r = br->b->fetch(br->h, files[i]);
+		if (r == -ENOSPC || r == -EDQUOT)
+			return no_space(res, res->objdir);
+		if (r < 0)
+			return build_set_message(res, BUILD_INFRA,
+						 "cannot fetch %s from the build host: %s",
+						 files[i], strerror(-r));
+	}
+	return 0;
 }
 
 static int do_build(const struct build_opts *o, char *const *targets, struct build_result *res)
 {
+	_cleanup_(build_run_close) struct build_run br = { .b = backend_of(o) };
 	_cleanup_close_ int log_fd = -1;
-	_cleanup_strv_ char **argv = NULL;
 	_cleanup_free_ char *vmlinux = NULL;
 	/* Only full kernel builds are estimated and recorded: a compile
 	 * check of a few files says nothing about the next build. */
@@ -608,21 +785,25 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 	if (r < 0 || res->status != BUILD_OK)
 		return r;
 	follow_stage(&f, BUILD_STAGE_CONFIG);
-	r = prepare_config(o, res->objdir, log_fd, &f, res);
+	r = br.b->open(o, res->objdir, res, &br.h);
 	if (r < 0 || res->status != BUILD_OK)
 		return r;
-	r = make_argv(o, res->objdir, targets, &argv);
-	if (r < 0)
+	r = prepare_config(o, &br, res->objdir, log_fd, &f, res);
+	if (r < 0 || res->status != BUILD_OK)
 		return r;
 	f.count = true;
 	f.p.expected = kernel ? steps_expected(res->objdir, cold) : 0;
 	f.p.percent = f.p.expected ? 0 : -1;
 	follow_stage(&f, BUILD_STAGE_COMPILE);
-	rc = run_tool(argv, o->timeout_usec, log_fd, &f, NULL);
+	rc = br.b->make(br.h, targets, log_fd, &f);
 	if (rc != 0)
-		return classify_log(o, res, rc, f.no_space);
-	if (kernel)
+		return classify_log(&br, res, rc, f.no_space);
+	if (kernel) {
+		r = fetch_artifacts(&br, res);
+		if (r < 0 || res->status != BUILD_OK)
+			return r;
 		steps_record(res->objdir, cold, f.p.steps);
+	}
 	follow_stage(&f, BUILD_STAGE_DONE);
 	return 0;
 }
@@ -653,9 +834,9 @@ static int build_common(const struct build_opts *o, char *const *targets,
 		return r;
 	r = journal_revert(o->src, &revert_msg);
 	if (r < 0) {
-		if (set_message(&res, BUILD_INFRA,
-				"source %s holds a patch from an earlier build that does not revert: %s",
-				o->src, revert_msg ? revert_msg : strerror(-r)) < 0)
+		if (build_set_message(&res, BUILD_INFRA,
+				      "source %s holds a patch from an earlier build that does not revert: %s",
+				      o->src, revert_msg ? revert_msg : strerror(-r)) < 0)
 			return -ENOMEM;
 		*ret = res;
 		res = (struct build_result){ 0 };
@@ -668,16 +849,16 @@ static int build_common(const struct build_opts *o, char *const *targets,
 	if (r < 0)
 		return r;
 	if (r2 < 0 && res.status == BUILD_OK)
-		set_message(&res, BUILD_INFRA, "cannot revert the patches: %s",
-			    revert_msg ? revert_msg : strerror(-r2));
+		build_set_message(&res, BUILD_INFRA, "cannot revert the patches: %s",
+				  revert_msg ? revert_msg : strerror(-r2));
 	if (res.status == BUILD_OK && streq(targets[0], "bzImage")) {
 		if (asprintf(&res.bzimage, "%s/arch/x86/boot/bzImage", res.objdir) < 0 ||
 		    asprintf(&res.vmlinux, "%s/vmlinux", res.objdir) < 0 ||
 		    asprintf(&res.system_map, "%s/System.map", res.objdir) < 0)
 			return -ENOMEM;
 		if (!is_file(res.bzimage))
-			set_message(&res, BUILD_FAILED, "make succeeded but %s is missing",
-				    res.bzimage);
+			build_set_message(&res, BUILD_FAILED, "make succeeded but %s is missing",
+					  res.bzimage);
 	}
 	res.usec = clock_mono_usec() - start;
 	*ret = res;
@@ -855,7 +1036,7 @@ int build_check_apply(const struct build_opts *o, struct build_result *ret)
 		r = patch_run(o->src, o->patches[i], false, true, &out);
 		if (r != 0) {
 			esc = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
-			r = set_message(&res, BUILD_BAD_PATCH, "patch %s does not apply: %s",
+			r = build_set_message(&res, BUILD_BAD_PATCH, "patch %s does not apply: %s",
 					o->patches[i], esc ? esc : "");
 			if (r < 0)
 				return r;

@@ -31,6 +31,19 @@ struct build_progress {
 };
 typedef void (*build_progress_fn)(void *userdata, const struct build_progress *p);
 
+/* A build host reached over SSH: it keeps a copy of the source (sent
+ * whole the first time, then only the files that changed) and the O=
+ * directories, under dir.  Bounded copies, so that build_opts stay a
+ * plain value that callers copy. */
+struct build_remote {
+	char host[256];		/* "": build locally */
+	char user[64];
+	int port;
+	char key[1024];		/* private key file */
+	char known_hosts[1024];
+	char dir[1024];		/* on the build host; relative: to the user's home */
+};
+
 struct build_opts {
 	const char *src;	   /* kernel source; patched in place while building */
 	const char *config;	   /* a .config (full, or partial for olddefconfig) */
@@ -42,10 +55,11 @@ struct build_opts {
 	uint64_t timeout_usec;	   /* 0: none */
 	build_progress_fn progress; /* optional; called from the building thread */
 	void *userdata;
+	struct build_remote remote;
 };
 
-/* Fills opts from [build "name"] (jobs, ccache, dir, timeout); the
- * strings stay owned by cfg. */
+/* Fills opts from [build "name"] (jobs, ccache, dir, timeout, and the
+ * build host when host is not "local"); the strings stay owned by cfg. */
 int build_opts_from_config(const struct config *cfg, const char *name,
 			   struct build_opts *opts, char **ret_dir);
 

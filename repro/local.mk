@@ -7,7 +7,7 @@ repro_librepro_a_SOURCES = \
 	repro/report-title.c repro/report-stack.c \
 	repro/symbolize.c \
 	repro/ssh.c repro/ssh-internal.h \
-	repro/build.c repro/build.h \
+	repro/build.c repro/build.h repro/build-internal.h repro/build-ssh.c repro/build-sync.c \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
 	repro/probe.c repro/probe.h \
@@ -86,7 +86,8 @@ tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 # The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
 # the tools; see tests/kernel/lib.sh.
-KERNEL_TESTS = tests/kernel/kernel.sh tests/kernel/faults.sh tests/kernel/syz.sh
+KERNEL_TESTS = tests/kernel/kernel.sh tests/kernel/faults.sh tests/kernel/syz.sh \
+	tests/kernel/build-remote.sh
 TESTS += $(KERNEL_TESTS)
 EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/kasan.fragment tests/kernel/scenarios/README.md \
@@ -111,9 +112,9 @@ TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
 
 TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
-	tests/integration/vm-faults.sh
+	tests/integration/vm-faults.sh tests/integration/build-remote.sh
 EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
-	tests/integration/vm-faults.sh
+	tests/integration/vm-faults.sh tests/integration/build-remote.sh
 
 EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree

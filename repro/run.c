@@ -230,8 +230,10 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 	res->run_usec = clock_mono_usec() - start;
 	if (lost) {
 		deadline = clock_mono_usec() + PANIC_WAIT_USEC;
+		/* The panic is printed by now or soon; the VM's exit is
+		 * what the console waits for: notice it quickly. */
 		while (!o->backend->exited(vm) && clock_mono_usec() < deadline)
-			usleep(200 * 1000);
+			usleep(50 * 1000);
 	} else
 		usleep(SETTLE_USEC);
 	r = take_console(o, vm, res);

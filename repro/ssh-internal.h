@@ -21,6 +21,12 @@ struct ssh_target {
 	const char *known_hosts; /* OpenSSH known_hosts, checked for host:port */
 	bool pin_any_host;	 /* known_hosts pins a key whatever the host name */
 	uint64_t timeout_usec;	 /* connect, handshake and each blocking step */
+	/* > 0: give up (-ETIMEDOUT) when the server sends nothing this long
+	 * after the TCP connect.  A port forwarded by qemu accepts at once
+	 * while the guest is still booting, and the guest only sees that
+	 * connection's SYN again when qemu retransmits it, seconds later:
+	 * a fresh connection is quicker. */
+	uint64_t banner_timeout_usec;
 };
 
 /* Errors: -ECONNREFUSED/-EHOSTUNREACH/-ETIMEDOUT (network), -EPROTO
@@ -44,6 +50,23 @@ void ssh_exec_result_free(struct ssh_exec_result *r);
 int ssh_exec(struct ssh *s, const char *cmd, const void *in, size_t in_len,
 	     uint64_t timeout_usec, size_t output_max,
 	     struct ssh_exec_result *ret);
+
+/* A long command (a remote build): stdin streamed from a file, output
+ * passed on as it arrives.  With hold_stdin the channel's stdin stays
+ * open until the command ends, so that a watcher on the remote side can
+ * stop the command as soon as the channel closes (time-out, kfix killed,
+ * connection lost). */
+struct ssh_stream_opts {
+	int in_fd;		/* >= 0: sent as stdin; -1: none */
+	bool hold_stdin;	/* no EOF on stdin while the command runs */
+	int out_fd;		/* >= 0: stdout and stderr written here, not kept */
+	void (*on_output)(void *userdata, const char *data, size_t len);
+	void *userdata;
+	uint64_t timeout_usec;	/* 0: none */
+	size_t output_max;	/* kept in the result when out_fd < 0 */
+};
+int ssh_exec_stream(struct ssh *s, const char *cmd, const struct ssh_stream_opts *o,
+		    struct ssh_exec_result *ret);
 
 /* A command left running (a VM): its stdin stays open until
  * ssh_job_finish sends EOF. */

@@ -249,6 +249,15 @@ int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)
 		set_msg(ret_msg, t, strerror(-r));
 		return r;
 	}
+	if (t->banner_timeout_usec > 0) {
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+		r = poll(&p, 1, (int)(t->banner_timeout_usec / 1000));
+		if (r <= 0) {
+			set_msg(ret_msg, t, "no SSH banner");
+			return r < 0 ? -errno : -ETIMEDOUT;
+		}
+	}
 	s->session = libssh2_session_init();
 	if (!s->session)
 		return -ENOMEM;
@@ -357,6 +366,113 @@ int ssh_exec(struct ssh *s, const char *cmd, const void *in, size_t in_len,
 		libssh2_channel_close(c);
 		libssh2_channel_wait_closed(c);
 		res.exit_status = libssh2_channel_get_exit_status(c);
+	}
+	libssh2_session_set_timeout(s->session, (long)(s->timeout_usec / 1000));
+	if (!out.data && buf_puts(&out, "") < 0)
+		return -ENOMEM;
+	res.output = buf_steal(&out, &res.output_len);
+	*ret = res;
+	return 0;
+}
+
+static int fd_write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Streams the file as the channel's stdin; false when the channel broke. */
+static bool send_fd(LIBSSH2_CHANNEL *c, int fd, bool eof)
+{
+	char chunk[65536];
+
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return false;
+		if (n == 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = libssh2_channel_write(c, chunk + off, (size_t)(n - off));
+
+			if (w < 0)
+				return false;
+			off += w;
+		}
+	}
+	return !eof || libssh2_channel_send_eof(c) >= 0;
+}
+
+int ssh_exec_stream(struct ssh *s, const char *cmd, const struct ssh_stream_opts *o,
+		    struct ssh_exec_result *ret)
+{
+	_cleanup_(channel_freep) LIBSSH2_CHANNEL *c = NULL;
+	_cleanup_buf_ struct buf out = BUF_INIT(o->output_max ? o->output_max : 1024 * 1024);
+	uint64_t deadline = o->timeout_usec ? clock_mono_usec() + o->timeout_usec : UINT64_MAX;
+	struct ssh_exec_result res = { .exit_status = -1 };
+	char chunk[16384];
+	int r;
+
+	c = libssh2_channel_open_session(s->session);
+	if (!c)
+		return session_lost(s) ? -ECONNRESET : -EIO;
+	libssh2_channel_handle_extended_data2(c, LIBSSH2_CHANNEL_EXTENDED_DATA_MERGE);
+	if (libssh2_channel_exec(c, cmd) != 0)
+		return session_lost(s) ? -ECONNRESET : -EIO;
+	if (o->in_fd >= 0 && !send_fd(c, o->in_fd, true))
+		res.lost = true;
+	else if (o->in_fd < 0 && !o->hold_stdin && libssh2_channel_send_eof(c) < 0)
+		res.lost = true;
+	libssh2_session_set_timeout(s->session, 500);
+	while (!res.lost) {
+		ssize_t n = libssh2_channel_read(c, chunk, sizeof(chunk));
+
+		if (n > 0) {
+			if (o->on_output)
+				o->on_output(o->userdata, chunk, (size_t)n);
+			if (o->out_fd >= 0) {
+				r = fd_write_all(o->out_fd, chunk, (size_t)n);
+				if (r < 0) {
+					libssh2_session_set_timeout(s->session,
+								    (long)(s->timeout_usec / 1000));
+					return r;
+				}
+			} else
+				buf_append_trunc(&out, chunk, (size_t)n);
+			continue;
+		}
+		if (n == 0 && libssh2_channel_eof(c))
+			break;
+		if (n < 0 && n != LIBSSH2_ERROR_TIMEOUT && n != LIBSSH2_ERROR_EAGAIN) {
+			res.lost = true;
+			break;
+		}
+		if (clock_mono_usec() > deadline) {
+			res.timed_out = true;
+			break;
+		}
+	}
+	if (!res.lost) {
+		/* On a time-out, closing the channel closes the command's
+		 * stdin, which its watcher takes as the order to stop. */
+		libssh2_session_set_timeout(s->session, 5000);
+		libssh2_channel_close(c);
+		if (!res.timed_out) {
+			libssh2_channel_wait_closed(c);
+			res.exit_status = libssh2_channel_get_exit_status(c);
+		}
 	}
 	libssh2_session_set_timeout(s->session, (long)(s->timeout_usec / 1000));
 	if (!out.data && buf_puts(&out, "") < 0)

@@ -113,6 +113,24 @@ static int pick_port(void)
 	return 20000 + (int)(v % 40000);
 }
 
+/* The VM host is this machine (see qemu_start): the kernel is copied
+ * there by the VM host's user, which saves sending some MiB through SSH
+ * for every VM.  When that user cannot read our build folder, the kernel
+ * travels as a command's stdin as for any host. */
+static int copy_kernel_locally(struct vm *vm, const char *kernel)
+{
+	_cleanup_free_ char *abs = realpath(kernel, NULL), *qk = NULL, *qd = NULL, *cmd = NULL;
+
+	if (!abs)
+		return -errno;
+	qk = ssh_quote(abs);
+	qd = ssh_quote(vm->dir);
+	if (!qk || !qd ||
+	    asprintf(&cmd, "mkdir -p %s && cp -- %s %s/bzImage 2>/dev/null", qd, qk, qd) < 0)
+		return -ENOMEM;
+	return host_run(vm, cmd, NULL, 0, NULL) == 0 ? 0 : -EACCES;
+}
+
 static int prepare_host(struct vm *vm, const char *kernel, char **ret_msg)
 {
 	_cleanup_free_ char *data = NULL, *cmd = NULL, *q = NULL, *out = NULL;
@@ -120,14 +138,17 @@ static int prepare_host(struct vm *vm, const char *kernel, char **ret_msg)
 	size_t len;
 	int r;
 
+	(void)getrandom(&rnd, sizeof(rnd), 0);
+	if (asprintf(&vm->dir, "%s/vm-%d-%08x", vm->o->workdir, getpid(), rnd) < 0)
+		return -ENOMEM;
+	r = copy_kernel_locally(vm, kernel);
+	if (r == 0 || r == -ENOMEM)
+		return r;
 	r = read_file_bounded(kernel, KERNEL_MAX, &data, &len);
 	if (r < 0)
 		return asprintf(ret_msg, "cannot read kernel %s: %s", kernel, strerror(-r)) < 0
 			       ? -ENOMEM
 			       : r;
-	(void)getrandom(&rnd, sizeof(rnd), 0);
-	if (asprintf(&vm->dir, "%s/vm-%d-%08x", vm->o->workdir, getpid(), rnd) < 0)
-		return -ENOMEM;
 	q = ssh_quote(vm->dir);
 	if (!q || asprintf(&cmd, "mkdir -p %s && cat > %s/bzImage", q, q) < 0)
 		return -ENOMEM;
@@ -140,7 +161,7 @@ static int prepare_host(struct vm *vm, const char *kernel, char **ret_msg)
 	return 0;
 }
 
-static int connect_guest(struct vm *vm, struct ssh **ret, char **ret_msg)
+static int connect_guest(struct vm *vm, uint64_t banner_usec, struct ssh **ret, char **ret_msg)
 {
 	struct ssh_target g = {
 		.host = vm->o->ssh_host,
@@ -150,6 +171,7 @@ static int connect_guest(struct vm *vm, struct ssh **ret, char **ret_msg)
 		.known_hosts = vm->o->guest_known_hosts,
 		.pin_any_host = true,
 		.timeout_usec = 10 * 1000000ULL,
+		.banner_timeout_usec = banner_usec,
 	};
 
 	return ssh_connect(&g, ret, ret_msg);
@@ -200,6 +222,11 @@ static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **r
 		.known_hosts = o->known_hosts,
 		.timeout_usec = 20 * 1000000ULL,
 	};
+	/* How long a connection may stay silent before a fresh one is
+	 * tried: short while the guest boots, then growing, in case the
+	 * guest is up but slow to greet (a loaded host under emulation). */
+	uint64_t banner = 1000 * 1000ULL;
+	unsigned silent = 0;
 	uint64_t deadline;
 	int r;
 
@@ -236,9 +263,11 @@ static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **r
 			boot_failure(vm, true, ret_failure, ret_msg);
 			return -ECHILD;
 		}
-		r = connect_guest(vm, &vm->guest, &msg);
+		r = connect_guest(vm, banner, &vm->guest, &msg);
 		if (r == 0)
 			break;
+		if (r == -ETIMEDOUT && ++silent > 15)
+			banner = MIN(banner + 500 * 1000ULL, 10 * 1000000ULL);
 		if (r == -EKEYREJECTED || r == -EACCES) {
 			/* The guest answered but refused us or showed another
 			 * key: retrying cannot help. */

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -19,6 +21,7 @@
 #include "common/fileio.h"
 #include "common/strutil.h"
 #include "repro/build.h"
+#include "repro/build-internal.h"
 #include "repro/probe.h"
 #include "repro/run.h"
 #include "repro/ssh-internal.h"
@@ -470,6 +473,75 @@ static void test_syz_argv(void **state)
 	}
 }
 
+/* The NUL-separated paths of a plan's list, as one "a|b|" string. */
+static char *plan_list(const char *v, size_t len)
+{
+	char *out = calloc(1, len + 1);
+
+	assert_non_null(out);
+	for (size_t i = 0; i < len; i++)
+		out[i] = v[i] ? v[i] : '|';
+	return out;
+}
+
+static void put(const char *dir, const char *name, const char *data)
+{
+	_cleanup_free_ char *p = NULL;
+
+	assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
+	assert_int_equal(write_file_atomic(p, data, strlen(data), 0644), 0);
+}
+
+/* What goes to a build host: everything the first time (not .git nor
+ * kfix's own files), then only changed, new and removed files. */
+static void test_sync_plan(void **state)
+{
+	char dir[] = "/tmp/kfix-test-sync-XXXXXX";
+	_cleanup_free_ char *sub = NULL, *git = NULL, *ch = NULL, *rm = NULL, *f1 = NULL;
+	struct sync_plan p = { 0 }, q = { 0 };
+	struct timespec old[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&sub, "%s/kernel", dir) > 0);
+	assert_true(asprintf(&git, "%s/.git", dir) > 0);
+	assert_int_equal(mkdir_p(sub, 0755), 0);
+	assert_int_equal(mkdir_p(git, 0755), 0);
+	put(dir, "Makefile", "all:\n");
+	put(dir, "kernel/a.c", "int a;\n");
+	put(dir, "kernel/b.c", "int b;\n");
+	put(dir, ".git/HEAD", "ref\n");
+	put(dir, ".kfix.lock", "");
+	assert_int_equal(sync_plan_make(dir, NULL, 0, &p), 0);
+	ch = plan_list(p.changed, p.changed_len);
+	assert_string_equal(ch, "Makefile|kernel/a.c|kernel/b.c|");
+	assert_int_equal(p.n_changed, 3);
+	assert_int_equal(p.n_removed, 0);
+
+	/* Nothing changed: nothing to send. */
+	assert_int_equal(sync_plan_make(dir, p.manifest, p.manifest_len, &q), 0);
+	assert_int_equal(q.n_changed, 0);
+	assert_int_equal(q.n_removed, 0);
+	sync_plan_free(&q);
+
+	/* Same size, other mtime; one removed; one new. */
+	assert_true(asprintf(&f1, "%s/kernel/a.c", dir) > 0);
+	assert_int_equal(utimensat(AT_FDCWD, f1, old, 0), 0);
+	free(f1);
+	assert_true(asprintf(&f1, "%s/kernel/b.c", dir) > 0);
+	assert_int_equal(unlink(f1), 0);
+	put(dir, "kernel/c.c", "int c;\n");
+	assert_int_equal(sync_plan_make(dir, p.manifest, p.manifest_len, &q), 0);
+	free(ch);
+	ch = plan_list(q.changed, q.changed_len);
+	rm = plan_list(q.removed, q.removed_len);
+	assert_string_equal(ch, "kernel/a.c|kernel/c.c|");
+	assert_string_equal(rm, "kernel/b.c|");
+	sync_plan_free(&q);
+	sync_plan_free(&p);
+	assert_int_equal(rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,7 +549,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
-		cmocka_unit_test(test_syz_argv),
+		cmocka_unit_test(test_syz_argv),     cmocka_unit_test(test_sync_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
