@@ -34,6 +34,7 @@ INTEGRATION_TESTS = \
 	tests/integration/scheduler.sh \
 	tests/integration/publish.sh \
 	tests/integration/archive-publish.sh \
+	tests/integration/review-replies.sh \
 	tests/integration/outbox-stall.sh \
 	tests/integration/metrics-jobs.sh \
 	tests/integration/pipeline.sh
