@@ -323,6 +323,7 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		.rfc = !upstream,
 		.summary = p->msg.subject,
 		.body = p->msg.body,
+		.changes = ev ? json_get_str(ev, "changes") : NULL,
 		.explanation = p->patch->explanation,
 		.evidence = ev ? json_get_str(ev, "evidence") : NULL,
 		.not_tested = ev ? json_get_str(ev, "not_tested") : NULL,
@@ -415,7 +416,7 @@ static int stage_moderation(struct pub *p)
 {
 	_cleanup_free_ char *mail = NULL, *key = NULL;
 	const char *mod = NULL;
-	char mid[256];
+	char mid[256], prev[256] = "", dom[200];
 	char *to[2] = { NULL, NULL };
 	int r;
 
@@ -437,7 +438,13 @@ static int stage_moderation(struct pub *p)
 	}
 	rfc_message_id(p, mid, sizeof(mid));
 	to[0] = (char *)mod;
-	r = compose(p, false, NULL, to, NULL, mid, NULL, &mail);
+	/* a new version answers the moderation mail of the one before */
+	if (p->patch->version > 1) {
+		domain_of(p->email, dom, sizeof(dom));
+		snprintf(prev, sizeof(prev), "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id,
+			 p->patch->version - 1, dom);
+	}
+	r = compose(p, false, NULL, to, NULL, mid, prev[0] ? prev : NULL, &mail);
 	if (r < 0)
 		return r;
 	if (asprintf(&key, "mail:<%s>", mid) < 0)

@@ -39,6 +39,9 @@ static const struct {
 	{ "repairing", "validated" },
 	{ "repairing", "gave-up" },
 	{ "repairing", "already-fixed" },
+	/* a new version that did not validate: the published one stands */
+	{ "repairing", "awaiting-approval" },
+	{ "repairing", "sent" },
 	{ "validated", "awaiting-approval" },
 	{ "validated", "repairing" },
 	{ "awaiting-approval", "sent" },

@@ -30,6 +30,7 @@ BASE=$(git -C "$U" rev-parse HEAD)
 sed -i 's/^\tdo_slab_free(s, x);/\tif (!x)\n\t\treturn;\n\tdo_slab_free(s, x);/' "$U/mm/slub.c"
 git -C "$U" diff > "$T/fix.diff"
 git -C "$U" checkout -q .
+git init -q --bare "$T/push.git"
 
 export HOME="$T/home" PI_CONFIG="$T/pi-config"
 mkdir -p "$HOME"
@@ -68,6 +69,7 @@ cat >> "$T/kfix.conf" <<CONF
 	url = file://$U
 	moderation-address = moderation@example.org
 	allow-commands = mod@example.org
+	push-remote = file://$T/push.git
 [archive "lists"]
 	url = $T/inbox
 	poll-interval = 1s
@@ -142,6 +144,23 @@ ctl patch 1 | grep -qF 'Review:        Mod Erator <mod@example.org> (r3@example.
 ctl patch 1 | grep -qF 'trailer:     Reviewed-by: Rev Iewer <rev@example.org>' || fail "kfixctl patch trailer"
 ok "replies kept once each, own tags only, comments with their context, long ones cut"
 
+# r3's comments start a new version; here the tree has no [build] or
+# [vm], so the job fails and the bug keeps its published patch
+wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM jobs WHERE kind = 'iterate' AND state = 'failed'\")\" -ge 1 ]" ||
+	fail "no iterate job: $(ctl jobs | tail -3)"
+j=$(q "SELECT min(id) FROM jobs WHERE kind = 'iterate'")
+q "SELECT args FROM jobs WHERE id = $j" | grep -q '"reason":"review"' || fail "iterate args"
+[ "$(q "SELECT job_id FROM reviews WHERE message_id = 'r3@example.org'")" = "$j" ] || fail "r3 not given to the job"
+[ -z "$(q "SELECT job_id FROM reviews WHERE message_id IN ('r1@example.org', 'r2@example.org')")" ] ||
+	fail "approvals and strangers' comments given to a job"
+wait_for 30 sh -c "ctl() { '$KFIXCTL' -c '$T/kfix.conf' \"\$@\"; }; [ \"\$(sqlite3 '$DB' 'SELECT state FROM bugs WHERE id = 1')\" = awaiting-approval ]" ||
+	fail "bug not back to awaiting-approval: $(q "SELECT state FROM bugs") $(q "SELECT id, kind, state, attempts, error FROM jobs WHERE kind = 'iterate'") $(grep -i iterat "$T/kfixd.log" | tail -5)"
+q "SELECT why FROM bugs" >/dev/null 2>&1 || true
+wait_for 30 sh -c "[ -z \"\$(sqlite3 '$DB' \"SELECT id FROM jobs WHERE state IN ('queued', 'running') AND kind = 'iterate'\")\" ]" ||
+	fail "iterate jobs left"
+[ "$(q "SELECT state FROM patches WHERE id = 1")" = awaiting-approval ] || fail "v1 touched"
+ok "comments from an allowed sender start an iterate job; a failed one leaves v1 as it was"
+
 # the tags go onto the upstream mail
 printf 'From: Mod Erator <mod@example.org>\nTo: moderation@example.org\nSubject: Re: [PATCH RFC] x\nMessage-ID: <up@example.org>\nIn-Reply-To: <%s>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\n#kfix upstream\n' "$RFC" > "$T/up"
 [ "$(post "$T/up" d-up)" = 200 ] || fail "webhook up"
@@ -161,6 +180,54 @@ deliver "$T/r5"
 wait_for 30 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT may_iterate FROM reviews WHERE message_id = 'r5@example.org'\")\" = 1 ]" ||
 	fail "maintainer's reply: $(q 'SELECT message_id, may_iterate FROM reviews')"
 ok "a recipient of the upstream mail may ask for a new version"
+wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM jobs WHERE kind = 'iterate' AND state IN ('failed', 'done')\")\" -ge 2 ]" ||
+	fail "no second iterate job: $(ctl jobs | tail -3)"
+wait_for 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT state FROM bugs WHERE id = 1')\" = sent ]" ||
+	fail "bug not back to sent: $(q 'SELECT state FROM bugs')"
+
+# #kfix repair from the moderator asks for a new version too
+printf 'From: Mod Erator <mod@example.org>\nTo: moderation@example.org\nSubject: Re: [PATCH] x\nMessage-ID: <rep@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\n#kfix repair\n' > "$T/rep"
+[ "$(post "$T/rep" d-rep)" = 200 ] || fail "webhook rep"
+wait_for 60 sh -c "sqlite3 '$DB' \"SELECT args FROM jobs WHERE kind = 'iterate'\" | grep -q '\"reason\":\"request\"'" ||
+	fail "#kfix repair: $(q "SELECT kind, detail FROM events WHERE kind LIKE 'request.%'")"
+wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT state FROM bugs WHERE id = 1')\" = sent ]" || fail "bug after the request"
+ok "#kfix repair starts a new version"
+
+# v2 (made here by hand, as an iterate job records it): branch kfix/1/v2
+# beside v1, [PATCH RFC v2] answering v1's moderation mail, with the
+# changes since v1 and the tags collected on v1
+v1=$(git -C "$T/push.git" rev-parse refs/heads/kfix/1/v1) || fail "no v1 branch"
+python3 - "$DB" "$T/fix.diff" "$BASE" <<'PY'
+import json, sqlite3, sys, time
+db, diff, base = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
+diff = diff.replace("return;", "return; /* v2 */")
+c = sqlite3.connect(db)
+msg = c.execute("SELECT message FROM patches WHERE id = 1").fetchone()[0]
+c.execute("UPDATE bugs SET state = 'validated' WHERE id = 1")
+now = int(time.time())
+c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, explanation,"
+          " evidence, base_commit, created, updated) VALUES (1, 2, 'validated', ?, ?, ?, ?, ?, ?, ?, ?)",
+          ("mm/slub: ignore NULL in slab_free()", msg, diff, "Root cause: NULL object.",
+           json.dumps({"table": [], "changes": "- Warn once about the NULL object (Mod Erator).\n",
+                       "previous": 1}), base, now, now))
+c.commit()
+PY
+ctl publish 2 >/dev/null || fail "publish v2"
+wait_for 60 sh -c "ls '$T/spool' | grep -q 'kfix-1-v2-rfc@'" || fail "no v2 mail: $(ctl jobs | tail -3)"
+v2m=$(ls "$T"/spool/*kfix-1-v2-rfc@*.eml)
+grep -q '^Subject: \[PATCH RFC v2\] mm/slub' "$v2m" || fail "v2 subject: $(grep ^Subject "$v2m")"
+grep -q '^In-Reply-To: <kfix-1-v1-rfc@kfix.example.org>' "$v2m" || fail "v2 not threaded under v1"
+python3 - "$v2m" <<'PY' || fail "v2 body: $(cat "$v2m")"
+import sys
+body = open(sys.argv[1]).read().split("\n\n", 1)[1]
+head, rest = body.split("\n---\n", 1)
+assert "Reviewed-by: Rev Iewer <rev@example.org>" in head, head
+assert rest.startswith("Changes since v1:\n- Warn once about the NULL object (Mod Erator).\n"), rest[:200]
+PY
+wait_for 30 git -C "$T/push.git" rev-parse -q --verify refs/heads/kfix/1/v2 || fail "no v2 branch"
+[ "$(git -C "$T/push.git" rev-parse refs/heads/kfix/1/v1)" = "$v1" ] || fail "v1 branch rewritten"
+git -C "$T/push.git" show refs/heads/kfix/1/v2 | grep -q 'v2 \*/' || fail "v2 branch content"
+ok "v2: its own mail, threaded under v1, with the changes and the collected tags"
 stop_kfixd
 grep "exited with status" "$T/kfixd.log" && fail "a job process failed"
 echo PASS
