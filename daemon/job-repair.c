@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/slot.h"
 #include "common/strutil.h"
+#include "budget.h"
 #include "iterate.h"
 #include "jobs.h"
 #include "pipeline.h"
@@ -77,6 +78,7 @@ static int load_base(struct pipeline *p)
 struct llm_stats {
 	struct store *store;
 	const char *model;
+	int64_t bug, job;
 };
 
 static void on_llm_call(void *ud, bool ok, uint64_t usec, uint64_t in, uint64_t out, double cost)
@@ -84,6 +86,28 @@ static void on_llm_call(void *ud, bool ok, uint64_t usec, uint64_t in, uint64_t 
 	const struct llm_stats *ls = ud;
 
 	(void)stats_llm_call(ls->store, ls->model, ok, (double)usec / 1e6, in, out, cost);
+	/* what the budgets count: a lost row only makes them lenient */
+	if (in + out > 0 || cost > 0)
+		(void)store_llm_usage_add(ls->store, ls->bug, ls->job, ls->model, in, out, cost);
+}
+
+/* The engine's own guards stop where the bug's budget ends. */
+static int cap_to_budget(struct pipeline *p)
+{
+	struct budget_limits l;
+	uint64_t tokens;
+	double cost;
+	int r = budget_limits_get(p->ctx->cfg, &l);
+
+	if (r >= 0)
+		r = budget_bug_left(p->ctx->store, &l, p->bug->id, &tokens, &cost);
+	if (r < 0)
+		return r;
+	if (tokens < p->params.limits.max_tokens)
+		p->params.limits.max_tokens = tokens;
+	if (cost >= 0 && (p->params.limits.max_cost <= 0 || cost < p->params.limits.max_cost))
+		p->params.limits.max_cost = cost;
+	return 0;
 }
 
 static int make_llm(struct pipeline *p, struct llm **ret)
@@ -176,7 +200,11 @@ static int repair(struct pipeline *p, const struct iterate *it)
 		return job_fail(ctx, -EPERM, "bug %lld is %s, not repairing", (long long)p->bug->id,
 				p->bug->state);
 	}
-	r = load_base(p);
+	r = budget_job_gate(ctx);
+	if (r >= 0)
+		r = cap_to_budget(p);
+	if (r >= 0)
+		r = load_base(p);
 	if (r >= 0)
 		r = make_llm(p, &llm);
 	if (r < 0)
@@ -200,7 +228,8 @@ static int repair(struct pipeline *p, const struct iterate *it)
 	p->params.kb_path = kb;
 	p->params.syzbot_id = streq_ptr(p->bug->source, "syzbot") ? p->bug->source_id : NULL;
 	p->params.progress = progress;
-	struct llm_stats ls = { .store = ctx->store, .model = llm_model(llm) };
+	struct llm_stats ls = { .store = ctx->store, .model = llm_model(llm), .bug = p->bug->id,
+				.job = ctx->job->id };
 
 	llm_set_observer(llm, on_llm_call, &ls);
 	r = repair_run(&p->params, pipeline_ops(p), llm, &sum, &err);

@@ -5,7 +5,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
 	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c \
-	daemon/job-iterate.c daemon/iterate.h \
+	daemon/job-iterate.c daemon/iterate.h daemon/budget.c daemon/budget.h \
 	daemon/pipeline.c daemon/pipeline.h daemon/source.c daemon/source.h \
 	daemon/job-archive.c daemon/archive.h \
 	daemon/outbox.c daemon/outbox.h \

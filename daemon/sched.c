@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "archive.h"
+#include "budget.h"
 #include "iterate.h"
 #include "publish.h"
 #include <string.h>
@@ -193,6 +194,9 @@ int sched_run(struct config *cfg, struct store *store)
 	if (rq < 0)
 		return rq;
 	rq = sched_reviews(cfg, store);
+	if (rq < 0)
+		return rq;
+	rq = budget_schedule(cfg, store);
 	if (rq < 0)
 		return rq;
 	rq = archive_schedule(cfg, store);

@@ -155,6 +155,13 @@ static const char *const migrations[] = {
 	" trailers TEXT, comments TEXT, may_iterate INTEGER NOT NULL DEFAULT 0,"
 	" job_id INTEGER, created INTEGER NOT NULL);"
 	"CREATE INDEX reviews_bug ON reviews(bug_id, job_id);",
+	/* 7: every LLM call's tokens and cost, for the budgets */
+	"CREATE TABLE llm_usage ("
+	" id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, bug_id INTEGER, job_id INTEGER,"
+	" model TEXT, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,"
+	" cost REAL NOT NULL);"
+	"CREATE INDEX llm_usage_ts ON llm_usage(ts);"
+	"CREATE INDEX llm_usage_bug ON llm_usage(bug_id);",
 };
 
 static int64_t now_sec(void)
@@ -1241,6 +1248,9 @@ int store_stats(struct store *s, struct store_stats *ret)
 	if (r >= 0)
 		r = count_by(s, "SELECT coalesce(min(created), 0) FROM jobs WHERE state = ?",
 			     "queued", &st.oldest_queued);
+	if (r >= 0)
+		r = count_by(s, "SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM kv WHERE key = ?",
+			     "budget.day-spent-until", &st.llm_wait_until);
 	if (r < 0)
 		return r;
 	*ret = st;
@@ -2047,5 +2057,59 @@ int store_review_count(struct store *s, int64_t patch_id, int64_t *ret)
 	if (rc != SQLITE_ROW)
 		return fail(s, rc);
 	*ret = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+/* ---- LLM usage ---- */
+
+int store_job_defer(struct store *s, const char *kind, int64_t until_sec, int64_t was_sec)
+{
+	/* not_before is in microseconds, like the lease */
+	if (until_sec > 0)
+		return exec(s, NULL,
+			    "UPDATE jobs SET not_before = ? WHERE state = 'queued' AND kind = ?"
+			    " AND not_before < ?",
+			    "iti", until_sec * 1000000, kind, until_sec * 1000000);
+	return was_sec > 0 ? exec(s, NULL,
+				  "UPDATE jobs SET not_before = 0 WHERE state = 'queued' AND kind = ?"
+				  " AND not_before = ?",
+				  "ti", kind, was_sec * 1000000)
+			   : 0;
+}
+
+int store_llm_usage_add(struct store *s, int64_t bug_id, int64_t job_id, const char *model,
+			uint64_t tokens_in, uint64_t tokens_out, double cost)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st,
+			    "INSERT INTO llm_usage (ts, bug_id, job_id, model, tokens_in,"
+			    " tokens_out, cost) VALUES (?, nullif(?, 0), nullif(?, 0), ?, ?, ?, ?)",
+			    "iiitii", now_sec(), bug_id, job_id, model, (int64_t)tokens_in,
+			    (int64_t)tokens_out);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_bind_double(st, 7, cost > 0 ? cost : 0);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, rc);
+}
+
+int store_llm_usage_sum(struct store *s, int64_t since, int64_t bug_id, int64_t *ret_tokens,
+			double *ret_cost)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st,
+			    "SELECT coalesce(sum(tokens_in + tokens_out), 0), coalesce(sum(cost), 0)"
+			    " FROM llm_usage WHERE ts >= ? AND (? = 0 OR bug_id = ?)",
+			    "iii", since, bug_id, bug_id);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	*ret_tokens = sqlite3_column_int64(st, 0);
+	*ret_cost = sqlite3_column_double(st, 1);
 	return 0;
 }

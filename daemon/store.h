@@ -66,6 +66,7 @@ struct store_stats {
 	int64_t jobs_queued, jobs_running, jobs_done, jobs_failed, jobs_cancelled;
 	int64_t outbox_pending, outbox_sent, outbox_parked;
 	int64_t oldest_queued; /* unix seconds, 0 if none */
+	int64_t llm_wait_until; /* the day's LLM budget is spent until then, or 0 */
 };
 
 /* Bug states, in the order of the design's life cycle. */
@@ -298,6 +299,17 @@ int store_review_claim(struct store *s, int64_t bug_id, int64_t job_id, int *ret
 int store_review_count(struct store *s, int64_t patch_id, int64_t *ret);
 void store_review_free(struct store_review *v);
 DEFINE_CLEANUP(struct store_review, store_review_free)
+
+/* Queued jobs of kind wait until until_sec (unix seconds); with 0, the
+ * ones deferred to was_sec may go at once. */
+int store_job_defer(struct store *s, const char *kind, int64_t until_sec, int64_t was_sec);
+/* One LLM call's tokens and cost, against its bug and job (0: none). */
+int store_llm_usage_add(struct store *s, int64_t bug_id, int64_t job_id, const char *model,
+			uint64_t tokens_in, uint64_t tokens_out, double cost);
+/* Tokens (in + out) and cost of the calls since a unix time, of one bug
+ * (0: all). */
+int store_llm_usage_sum(struct store *s, int64_t since, int64_t bug_id, int64_t *ret_tokens,
+			double *ret_cost);
 
 /* Frees a NULL-terminated-by-count array from the *_list calls. */
 void store_list_free(void **items, size_t n, void (*free_fn)(void *));

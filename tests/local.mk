@@ -35,6 +35,7 @@ INTEGRATION_TESTS = \
 	tests/integration/publish.sh \
 	tests/integration/archive-publish.sh \
 	tests/integration/review-replies.sh \
+	tests/integration/llm-budget.sh \
 	tests/integration/outbox-stall.sh \
 	tests/integration/metrics-jobs.sh \
 	tests/integration/pipeline.sh

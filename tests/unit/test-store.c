@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -199,7 +200,7 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 6);
+	assert_int_equal(v, 7);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	store_close(s2);
@@ -281,6 +282,23 @@ static void test_reviews(void **state)
 	store_list_free((void **)vs, n, (void (*)(void *))store_review_free);
 }
 
+static void test_llm_usage(void **state)
+{
+	struct fixture *f = *state;
+	int64_t b1 = add_bug(f->s, "u1"), b2 = add_bug(f->s, "u2"), tokens = 0;
+	double cost = 0;
+
+	assert_int_equal(store_llm_usage_add(f->s, b1, 0, "m", 100, 20, 0.25), 0);
+	assert_int_equal(store_llm_usage_add(f->s, b2, 7, "m", 1, 2, 0.5), 0);
+	assert_int_equal(store_llm_usage_sum(f->s, 0, 0, &tokens, &cost), 0);
+	assert_int_equal(tokens, 123);
+	assert_true(cost > 0.749 && cost < 0.751);
+	assert_int_equal(store_llm_usage_sum(f->s, 0, b1, &tokens, &cost), 0);
+	assert_int_equal(tokens, 120);
+	assert_int_equal(store_llm_usage_sum(f->s, (int64_t)time(NULL) + 10, 0, &tokens, &cost), 0);
+	assert_int_equal(tokens, 0);
+}
+
 static void test_patch_versions(void **state)
 {
 	struct fixture *f = *state;
@@ -347,6 +365,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reopen_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reviews, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_llm_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_and_report_thread, setup, teardown),
 		cmocka_unit_test(test_corrupt_and_future),
 	};
