@@ -53,6 +53,7 @@ const struct config_key config_schema[] = {
 
 	/* [agent]: the repair workflow */
 	S("agent", "llm", NULL),
+	S("agent", "iterate-llm", NULL),
 	T("agent", false, "record", CONFIG_BOOL, "false"),
 	T("agent", false, "prompts-dir", CONFIG_PATH, NULL),
 	T("agent", false, "knowledge-base", CONFIG_PATH, NULL),

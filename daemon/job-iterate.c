@@ -34,6 +34,22 @@ static bool job_active(struct store *s, int64_t bug)
 	return busy;
 }
 
+/* The bug's newest finished reproduce job, or 0. */
+static int last_reproduce_job(struct store *s, int64_t bug)
+{
+	struct store_job **jobs = NULL;
+	int64_t id = 0;
+	size_t n = 0;
+
+	if (store_job_list(s, "done", bug, 0, &jobs, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (streq(jobs[i]->kind, "reproduce") && jobs[i]->id > id)
+			id = jobs[i]->id;
+	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	return id > INT32_MAX ? 0 : (int)id;
+}
+
 int iterate_queue(struct store *s, int64_t bug, const char *reason, const char *by,
 		  int priority, int max_attempts)
 {
@@ -65,6 +81,9 @@ int iterate_queue(struct store *s, int64_t bug, const char *reason, const char *
 		return -ENOENT;
 	j = json_pack("{s:I, s:s, s:s, s:s?}", "patch", (json_int_t)patch, "return_state",
 		      b->state, "reason", reason, "by", by);
+	/* the base outcome measured for the first repair serves again */
+	if (j && (r = last_reproduce_job(s, bug)) > 0)
+		json_object_set_new(j, "reproduce-job", json_integer(r));
 	args = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (!args || asprintf(&why, "a new version of v%d (%s)", version, reason) < 0)

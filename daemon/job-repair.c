@@ -110,14 +110,15 @@ static int cap_to_budget(struct pipeline *p)
 	return 0;
 }
 
-static int make_llm(struct pipeline *p, struct llm **ret)
+static int make_llm(struct pipeline *p, bool iterating, struct llm **ret)
 {
 	_cleanup_free_ char *err = NULL, *path = NULL;
 	bool record = false;
 	const char *name = NULL;
 	int r;
 
-	(void)config_get_string(p->ctx->cfg, "agent", NULL, "llm", &name);
+	if (!iterating || config_get_string(p->ctx->cfg, "agent", NULL, "iterate-llm", &name) < 0)
+		(void)config_get_string(p->ctx->cfg, "agent", NULL, "llm", &name);
 	r = llm_new_from_config(p->ctx->cfg, name, ret, &err);
 	if (r < 0) {
 		p->ctx->permanent = true;
@@ -206,7 +207,7 @@ static int repair(struct pipeline *p, const struct iterate *it)
 	if (r >= 0)
 		r = load_base(p);
 	if (r >= 0)
-		r = make_llm(p, &llm);
+		r = make_llm(p, it != NULL, &llm);
 	if (r < 0)
 		return pipeline_fail_bug(p, r);
 	/* one conversation with the model per LLM slot; taken before the
