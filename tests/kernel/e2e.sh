@@ -403,6 +403,9 @@ for t in "new -> reproducing:1" "reproducing -> repairing:1" "repairing -> valid
 	[ "$(echo "$transitions" | grep -cx "${t%:*}")" = "${t##*:}" ] ||
 		kt_fail "transition '${t%:*}' not ${t##*:} time(s): $transitions"
 done
+# every model call of both jobs counted for the budgets, against the bug
+[ "$(db "SELECT count(*) FROM llm_usage WHERE bug_id = 1 AND tokens_in > 0")" -ge 13 ] ||
+	kt_fail "LLM usage: $(db 'SELECT bug_id, job_id, tokens_in, tokens_out FROM llm_usage')"
 [ "$KILLS" -ge "$MAX_KILLS" ] || kt_fail "only $KILLS kill points were reached (wanted $MAX_KILLS)"
 if [ "$RECORD" = yes ]; then
 	cp "$T/state/jobs/$(db "SELECT id FROM jobs WHERE kind = 'repair'")/cassette.jsonl" "$S/e2e-cassette.jsonl" ||
