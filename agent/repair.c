@@ -984,6 +984,8 @@ static int setup(struct repair_ctx *c, char **ret_error)
 		return r;
 	report = excerpt(c->p->report, 12 * 1024);
 	repair_set_var(c, "report", report);
+	/* empty for a first repair: its prompts read as they always did */
+	repair_set_var(c, "review", c->p->review ? c->p->review : "");
 	repair_set_var(c, "marker", KFIX_PROBE_MARKER);
 	snprintf(num, sizeof(num), "%u", c->p->gates.max_hunks);
 	repair_set_var(c, "max_hunks", num);

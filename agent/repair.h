@@ -66,6 +66,10 @@ struct repair_params {
 	const char *base_commit;  /* for base-commit: */
 	const char *syzbot_id;	  /* extid for Reported-by/Closes; NULL: from the report */
 	const char *hints;	  /* file hints, one path per line; NULL */
+	/* A new version of a published patch: the earlier version and the
+	 * reviewers' comments (rendered from prompts/iterate.txt), shown
+	 * with the hypotheses and patch requests; NULL for a first repair. */
+	const char *review;
 	bool have_reproducer;
 	const char *out_dir;	  /* patch, explanation, trajectory, summary */
 	const char *prompts_dir;  /* NULL: prompt_default_dir() */

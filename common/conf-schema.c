@@ -25,6 +25,10 @@ const struct config_key config_schema[] = {
 	I("kfix", false, "llm-slots", "2", 1, 64),
 	T("kfix", false, "job-timeout", CONFIG_DURATION, "4h"),
 	I("kfix", false, "job-attempts", "3", 1, 100),
+	I("kfix", false, "llm-day-tokens", "0", 0, INT64_C(1000000000000)),
+	S("kfix", "llm-day-cost", "0"),
+	I("kfix", false, "llm-bug-tokens", "0", 0, INT64_C(1000000000000)),
+	S("kfix", "llm-bug-cost", "0"),
 	T("kfix", false, "lease", CONFIG_DURATION, "10min"),
 	T("kfix", false, "retry-delay", CONFIG_DURATION, "1min"),
 	T("kfix", false, "self-test-jobs", CONFIG_BOOL, "false"),
@@ -49,6 +53,7 @@ const struct config_key config_schema[] = {
 
 	/* [agent]: the repair workflow */
 	S("agent", "llm", NULL),
+	S("agent", "iterate-llm", NULL),
 	T("agent", false, "record", CONFIG_BOOL, "false"),
 	T("agent", false, "prompts-dir", CONFIG_PATH, NULL),
 	T("agent", false, "knowledge-base", CONFIG_PATH, NULL),

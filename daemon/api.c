@@ -544,14 +544,15 @@ static json_t *stats_json(const struct store_stats *st)
 
 	for (size_t i = 0; store_bug_states[i] && bugs; i++)
 		json_object_set_new(bugs, store_bug_states[i], json_integer(st->bugs_by_state[i]));
-	return json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}}",
+	return json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
 			 "bugs", bugs, "jobs", "queued", (json_int_t)st->jobs_queued,
 			 "running", (json_int_t)st->jobs_running, "done",
 			 (json_int_t)st->jobs_done, "failed", (json_int_t)st->jobs_failed,
 			 "cancelled", (json_int_t)st->jobs_cancelled, "oldest_queued",
 			 (json_int_t)st->oldest_queued, "outbox", "pending",
 			 (json_int_t)st->outbox_pending, "sent", (json_int_t)st->outbox_sent,
-			 "parked", (json_int_t)st->outbox_parked);
+			 "parked", (json_int_t)st->outbox_parked, "llm", "wait_until",
+			 (json_int_t)st->llm_wait_until);
 }
 
 static int api_status(struct http_request *req, void *userdata)

@@ -208,6 +208,7 @@ int ctl_api_stats(struct ctl *c, struct store_stats *ret)
 	st.outbox_pending = json_get_int(outbox, "pending", 0);
 	st.outbox_sent = json_get_int(outbox, "sent", 0);
 	st.outbox_parked = json_get_int(outbox, "parked", 0);
+	st.llm_wait_until = json_get_int(json_object_get(j, "llm"), "wait_until", 0);
 	*ret = st;
 	return 0;
 }

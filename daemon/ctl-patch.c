@@ -109,8 +109,31 @@ int ctl_patches(struct ctl *c, int argc, char **argv)
 	return 0;
 }
 
+/* The replies kept against the patch (intake-review.h). */
+static json_t *reviews_json(struct store *s, const struct store_patch *p)
+{
+	struct store_review **vs = NULL;
+	json_t *a = json_array();
+	size_t n = 0;
+
+	if (!a || store_review_list(s, 0, p->id, 0, &vs, &n) < 0)
+		return a;
+	for (size_t i = 0; i < n; i++) {
+		json_t *tr = vs[i]->trailers ? json_loads(vs[i]->trailers, 0, NULL) : NULL;
+
+		json_array_append_new(a, json_pack("{s:I, s:s, s:s, s:o, s:o, s:b, s:I}",
+			"id", (json_int_t)vs[i]->id, "message_id", vs[i]->message_id,
+			"by", vs[i]->author, "trailers", tr ? tr : json_array(),
+			"comments", json_str_or_null(vs[i]->comments), "new_version",
+			vs[i]->may_iterate, "job", (json_int_t)vs[i]->job_id));
+	}
+	store_list_free((void **)vs, n, (void (*)(void *))store_review_free);
+	return a;
+}
+
 int ctl_patch(struct ctl *c, int argc, char **argv)
 {
+	_cleanup_json_ json_t *reviews = NULL;
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	_cleanup_json_ json_t *tests = NULL;
 	struct store *s;
@@ -137,6 +160,8 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 
 		if (j)
 			json_object_set(j, "syzbot_tests", tests ? tests : json_null());
+		if (j)
+			json_object_set_new(j, "reviews", reviews_json(s, p));
 		return ctl_print_json(j);
 	}
 	printf("%-14s %lld (bug %lld, v%d)\n", "Patch:", (long long)p->id,
@@ -157,6 +182,25 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 		if (asprintf(&line, "%s%s%s", json_get_str(e, "result") ?: "?",
 			     json_get_str(e, "title") ? ": " : "", json_get_str(e, "title") ?: "") >= 0)
 			ctl_print_escaped("syzbot test:", line);
+	}
+	reviews = reviews_json(s, p);
+	for (size_t i = 0; reviews && i < json_array_size(reviews); i++) {
+		json_t *v = json_array_get(reviews, i), *tag;
+		_cleanup_free_ char *line = NULL;
+		size_t k;
+
+		if (asprintf(&line, "%s (%s)%s", json_get_str(v, "by") ?: "?",
+			     json_get_str(v, "message_id") ?: "",
+			     json_is_true(json_object_get(v, "new_version")) ? ", asks for a new version"
+									      : "") >= 0)
+			ctl_print_escaped("Review:", line);
+		json_array_foreach(json_object_get(v, "trailers"), k, tag) {
+			free(line);
+			line = NULL;
+			if (asprintf(&line, "%s: %s", json_get_str(tag, "key") ?: "",
+				     json_get_str(tag, "value") ?: "") >= 0)
+				ctl_print_escaped("  trailer:", line);
+		}
 	}
 	/* the rest is shown as stored: it is kfix's own output */
 	if (p->explanation)

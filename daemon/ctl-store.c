@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <time.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -101,14 +102,15 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 			json_object_set_new(bugs, store_bug_states[i],
 					    json_integer(st.bugs_by_state[i]));
 		return ctl_print_json(json_pack(
-			"{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}}",
+			"{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
 			"bugs", bugs, "jobs", "queued", (json_int_t)st.jobs_queued,
 			"running", (json_int_t)st.jobs_running, "done",
 			(json_int_t)st.jobs_done, "failed", (json_int_t)st.jobs_failed,
 			"cancelled", (json_int_t)st.jobs_cancelled, "oldest_queued",
 			(json_int_t)st.oldest_queued, "outbox", "pending",
 			(json_int_t)st.outbox_pending, "sent", (json_int_t)st.outbox_sent,
-			"parked", (json_int_t)st.outbox_parked));
+			"parked", (json_int_t)st.outbox_parked, "llm", "wait_until",
+			(json_int_t)st.llm_wait_until));
 	}
 	printf("Bugs:\n");
 	for (size_t i = 0; store_bug_states[i]; i++)
@@ -122,6 +124,15 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	printf("Outbox: %lld pending, %lld sent, %lld parked\n",
 	       (long long)st.outbox_pending, (long long)st.outbox_sent,
 	       (long long)st.outbox_parked);
+	if (st.llm_wait_until > 0) {
+		time_t t = (time_t)st.llm_wait_until;
+		char when[64];
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+		printf("LLM:    the day's budget is spent; repairs wait until %s\n", when);
+	}
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <time.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,15 +155,23 @@ static void update_status(struct daemon *d)
 {
 	struct store_stats st;
 
-	char mode[32] = "running";
+	char mode[32] = "running", budget[128] = "";
 
 	if (store_stats(d->store, &st) < 0)
 		return;
 	scheduler_mode(d, mode, sizeof(mode));
+	if (st.llm_wait_until > 0) {
+		time_t t = (time_t)st.llm_wait_until;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(budget, sizeof(budget), "LLM budget of the day spent, repairs wait until "
+			 "%Y-%m-%d %H:%M UTC; ", &tm);
+	}
 	sd_notifyf(0,
-		   "STATUS=%s%s%lld bugs new, %lld jobs queued, %lld running, "
+		   "STATUS=%s%s%s%lld bugs new, %lld jobs queued, %lld running, "
 		   "%lld failed; outbox %lld pending, %lld sent, %lld parked",
-		   streq(mode, "running") ? "" : mode, streq(mode, "running") ? "" : "; ",
+		   streq(mode, "running") ? "" : mode, streq(mode, "running") ? "" : "; ", budget,
 		   (long long)st.bugs_by_state[0], (long long)st.jobs_queued,
 		   (long long)st.jobs_running, (long long)st.jobs_failed,
 		   (long long)st.outbox_pending, (long long)st.outbox_sent,

@@ -13,6 +13,7 @@
 #include "common/strutil.h"
 #include "hooks/forge.h"
 #include "intake-mail.h"
+#include "intake-review.h"
 #include "mail/compose.h"
 #include "mail/parse.h"
 #include "store.h"
@@ -34,6 +35,8 @@ struct intake_mail {
 	char **references; /* newest first */
 	/* a patch by someone else: the syzbot bugs it names */
 	char **patch_extids;
+	/* a reply on one of kfix's patch threads (with or without a command) */
+	struct intake_review *review;
 	const char *ignore_why; /* static text */
 };
 
@@ -59,6 +62,7 @@ void intake_mail_free(struct intake_mail *im)
 	free(im->test_title);
 	strv_free(im->references);
 	strv_free(im->patch_extids);
+	intake_review_free(im->review);
 	free(im);
 }
 
@@ -181,10 +185,12 @@ int intake_mail_new(const struct mail *m, struct intake_mail **ret)
 			if (w)
 				r = command_fill(im, m, sz, w);
 		}
+		if (r >= 0)
+			r = intake_review_new(m, im->command != NULL, &im->review);
 		if (r >= 0 && !im->command && mail_kind(m) == MAIL_KIND_PATCH)
 			r = other_patch_fill(im, m);
-		else if (r >= 0 && !im->command)
-			im->ignore_why = "no syzbot report and no #kfix command";
+		else if (r >= 0 && !im->command && !im->review)
+			im->ignore_why = "no syzbot report, no #kfix command, no review";
 	}
 	if (r < 0)
 		return r;
@@ -391,6 +397,17 @@ int intake_mail_apply(struct store *s, const struct config *cfg,
 		return apply_report(s, im, in);
 	if (im->test != MAIL_TEST_NONE)
 		return apply_test_result(s, im, in);
+	if (im->review) {
+		const char *why = NULL;
+		int64_t bug = 0;
+		int r = intake_review_apply(s, cfg, im->review, &bug, &why);
+
+		if (r < 0)
+			return r;
+		if (!im->command)
+			return store_inbox_set_state(s, in->id, why ? "ignored" : "done", bug,
+						     why ? why : "review");
+	}
 	if (im->command)
 		return apply_command(s, cfg, im, in);
 	if (im->patch_extids)

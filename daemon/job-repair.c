@@ -21,6 +21,8 @@
 #include "common/log.h"
 #include "common/slot.h"
 #include "common/strutil.h"
+#include "budget.h"
+#include "iterate.h"
 #include "jobs.h"
 #include "pipeline.h"
 #include "publish.h"
@@ -28,6 +30,7 @@
 #include "store.h"
 
 int job_repair_run(struct job_ctx *ctx);
+int job_iterate_run(struct job_ctx *ctx);
 
 #define STEP_REPAIRED "repaired"
 #define STEP_RECORDED "recorded"
@@ -75,6 +78,7 @@ static int load_base(struct pipeline *p)
 struct llm_stats {
 	struct store *store;
 	const char *model;
+	int64_t bug, job;
 };
 
 static void on_llm_call(void *ud, bool ok, uint64_t usec, uint64_t in, uint64_t out, double cost)
@@ -82,16 +86,39 @@ static void on_llm_call(void *ud, bool ok, uint64_t usec, uint64_t in, uint64_t 
 	const struct llm_stats *ls = ud;
 
 	(void)stats_llm_call(ls->store, ls->model, ok, (double)usec / 1e6, in, out, cost);
+	/* what the budgets count: a lost row only makes them lenient */
+	if (in + out > 0 || cost > 0)
+		(void)store_llm_usage_add(ls->store, ls->bug, ls->job, ls->model, in, out, cost);
 }
 
-static int make_llm(struct pipeline *p, struct llm **ret)
+/* The engine's own guards stop where the bug's budget ends. */
+static int cap_to_budget(struct pipeline *p)
+{
+	struct budget_limits l;
+	uint64_t tokens;
+	double cost;
+	int r = budget_limits_get(p->ctx->cfg, &l);
+
+	if (r >= 0)
+		r = budget_bug_left(p->ctx->store, &l, p->bug->id, &tokens, &cost);
+	if (r < 0)
+		return r;
+	if (tokens < p->params.limits.max_tokens)
+		p->params.limits.max_tokens = tokens;
+	if (cost >= 0 && (p->params.limits.max_cost <= 0 || cost < p->params.limits.max_cost))
+		p->params.limits.max_cost = cost;
+	return 0;
+}
+
+static int make_llm(struct pipeline *p, bool iterating, struct llm **ret)
 {
 	_cleanup_free_ char *err = NULL, *path = NULL;
 	bool record = false;
 	const char *name = NULL;
 	int r;
 
-	(void)config_get_string(p->ctx->cfg, "agent", NULL, "llm", &name);
+	if (!iterating || config_get_string(p->ctx->cfg, "agent", NULL, "iterate-llm", &name) < 0)
+		(void)config_get_string(p->ctx->cfg, "agent", NULL, "llm", &name);
 	r = llm_new_from_config(p->ctx->cfg, name, ret, &err);
 	if (r < 0) {
 		p->ctx->permanent = true;
@@ -145,7 +172,21 @@ static void progress(void *ud, const char *step, const char *msg)
 	log_info("repair %s: %s", step, esc ? esc : "");
 }
 
-static int repair(struct pipeline *p)
+/* A new version: what changed since the one before, in changes.txt. */
+static int write_changes(struct pipeline *p, struct llm *llm, const struct iterate *it,
+			 const char *diff)
+{
+	_cleanup_free_ char *text = NULL, *path = NULL;
+	int r = iterate_changes(llm, it, p->prompts_dir, diff, &text);
+
+	if (r >= 0)
+		r = job_file(p, "changes.txt", &path);
+	if (r >= 0)
+		r = write_file_atomic(path, text, strlen(text), 0644);
+	return r;
+}
+
+static int repair(struct pipeline *p, const struct iterate *it)
 {
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_(llm_freep) struct llm *llm = NULL;
@@ -160,9 +201,13 @@ static int repair(struct pipeline *p)
 		return job_fail(ctx, -EPERM, "bug %lld is %s, not repairing", (long long)p->bug->id,
 				p->bug->state);
 	}
-	r = load_base(p);
+	r = budget_job_gate(ctx);
 	if (r >= 0)
-		r = make_llm(p, &llm);
+		r = cap_to_budget(p);
+	if (r >= 0)
+		r = load_base(p);
+	if (r >= 0)
+		r = make_llm(p, it != NULL, &llm);
 	if (r < 0)
 		return pipeline_fail_bug(p, r);
 	/* one conversation with the model per LLM slot; taken before the
@@ -170,6 +215,8 @@ static int repair(struct pipeline *p)
 	r = job_slot_acquire(ctx, "llm", &slot);
 	if (r < 0)
 		return job_fail(ctx, r, "no LLM slot: %s", strerror(-r));
+	if (it)
+		p->params.review = it->prompt;
 	r = pipeline_prepare(p, p->bug->base_commit);
 	if (r < 0) {
 		slot_release(slot);
@@ -182,7 +229,8 @@ static int repair(struct pipeline *p)
 	p->params.kb_path = kb;
 	p->params.syzbot_id = streq_ptr(p->bug->source, "syzbot") ? p->bug->source_id : NULL;
 	p->params.progress = progress;
-	struct llm_stats ls = { .store = ctx->store, .model = llm_model(llm) };
+	struct llm_stats ls = { .store = ctx->store, .model = llm_model(llm), .bug = p->bug->id,
+				.job = ctx->job->id };
 
 	llm_set_observer(llm, on_llm_call, &ls);
 	r = repair_run(&p->params, pipeline_ops(p), llm, &sum, &err);
@@ -196,6 +244,13 @@ static int repair(struct pipeline *p)
 			 u.calls, (unsigned long long)u.input_tokens,
 			 (unsigned long long)u.output_tokens);
 		return pipeline_fail_bug(p, r);
+	}
+	if (it && sum->result == REPAIR_VALIDATED) {
+		r = write_changes(p, llm, it, sum->diff ? sum->diff : "");
+		if (r < 0)
+			return job_fail(ctx, r, "the changes since v%d: %s", it->previous_version,
+					strerror(-r));
+		llm_get_usage(llm, &u);
 	}
 	r = save_outcome(p, sum, &u, llm_model(llm));
 	if (r >= 0)
@@ -280,8 +335,10 @@ static json_t *repro_table(const char *md)
 	return a;
 }
 
-static int add_patch(struct pipeline *p, const json_t *outcome, int64_t *ret_id)
+static int add_patch(struct pipeline *p, const json_t *outcome, const struct iterate *it,
+		     int64_t *ret_id)
 {
+	_cleanup_free_ char *changes = NULL;
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_free_ char *diff = NULL, *msg = NULL, *md = NULL, *subject = NULL;
 	_cleanup_free_ char *root = NULL, *evid = NULL, *nt = NULL, *ev_text = NULL, *traj = NULL;
@@ -304,10 +361,13 @@ static int add_patch(struct pipeline *p, const json_t *outcome, int64_t *ret_id)
 	nt = md_section(md, "Not tested");
 	if (job_file(p, "trajectory.jsonl", &traj) < 0 || job_file(p, "explanation.md", &expl) < 0)
 		return -ENOMEM;
-	ev = json_pack("{s:o, s:s?, s:s?, s:I, s:s, s:s, s:O?}", "table", repro_table(md),
+	if (it && read_job_file(p, "changes.txt", &changes) < 0)
+		changes = NULL;
+	ev = json_pack("{s:o, s:s?, s:s?, s:I, s:s, s:s, s:O?, s:s?, s:I}", "table", repro_table(md),
 		       "evidence", evid, "not_tested", nt, "job", (json_int_t)ctx->job->id,
 		       "trajectory", traj, "explanation_file", expl, "llm",
-		       json_object_get(outcome, "llm"));
+		       json_object_get(outcome, "llm"), "changes", changes, "previous",
+		       (json_int_t)(it ? it->previous : 0));
 	ev_text = ev ? json_dumps(ev, JSON_COMPACT) : NULL;
 	if (!subject || !ev_text)
 		return -ENOMEM;
@@ -322,7 +382,7 @@ static int add_patch(struct pipeline *p, const json_t *outcome, int64_t *ret_id)
 	return r;
 }
 
-static int record(struct pipeline *p)
+static int record(struct pipeline *p, const struct iterate *it)
 {
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_free_ char *path = NULL, *text = NULL, *why = NULL;
@@ -343,7 +403,9 @@ static int record(struct pipeline *p)
 	if (!result)
 		return job_fail(ctx, -EBADMSG, "%s: no result", path);
 	state = streq(result, "validated") ? "validated" :
-		streq(result, "already-fixed") ? "already-fixed" : "gave-up";
+		streq(result, "already-fixed") ? "already-fixed" :
+		/* no better version: the published one stands */
+		it ? iterate_return_state(ctx->store, p->bug->id) : "gave-up";
 	if (asprintf(&why, "repair %s: %s", result, json_get_str(o, "reason") ?: "") < 0)
 		return -ENOMEM;
 	r = store_begin(ctx->store);
@@ -351,7 +413,9 @@ static int record(struct pipeline *p)
 		return r;
 	r = store_bug_set_state(ctx->store, p->bug->id, state, why);
 	if (r >= 0 && streq(state, "validated"))
-		r = add_patch(p, o, &patch);
+		r = add_patch(p, o, it, &patch);
+	if (r >= 0 && it)
+		r = store_event_add(ctx->store, p->bug->id, ctx->job->id, "iterate.result", why);
 	if (r >= 0 && patch > 0)
 		r = publish_queue(ctx->store, patch, "moderation", NULL);
 	if (r >= 0)
@@ -374,18 +438,48 @@ static int record(struct pipeline *p)
 	return store_commit(ctx->store);
 }
 
-int job_repair_run(struct job_ctx *ctx)
+/* The last failure of an iterate job (whatever step it came from): the
+ * bug goes back to its published patch instead of staying repairing. */
+static void iterate_fail(struct job_ctx *ctx, int r)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+
+	if (store_bug_get(ctx->store, ctx->job->bug_id, &b) < 0 || !streq(b->state, "repairing"))
+		return;
+	(void)store_bug_set_state(ctx->store, b->id, iterate_return_state(ctx->store, b->id),
+				  ctx->error ? ctx->error : strerror(-r));
+}
+
+static int run(struct job_ctx *ctx, bool iterating)
 {
 	_cleanup_(pipeline_clear) struct pipeline p = {};
+	_cleanup_(iterate_clear) struct iterate it = {};
 	_cleanup_free_ char *res = NULL;
 	int r;
 
 	r = pipeline_open(ctx, &p);
+	if (r >= 0 && iterating) {
+		r = iterate_load(ctx, p.prompts_dir, &it);
+		/* a failure leaves the bug where it was, with its patch */
+		p.fail_state = it.return_state;
+	}
 	if (r >= 0 && !job_step_passed(ctx, STEP_REPAIRED))
-		r = repair(&p);
+		r = repair(&p, iterating ? &it : NULL);
 	if (r >= 0 && !job_step_passed(ctx, STEP_RECORDED))
-		r = record(&p);
+		r = record(&p, iterating ? &it : NULL);
 	if (r >= 0 && job_file(&p, "result.json", &res) >= 0)
 		r = pipeline_read_json(res, &ctx->result);
+	if (r < 0 && iterating && (ctx->permanent || ctx->job->attempts >= ctx->job->max_attempts))
+		iterate_fail(ctx, r);
 	return r;
+}
+
+int job_repair_run(struct job_ctx *ctx)
+{
+	return run(ctx, false);
+}
+
+int job_iterate_run(struct job_ctx *ctx)
+{
+	return run(ctx, true);
 }

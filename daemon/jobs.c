@@ -22,6 +22,7 @@ int job_publish_run(struct job_ctx *ctx);
 int job_reproduce_run(struct job_ctx *ctx);
 int job_repair_run(struct job_ctx *ctx);
 int job_retest_run(struct job_ctx *ctx);
+int job_iterate_run(struct job_ctx *ctx);
 int job_archive_poll_run(struct job_ctx *ctx);
 
 static const struct job_kind kinds[] = {
@@ -35,6 +36,11 @@ static const struct job_kind kinds[] = {
 	{ "repair", job_repair_run,
 	  "runs the repair agent with the configured model; a validated patch "
 	  "becomes a patch row and a publish job for moderation" },
+	{ "iterate", job_iterate_run,
+	  "makes a new version of a published patch: the repair agent with the "
+	  "earlier version and the reviewers' comments in its prompts; a "
+	  "validated result becomes kfix/<bug>/v<N+1> with a changelog, else the "
+	  "bug keeps its patch" },
 	{ "retest", job_retest_run,
 	  "validates a patch again on the tree's current head and records the "
 	  "verdict (event retest.result, reply mail)" },

@@ -5,6 +5,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
 	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c \
+	daemon/job-iterate.c daemon/iterate.h daemon/budget.c daemon/budget.h \
 	daemon/pipeline.c daemon/pipeline.h daemon/source.c daemon/source.h \
 	daemon/job-archive.c daemon/archive.h \
 	daemon/outbox.c daemon/outbox.h \
@@ -13,7 +14,8 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/worker.c daemon/worker.h \
 	daemon/daemon.c daemon/daemon.h \
 	daemon/front.c daemon/front.h daemon/front-internal.h \
-	daemon/intake.c daemon/intake-mail.c daemon/intake-mail.h daemon/api.c \
+	daemon/intake.c daemon/intake-mail.c daemon/intake-mail.h \
+	daemon/intake-review.c daemon/intake-review.h daemon/api.c \
 	daemon/stats.c daemon/stats.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
 DAEMON_LIBS = daemon/libdaemon.a $(ALL_MODULE_LIBS) $(SQLITE_LIBS)

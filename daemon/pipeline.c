@@ -434,7 +434,8 @@ int pipeline_fail_bug(struct pipeline *p, int r)
 	struct job_ctx *ctx = p->ctx;
 
 	if (ctx->permanent || ctx->job->attempts >= ctx->job->max_attempts)
-		(void)store_bug_set_state(ctx->store, p->bug->id, "gave-up",
+		(void)store_bug_set_state(ctx->store, p->bug->id,
+					  p->fail_state ? p->fail_state : "gave-up",
 					  ctx->error ? ctx->error : strerror(-r));
 	return r;
 }

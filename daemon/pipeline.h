@@ -37,6 +37,7 @@ struct pipeline {
 	struct repair_outcome cached; /* the reproduce job's base outcome */
 	int cache_state;	      /* 1: next base build, 2: next run served */
 	unsigned builds, runs;	      /* done for real by this job */
+	const char *fail_state;	      /* where a failed bug goes (NULL: gave-up) */
 };
 
 /* Loads the job's bug and checks its inputs: a configured tree, a C
@@ -61,7 +62,7 @@ int pipeline_test(struct pipeline *p, const char *diff, unsigned runs,
 		  struct repair_outcome *ret, bool *ret_built, char **ret_log);
 
 /* For a failure after the bug moved on: the last attempt (or a permanent
- * failure) gives the bug up with the reason, so that no bug stays
+ * failure) gives the bug up (or moves it to fail_state) with the reason, so that no bug stays
  * reproducing or repairing with nothing working on it.  Returns r. */
 int pipeline_fail_bug(struct pipeline *p, int r);
 

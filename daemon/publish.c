@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "common/conf.h"
@@ -12,6 +13,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "intake-review.h"
 #include "jobs.h"
 #include "mail/compose.h"
 #include "mail/parse.h"
@@ -302,7 +304,10 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		   char *const *cc, const char *message_id, const char *in_reply_to,
 		   char **ret)
 {
-	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 1];
+	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 2 * REVIEW_TRAILERS_MAX + 1];
+	_cleanup_json_ json_t *collected = NULL;
+	json_t *t;
+	size_t k;
 	struct mail_repro_row rows[8];
 	char bufs[16][96];
 	_cleanup_free_ char *err = NULL, *signoff = NULL;
@@ -318,6 +323,7 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		.rfc = !upstream,
 		.summary = p->msg.subject,
 		.body = p->msg.body,
+		.changes = ev ? json_get_str(ev, "changes") : NULL,
 		.explanation = p->patch->explanation,
 		.evidence = ev ? json_get_str(ev, "evidence") : NULL,
 		.not_tested = ev ? json_get_str(ev, "not_tested") : NULL,
@@ -329,6 +335,19 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 
 	for (unsigned i = 0; i < p->msg.n_trailers; i++)
 		tr[n++] = (struct mail_trailer){ p->msg.trailer[i].key, p->msg.trailer[i].value };
+	/* what reviewers gave on this version and the ones before */
+	r = intake_review_trailers(p->ctx->store, p->bug->id, p->patch->version, &collected);
+	if (r < 0)
+		return job_fail(p->ctx, r, "the reviewers' trailers: %s", store_errmsg(p->ctx->store));
+	json_array_foreach(collected, k, t) {
+		const char *key = json_get_str(t, "key"), *value = json_get_str(t, "value");
+		bool known = false;
+
+		for (size_t i = 0; i < n; i++)
+			known |= strcasecmp(tr[i].key, key) == 0 && strcasecmp(tr[i].value, value) == 0;
+		if (!known && n + 1 < ARRAY_SIZE(tr))
+			tr[n++] = (struct mail_trailer){ key, value };
+	}
 	if (upstream && by) {
 		/* kernel policy: the human who approves signs off and is the
 		 * sender of record; the assistant never does */
@@ -362,11 +381,42 @@ static void rfc_message_id(struct pub *p, char *buf, size_t n)
 	snprintf(buf, n, "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id, p->patch->version, dom);
 }
 
+/* The addr-spec of "Name <addr>" or "addr", lower case. */
+static json_t *addr_spec(const char *a)
+{
+	const char *lt = strrchr(a, '<');
+	char buf[320];
+
+	snprintf(buf, sizeof(buf), "%.*s", lt ? (int)strcspn(lt + 1, ">") : (int)strlen(a),
+		 lt ? lt + 1 : a);
+	for (char *c = buf; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	return json_string(buf);
+}
+
+/* The mail and its recipients, so that their replies find the patch
+ * and count as the maintainers' (intake-review.h). */
+static int record_mail(struct pub *p, const char *mid, const char *stage, char *const *to,
+		       char *const *cc)
+{
+	_cleanup_json_ json_t *a = json_array();
+	_cleanup_free_ char *text = NULL;
+
+	for (size_t i = 0; a && to && to[i]; i++)
+		json_array_append_new(a, addr_spec(to[i]));
+	for (size_t i = 0; a && cc && cc[i]; i++)
+		json_array_append_new(a, addr_spec(cc[i]));
+	text = a ? json_dumps(a, JSON_COMPACT) : NULL;
+	if (!text)
+		return -ENOMEM;
+	return store_patch_mail_add(p->ctx->store, p->patch->id, mid, stage, text);
+}
+
 static int stage_moderation(struct pub *p)
 {
 	_cleanup_free_ char *mail = NULL, *key = NULL;
 	const char *mod = NULL;
-	char mid[256];
+	char mid[256], prev[256] = "", dom[200];
 	char *to[2] = { NULL, NULL };
 	int r;
 
@@ -388,7 +438,13 @@ static int stage_moderation(struct pub *p)
 	}
 	rfc_message_id(p, mid, sizeof(mid));
 	to[0] = (char *)mod;
-	r = compose(p, false, NULL, to, NULL, mid, NULL, &mail);
+	/* a new version answers the moderation mail of the one before */
+	if (p->patch->version > 1) {
+		domain_of(p->email, dom, sizeof(dom));
+		snprintf(prev, sizeof(prev), "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id,
+			 p->patch->version - 1, dom);
+	}
+	r = compose(p, false, NULL, to, NULL, mid, prev[0] ? prev : NULL, &mail);
 	if (r < 0)
 		return r;
 	if (asprintf(&key, "mail:<%s>", mid) < 0)
@@ -400,6 +456,8 @@ static int stage_moderation(struct pub *p)
 	r = p->tree ? queue_push(p) : 0;
 	if (r >= 0)
 		r = store_outbox_add(p->ctx->store, p->bug->id, "mail", key, mail, NULL, NULL);
+	if (r >= 0)
+		r = record_mail(p, mid, "moderation", to, NULL);
 	if (r >= 0)
 		r = store_patch_set_sent(p->ctx->store, p->patch->id, mid, mod,
 					 p->branch[0] ? p->branch : NULL);
@@ -671,6 +729,8 @@ static int stage_upstream(struct pub *p, const char *by)
 	if (r < 0)
 		return r;
 	r = store_outbox_add(p->ctx->store, p->bug->id, "mail", key, mail, NULL, NULL);
+	if (r >= 0)
+		r = record_mail(p, mid, "upstream", to, cc);
 	if (r >= 0)
 		r = store_patch_set_sent(p->ctx->store, p->patch->id, mid, sent_to, NULL);
 	if (r >= 0 && streq(p->patch->state, "approved"))

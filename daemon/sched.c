@@ -8,6 +8,8 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "archive.h"
+#include "budget.h"
+#include "iterate.h"
 #include "publish.h"
 #include <string.h>
 #include "sched.h"
@@ -19,6 +21,29 @@
 #define SCHED_C_REPRO_PRIORITY 100
 
 static int sched_new_bugs(struct config *cfg, struct store *store);
+
+static int job_attempts(const struct config *cfg)
+{
+	int64_t attempts = 3;
+
+	config_get_int(cfg, "kfix", NULL, "job-attempts", &attempts);
+	return (int)attempts;
+}
+
+/* A new version on request: iterate_queue's refusals become events. */
+static int request_new_version(const struct config *cfg, struct store *store, int64_t bug,
+			       const char *by)
+{
+	int r = iterate_queue(store, bug, "request", by, SCHED_C_REPRO_PRIORITY, job_attempts(cfg));
+
+	if (r == -ENOENT)
+		return store_event_add(store, bug, 0, "request.ignored",
+				       "no published patch to make a new version of");
+	if (r == -EBUSY)
+		return store_event_add(store, bug, 0, "request.ignored",
+				       "a job is already working on the bug");
+	return r;
+}
 
 /* The open patch of a bug: the newest awaiting approval, else the newest
  * held by a pre-send check (approving it again sends it anyway). */
@@ -47,7 +72,8 @@ static int open_patch(struct store *store, int64_t bug, struct store_patch **ret
 
 /* Acts on one "#kfix CMD" (mail or forge comment) from an allowed sender,
  * recorded by the intake as an event "request.CMD". */
-static int handle_request(struct store *store, const struct store_event *e)
+static int handle_request(const struct config *cfg, struct store *store,
+			  const struct store_event *e)
 {
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	_cleanup_json_ json_t *d = NULL;
@@ -99,12 +125,14 @@ static int handle_request(struct store *store, const struct store_event *e)
 			return -ENOMEM;
 		return store_job_add(store, e->bug_id, "retest", args, SCHED_C_REPRO_PRIORITY, 3, NULL);
 	}
-	/* a new repair on request needs the review loop */
+	if (streq(cmd, "repair"))
+		return request_new_version(cfg, store, e->bug_id,
+					   name ? name : d ? json_get_str(d, "by") : NULL);
 	return store_event_add(store, e->bug_id, 0, "request.ignored",
-			       "this command is not supported yet");
+			       "this command is not supported");
 }
 
-static int sched_requests(struct store *store)
+static int sched_requests(const struct config *cfg, struct store *store)
 {
 	_cleanup_free_ char *last = NULL;
 	struct store_event **ev = NULL;
@@ -126,7 +154,7 @@ static int sched_requests(struct store *store)
 		r = store_begin(store);
 		if (r < 0)
 			break;
-		r = handle_request(store, ev[i]);
+		r = handle_request(cfg, store, ev[i]);
 		snprintf(pos, sizeof(pos), "%lld", (long long)ev[i]->id);
 		if (r >= 0)
 			r = store_kv_set(store, "sched.requests.after", pos);
@@ -142,10 +170,33 @@ static int sched_requests(struct store *store)
 	return r;
 }
 
+/* Comments that ask for a new version start one, once nothing else
+ * works on the bug (comments arriving meanwhile wait for the next). */
+static int sched_reviews(const struct config *cfg, struct store *store)
+{
+	_cleanup_free_ int64_t *bugs = NULL;
+	size_t n = 0;
+	int r = store_review_waiting(store, &bugs, &n);
+
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		r = iterate_queue(store, bugs[i], "review", NULL, SCHED_C_REPRO_PRIORITY,
+				  job_attempts(cfg));
+		if (r == -ENOENT || r == -EBUSY)
+			r = 0;
+	}
+	return r;
+}
+
 int sched_run(struct config *cfg, struct store *store)
 {
-	int rq = sched_requests(store);
+	int rq = sched_requests(cfg, store);
 
+	if (rq < 0)
+		return rq;
+	rq = sched_reviews(cfg, store);
+	if (rq < 0)
+		return rq;
+	rq = budget_schedule(cfg, store);
 	if (rq < 0)
 		return rq;
 	rq = archive_schedule(cfg, store);

@@ -39,6 +39,9 @@ static const struct {
 	{ "repairing", "validated" },
 	{ "repairing", "gave-up" },
 	{ "repairing", "already-fixed" },
+	/* a new version that did not validate: the published one stands */
+	{ "repairing", "awaiting-approval" },
+	{ "repairing", "sent" },
 	{ "validated", "awaiting-approval" },
 	{ "validated", "repairing" },
 	{ "awaiting-approval", "sent" },
@@ -138,6 +141,27 @@ static const char *const migrations[] = {
 	" count INTEGER NOT NULL, PRIMARY KEY (name, labels, bucket));",
 	/* the Message-ID of a bug's syzbot report mail, to thread under it */
 	"ALTER TABLE bugs ADD COLUMN report_message_id TEXT;",
+	/* 6: every mail a patch went out in (moderation, upstream), and the
+	 * review replies they drew */
+	"CREATE TABLE patch_mails ("
+	" message_id TEXT PRIMARY KEY, patch_id INTEGER NOT NULL REFERENCES patches(id),"
+	" stage TEXT, recipients TEXT);"
+	"INSERT OR IGNORE INTO patch_mails (message_id, patch_id)"
+	" SELECT message_id, id FROM patches WHERE message_id IS NOT NULL;"
+	"CREATE TABLE reviews ("
+	" id INTEGER PRIMARY KEY, bug_id INTEGER NOT NULL REFERENCES bugs(id),"
+	" patch_id INTEGER NOT NULL REFERENCES patches(id),"
+	" message_id TEXT NOT NULL UNIQUE, author TEXT NOT NULL,"
+	" trailers TEXT, comments TEXT, may_iterate INTEGER NOT NULL DEFAULT 0,"
+	" job_id INTEGER, created INTEGER NOT NULL);"
+	"CREATE INDEX reviews_bug ON reviews(bug_id, job_id);",
+	/* 7: every LLM call's tokens and cost, for the budgets */
+	"CREATE TABLE llm_usage ("
+	" id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, bug_id INTEGER, job_id INTEGER,"
+	" model TEXT, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,"
+	" cost REAL NOT NULL);"
+	"CREATE INDEX llm_usage_ts ON llm_usage(ts);"
+	"CREATE INDEX llm_usage_bug ON llm_usage(bug_id);",
 };
 
 static int64_t now_sec(void)
@@ -1224,6 +1248,9 @@ int store_stats(struct store *s, struct store_stats *ret)
 	if (r >= 0)
 		r = count_by(s, "SELECT coalesce(min(created), 0) FROM jobs WHERE state = ?",
 			     "queued", &st.oldest_queued);
+	if (r >= 0)
+		r = count_by(s, "SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM kv WHERE key = ?",
+			     "budget.day-spent-until", &st.llm_wait_until);
 	if (r < 0)
 		return r;
 	*ret = st;
@@ -1429,6 +1456,8 @@ int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 			    " updated = ? WHERE id = ?",
 			    "tttii", message_id, sent_to, branch, now_sec(), id);
 
+	if (r >= 0 && n == 1 && message_id)
+		r = store_patch_mail_add(s, id, message_id, NULL, NULL);
 	return r < 0 ? r : n == 1 ? 0 : -ENOENT;
 }
 
@@ -1447,7 +1476,8 @@ int store_patch_find_by_message_id(struct store *s, const char *message_id,
 		buf[strcspn(buf, ">")] = '\0';
 		id = buf;
 	}
-	r = prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE message_id = ?"
+	r = prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE message_id = ?1"
+		    " OR id IN (SELECT patch_id FROM patch_mails WHERE message_id = ?1)"
 		    " ORDER BY id DESC LIMIT 1", "t", id);
 	if (r < 0)
 		return r;
@@ -1876,4 +1906,210 @@ int store_patch_query(struct store *s, const struct store_query *q,
 		return r;
 	return list_query(s, st, (void *(*)(sqlite3_stmt *))patch_from_row,
 			  (void (*)(void *))store_patch_free, (void ***)ret, ret_n);
+}
+
+/* ---- the mails of a patch and the review replies to them ---- */
+
+int store_patch_mail_add(struct store *s, int64_t patch_id, const char *message_id,
+			 const char *stage, const char *recipients)
+{
+	return exec(s, NULL,
+		    "INSERT INTO patch_mails (message_id, patch_id, stage, recipients)"
+		    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (message_id) DO UPDATE SET"
+		    " stage = coalesce(?3, stage), recipients = coalesce(?4, recipients)",
+		    "titt", message_id, patch_id, stage, recipients);
+}
+
+int store_patch_mail_recipients(struct store *s, const char *message_id, char **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st, "SELECT recipients FROM patch_mails WHERE message_id = ?",
+			    "t", message_id);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE || (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL))
+		return -ENOENT;
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	*ret = col_text(st, 0);
+	return *ret ? 0 : -ENOMEM;
+}
+
+#define REVIEW_COLS \
+	"id, bug_id, patch_id, message_id, author, trailers, comments, may_iterate," \
+	" coalesce(job_id, 0), created"
+
+static struct store_review *review_from_row(sqlite3_stmt *st)
+{
+	struct store_review *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	v->id = sqlite3_column_int64(st, 0);
+	v->bug_id = sqlite3_column_int64(st, 1);
+	v->patch_id = sqlite3_column_int64(st, 2);
+	v->message_id = col_text(st, 3);
+	v->author = col_text(st, 4);
+	v->trailers = col_text(st, 5);
+	v->comments = col_text(st, 6);
+	v->may_iterate = sqlite3_column_int(st, 7) != 0;
+	v->job_id = sqlite3_column_int64(st, 8);
+	v->created = sqlite3_column_int64(st, 9);
+	return v;
+}
+
+void store_review_free(struct store_review *v)
+{
+	if (!v)
+		return;
+	free(v->message_id);
+	free(v->author);
+	free(v->trailers);
+	free(v->comments);
+	free(v);
+}
+
+int store_review_add(struct store *s, const struct store_review *v, int64_t *ret_id,
+		     bool *ret_created)
+{
+	int n = 0, r;
+
+	if (!v->message_id || !v->author || v->bug_id <= 0 || v->patch_id <= 0)
+		return -EINVAL;
+	r = exec(s, &n,
+		 "INSERT OR IGNORE INTO reviews (bug_id, patch_id, message_id, author,"
+		 " trailers, comments, may_iterate, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		 "iittttii", v->bug_id, v->patch_id, v->message_id, v->author, v->trailers,
+		 v->comments, (int64_t)v->may_iterate, now_sec());
+	if (r < 0)
+		return r;
+	if (ret_id)
+		*ret_id = n == 1 ? sqlite3_last_insert_rowid(s->db) : 0;
+	if (ret_created)
+		*ret_created = n == 1;
+	return 0;
+}
+
+int store_review_list(struct store *s, int64_t bug_id, int64_t patch_id, int64_t job_id,
+		      struct store_review ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st,
+			"SELECT " REVIEW_COLS " FROM reviews WHERE (?1 = 0 OR bug_id = ?1)"
+			" AND (?2 = 0 OR patch_id = ?2) AND (?3 = 0 OR job_id = ?3) ORDER BY id",
+			"iii", bug_id, patch_id, job_id);
+
+	if (r < 0)
+		return r;
+	return list_query(s, st, (void *(*)(sqlite3_stmt *))review_from_row,
+			  (void (*)(void *))store_review_free, (void ***)ret, ret_n);
+}
+
+int store_review_waiting(struct store *s, int64_t **ret, size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int rc, r = prepare(s, &st,
+			    "SELECT DISTINCT bug_id FROM reviews WHERE job_id IS NULL"
+			    " AND may_iterate = 1 AND comments IS NOT NULL ORDER BY bug_id", NULL);
+
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t *ni = realloc(ids, (n + 1) * sizeof(*ids));
+
+		if (!ni) {
+			free(ids);
+			return -ENOMEM;
+		}
+		ids = ni;
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	if (rc != SQLITE_DONE) {
+		free(ids);
+		return fail(s, rc);
+	}
+	*ret = ids;
+	*ret_n = n;
+	return 0;
+}
+
+int store_review_claim(struct store *s, int64_t bug_id, int64_t job_id, int *ret_n)
+{
+	return exec(s, ret_n,
+		    "UPDATE reviews SET job_id = ? WHERE bug_id = ? AND job_id IS NULL"
+		    " AND may_iterate = 1 AND comments IS NOT NULL",
+		    "ii", job_id, bug_id);
+}
+
+int store_review_count(struct store *s, int64_t patch_id, int64_t *ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st, "SELECT count(*) FROM reviews WHERE patch_id = ?", "i",
+			    patch_id);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	*ret = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
+/* ---- LLM usage ---- */
+
+int store_job_defer(struct store *s, const char *kind, int64_t until_sec, int64_t was_sec)
+{
+	/* not_before is in microseconds, like the lease */
+	if (until_sec > 0)
+		return exec(s, NULL,
+			    "UPDATE jobs SET not_before = ? WHERE state = 'queued' AND kind = ?"
+			    " AND not_before < ?",
+			    "iti", until_sec * 1000000, kind, until_sec * 1000000);
+	return was_sec > 0 ? exec(s, NULL,
+				  "UPDATE jobs SET not_before = 0 WHERE state = 'queued' AND kind = ?"
+				  " AND not_before = ?",
+				  "ti", kind, was_sec * 1000000)
+			   : 0;
+}
+
+int store_llm_usage_add(struct store *s, int64_t bug_id, int64_t job_id, const char *model,
+			uint64_t tokens_in, uint64_t tokens_out, double cost)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st,
+			    "INSERT INTO llm_usage (ts, bug_id, job_id, model, tokens_in,"
+			    " tokens_out, cost) VALUES (?, nullif(?, 0), nullif(?, 0), ?, ?, ?, ?)",
+			    "iiitii", now_sec(), bug_id, job_id, model, (int64_t)tokens_in,
+			    (int64_t)tokens_out);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_bind_double(st, 7, cost > 0 ? cost : 0);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	return rc == SQLITE_DONE ? 0 : fail(s, rc);
+}
+
+int store_llm_usage_sum(struct store *s, int64_t since, int64_t bug_id, int64_t *ret_tokens,
+			double *ret_cost)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st,
+			    "SELECT coalesce(sum(tokens_in + tokens_out), 0), coalesce(sum(cost), 0)"
+			    " FROM llm_usage WHERE ts >= ? AND (? = 0 OR bug_id = ?)",
+			    "iii", since, bug_id, bug_id);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	*ret_tokens = sqlite3_column_int64(st, 0);
+	*ret_cost = sqlite3_column_double(st, 1);
+	return 0;
 }

@@ -66,6 +66,7 @@ struct store_stats {
 	int64_t jobs_queued, jobs_running, jobs_done, jobs_failed, jobs_cancelled;
 	int64_t outbox_pending, outbox_sent, outbox_parked;
 	int64_t oldest_queued; /* unix seconds, 0 if none */
+	int64_t llm_wait_until; /* the day's LLM budget is spent until then, or 0 */
 };
 
 /* Bug states, in the order of the design's life cycle. */
@@ -191,6 +192,14 @@ int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 /* The patch whose mail had this Message-ID (with or without <>). */
 int store_patch_find_by_message_id(struct store *s, const char *message_id,
 				   struct store_patch **ret);
+/* Records a mail a patch went out in (store_patch_set_sent does it too),
+ * so that replies to any of its mails find the patch.  stage and
+ * recipients (a JSON array of addr-specs) may be NULL: known ones stay. */
+int store_patch_mail_add(struct store *s, int64_t patch_id, const char *message_id,
+			 const char *stage, const char *recipients);
+/* The JSON array of the To and Cc addresses of a patch mail; -ENOENT when
+ * the mail or its recipients are unknown. */
+int store_patch_mail_recipients(struct store *s, const char *message_id, char **ret);
 void store_patch_free(struct store_patch *p);
 DEFINE_CLEANUP(struct store_patch, store_patch_free)
 /* Paged, filtered listing: rows with id > after, in id order. */
@@ -264,6 +273,43 @@ int store_metric_observe(struct store *s, const char *name, const char *labels,
 /* Every series, ordered by name and labels. */
 int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n);
 void store_metric_free(struct store_metric *m);
+
+/* A reply to one of kfix's patch mails: the trailers the reviewer gave
+ * (JSON array of {"key", "value"}) and their comments with the quoted
+ * lines they answer.  may_iterate: the comments ask for a new version
+ * (see kfixd(8), REVIEW LOOP); job_id: the iterate job that took them. */
+struct store_review {
+	int64_t id, bug_id, patch_id, job_id;
+	char *message_id, *author, *trailers, *comments;
+	bool may_iterate;
+	int64_t created;
+};
+
+/* A known Message-ID is not added again (*ret_created false): a reply
+ * delivered by the webhook and by an archive counts once. */
+int store_review_add(struct store *s, const struct store_review *v, int64_t *ret_id,
+		     bool *ret_created);
+/* Filters: 0 means any. */
+int store_review_list(struct store *s, int64_t bug_id, int64_t patch_id, int64_t job_id,
+		      struct store_review ***ret, size_t *ret_n);
+/* Bugs with comments that ask for a new version and no job took yet. */
+int store_review_waiting(struct store *s, int64_t **ret, size_t *ret_n);
+/* Gives those comments of the bug to job_id; *ret_n: how many. */
+int store_review_claim(struct store *s, int64_t bug_id, int64_t job_id, int *ret_n);
+int store_review_count(struct store *s, int64_t patch_id, int64_t *ret);
+void store_review_free(struct store_review *v);
+DEFINE_CLEANUP(struct store_review, store_review_free)
+
+/* Queued jobs of kind wait until until_sec (unix seconds); with 0, the
+ * ones deferred to was_sec may go at once. */
+int store_job_defer(struct store *s, const char *kind, int64_t until_sec, int64_t was_sec);
+/* One LLM call's tokens and cost, against its bug and job (0: none). */
+int store_llm_usage_add(struct store *s, int64_t bug_id, int64_t job_id, const char *model,
+			uint64_t tokens_in, uint64_t tokens_out, double cost);
+/* Tokens (in + out) and cost of the calls since a unix time, of one bug
+ * (0: all). */
+int store_llm_usage_sum(struct store *s, int64_t since, int64_t bug_id, int64_t *ret_tokens,
+			double *ret_cost);
 
 /* Frees a NULL-terminated-by-count array from the *_list calls. */
 void store_list_free(void **items, size_t n, void (*free_fn)(void *));

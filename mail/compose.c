@@ -214,6 +214,7 @@ static int put_trailers(struct buf *b, const struct patch_mail *p, char **ret_er
 int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(COMPOSE_MAX);
+	char changes[32] = "Changes";
 	_cleanup_free_ char *subject = NULL;
 	_cleanup_strv_ char **refs = NULL;
 	int r;
@@ -241,7 +242,9 @@ int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 	r = put_trailers(&b, p, ret_error);
 	if (r < 0)
 		return r;
-	if (buf_puts(&b, "---\n") < 0 ||
+	if (p->version > 1 && p->changes && *p->changes)
+		snprintf(changes, sizeof(changes), "Changes since v%d", p->version - 1);
+	if (buf_puts(&b, "---\n") < 0 || put_section(&b, changes, p->changes) < 0 ||
 	    put_section(&b, "Root cause", p->explanation) < 0 ||
 	    put_section(&b, "Evidence", p->evidence) < 0 || put_repro_table(&b, p) < 0 ||
 	    put_section(&b, "Not tested", p->not_tested) < 0 || diffstat_format(p->diff, &b) < 0 ||

@@ -38,6 +38,7 @@ struct patch_mail {
 	const char *body;    /* commit message body, already wrapped */
 	const struct mail_trailer *trailers; /* put in the kernel's order */
 	size_t n_trailers;
+	const char *changes;	 /* version > 1: "Changes since v<N-1>:" lines, first below "---" */
 	const char *explanation; /* below "---": root cause */
 	const char *evidence;	 /* execution evidence */
 	const struct mail_repro_row *repro;

@@ -34,6 +34,8 @@ INTEGRATION_TESTS = \
 	tests/integration/scheduler.sh \
 	tests/integration/publish.sh \
 	tests/integration/archive-publish.sh \
+	tests/integration/review-replies.sh \
+	tests/integration/llm-budget.sh \
 	tests/integration/outbox-stall.sh \
 	tests/integration/metrics-jobs.sh \
 	tests/integration/pipeline.sh
@@ -47,4 +49,5 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/no
 TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh
 EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh \
 	tests/kernel/scenarios/msg-uaf/pipeline-cassette.jsonl \
-	tests/kernel/scenarios/msg-uaf/e2e-cassette.jsonl tests/kernel/msg-uaf-script.py
+	tests/kernel/scenarios/msg-uaf/e2e-cassette.jsonl \
+	tests/kernel/scenarios/msg-uaf/e2e-iterate-cassette.jsonl tests/kernel/msg-uaf-script.py

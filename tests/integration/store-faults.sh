@@ -35,12 +35,13 @@ wait "$locker" || true
 ctl submit --title t1 --id a1 | grep -q added || fail "store unusable after the lock"
 ok "locked store: clear error, then recovers"
 
-if ! mkdir -p "$T/small" || ! mount -t tmpfs -o size=256k tmpfs "$T/small" 2>/dev/null; then
+if ! mkdir -p "$T/small" || ! mount -t tmpfs -o size=512k tmpfs "$T/small" 2>/dev/null; then
 	skip "cannot mount a small tmpfs (needs root) for the full-disk cases"
 fi
 trap 'umount "$T/small" 2>/dev/null; cleanup' EXIT
 # full disk during the first open: the migration is all or nothing
-head -c 250k /dev/zero > "$T/small/filler" 2>/dev/null || true
+# a few KiB left: the migrations start and cannot finish
+head -c "$(($(df --output=avail -k "$T/small" | tail -1) - 6))k" /dev/zero > "$T/small/filler" 2>/dev/null || true
 sed -i "s|state-dir = .*|state-dir = $T/small/state|" "$T/kfix.conf"
 set +e
 ctl submit --title t --id full0 2>"$T/err"; rc=$?
@@ -56,7 +57,9 @@ ok "full disk during migration: nothing half-done"
 # full disk during work: earlier bugs intact, later ones refused, then ok
 rm -rf "$T/small/filler" "$T/small/state"
 ctl submit --title first --id f1 >/dev/null
-head -c 200k /dev/zero > "$T/small/filler" 2>/dev/null || true
+# leave 40 KiB, whatever the size of the schema: the bugs below fill it
+avail=$(df --output=avail -k "$T/small" | tail -1)
+head -c "$((avail - 40))k" /dev/zero > "$T/small/filler" 2>/dev/null || true
 big=$(head -c 500 /dev/zero | tr '\0' x)
 set +e
 for i in $(seq 1 400); do

@@ -8,11 +8,17 @@
 # remote, and mails the moderation address through an SMTP server
 # (aiosmtpd).  A "#kfix upstream" reply from the moderator, delivered to
 # the mail webhook, sends the patch to the get_maintainer.pl recipients.
+# Then review replies arrive through a public-inbox archive (a v2 inbox
+# made with public-inbox-mda, followed by the [archive] poller): a
+# reviewer's Reviewed-by and the moderator's comments, which start a new
+# version: kfix/1/v2 on the remote beside v1, and a [PATCH RFC v2] mail
+# answering v1's, with "Changes since v1:" and the Reviewed-by.
 #
 # With KFIX_E2E_KILLS (default 10) kfixd is killed with SIGKILL that many
-# times along the way, at moments spread over every state; the outcome
-# must be the same: one bug, one patch, one push of the branch, one
-# moderation mail and one upstream mail.
+# times along the way to the upstream mail, at moments spread over every
+# state, and KFIX_E2E_V2_KILLS (default 3) times on the way to v2; the
+# outcome must be the same: one bug, two patches, one push per branch,
+# one moderation mail per version and one upstream mail.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -27,6 +33,9 @@ for p in python3 /usr/bin/python3; do
 	"$p" -c 'import aiosmtpd' 2>/dev/null && { PY=$p; break; }
 done
 [ -n "$PY" ] || kt_skip "python3-aiosmtpd is not installed"
+for t in public-inbox-init public-inbox-mda; do
+	command -v "$t" >/dev/null || kt_skip "$t is not installed (Debian package public-inbox)"
+done
 started=$(date +%s)
 EXTID=e2e0000000000000e2e1
 
@@ -87,6 +96,16 @@ KT_PIDS+=($!)
 for i in $(seq 100); do [ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] && break; sleep 0.1; done
 [ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] || kt_fail "dashboard or SMTP server did not start"
 HTTP_PORT=$(kt_free_port)
+# the mailing-list archive kfix follows, a public-inbox v2 inbox
+export PI_CONFIG="$T/pi-config"
+HOME="$T/home" public-inbox-init -V2 lists "$T/inbox" http://127.0.0.1/lists lists@example.org \
+	>"$T/pi-init.log" 2>&1 || kt_fail "public-inbox-init: $(cat "$T/pi-init.log")"
+git config -f "$PI_CONFIG" publicinboxmda.spamcheck none
+archive() { # FILE: delivered to the list's archive
+	{ echo "X-Original-To: lists@example.org"; cat "$1"; } | HOME="$T/home" \
+		ORIGINAL_RECIPIENT=lists@example.org public-inbox-mda --no-precheck ||
+		kt_fail "public-inbox-mda $1"
+}
 
 # The model: replayed from the cassette this test records with the
 # scripted model (KFIX_RECORD_CASSETTE=1: then without kills, since a
@@ -95,9 +114,13 @@ RECORD=no
 LLM_SECTION="[llm \"replayed\"]
 	url = http://127.0.0.1:9/v1
 	model = scripted-msg-uaf
-	replay = $S/e2e-cassette.jsonl"
+	replay = $S/e2e-cassette.jsonl
+[llm \"iterate\"]
+	url = http://127.0.0.1:9/v1
+	model = scripted-msg-uaf
+	replay = $S/e2e-iterate-cassette.jsonl"
 if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
-	python3 "$kt_here/msg-uaf-script.py" "$S" > "$T/script.json" || kt_fail "script"
+	python3 "$kt_here/msg-uaf-script.py" "$S" --v2 > "$T/script.json" || kt_fail "script"
 	python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log "$T/llm.log" \
 		--port-file "$T/llm.port" &
 	KT_PIDS+=($!)
@@ -107,9 +130,15 @@ if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
 	url = http://127.0.0.1:$(cat "$T/llm.port")/v1
 	model = scripted-msg-uaf
 	retries = 1
+	backoff = 100ms
+[llm \"iterate\"]
+	url = http://127.0.0.1:$(cat "$T/llm.port")/v1
+	model = scripted-msg-uaf
+	retries = 1
 	backoff = 100ms"
 	RECORD=yes
 	KFIX_E2E_KILLS=0
+	KFIX_E2E_V2_KILLS=0
 fi
 
 cat >> "$T/kfix.conf" <<CFG
@@ -143,8 +172,12 @@ cat >> "$T/kfix.conf" <<CFG
 	push-ssh-key = $T/id
 	push-known-hosts = $T/known_hosts
 $LLM_SECTION
+[archive "lists"]
+	url = $T/inbox
+	poll-interval = 1s
 [agent]
 	llm = replayed
+	iterate-llm = iterate
 	prompts-dir = $top_srcdir/agent/prompts
 	base-runs = 1
 	validate-runs = 2
@@ -296,26 +329,90 @@ for a in $want; do
 done
 kt_log "upstream mail sent to: $(echo $got)"
 
+# ---- review replies in the list's archive lead to v2 ----
+[ "$KILLS" -ge "$MAX_KILLS" ] || kt_fail "only $KILLS kill points were reached (wanted $MAX_KILLS)"
+# the v2 flow has its own kills (the forced ones above count too)
+MAX_KILLS=$((KILLS + ${KFIX_E2E_V2_KILLS:-3}))
+subj="Re: [PATCH] ipc/msg: do not read a message after freeing it in freeque()"
+printf 'From: Rev Iewer <rev@example.org>\nTo: lists@example.org\nSubject: %s\nMessage-ID: <review-1@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nReferences: <kfix-1-v1@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:00:00 +0000\n\nThe fix is right.\n\nReviewed-by: Rev Iewer <rev@example.org>\n' \
+	"$subj" > "$T/review-1.eml"
+printf 'From: Mod Erator <mod@example.org>\nTo: lists@example.org\nSubject: %s\nMessage-ID: <review-2@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nReferences: <kfix-1-v1@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:05:00 +0000\n\nkfix bot <kfix@kfix.example.org> wrote:\n> -\t\tmsq->q_cbytes -= msg->m_ts;\n\nPlease say in a comment why the byte count needs no update per message.\n' \
+	"$subj" > "$T/review-2.eml"
+archive "$T/review-1.eml"
+archive "$T/review-2.eml"
+# the first one also through the webhook: it counts once
+ts=$(date +%s)
+for i in $(seq 100); do [ "$(post "$T/review-1.eml" review-1)" = 200 ] && break; sleep 0.2; done
+v2=
+for i in $(seq 2400); do
+	state=$(db "SELECT state FROM bugs WHERE id = 1")
+	running=$(db "SELECT kind FROM jobs WHERE state = 'running'" | grep . | sort | tr '\n' ,)
+	[ -n "$state" ] && maybe_kill "v2-bug-$state" "v2: bug is $state"
+	[ -n "$running" ] && maybe_kill "v2-jobs-$running" "v2: running $running"
+	outbox_kill_points
+	if [ "$(db "SELECT state FROM patches WHERE version = 2")" = awaiting-approval ] &&
+		[ "$(sent push)" -ge 2 ] && [ "$(sent mail)" -ge 3 ]; then
+		v2=yes
+		break
+	fi
+	case "$(db "SELECT state FROM jobs WHERE kind = 'iterate' ORDER BY id DESC LIMIT 1")" in
+	failed|cancelled) break ;;
+	esac
+	[ $((i % 60)) = 0 ] && kt_log "v2: bug ${state:-none}, running: ${running:-nothing}"
+	sleep 0.5
+done
+[ -n "$v2" ] || { tail -40 "$T/kfixd.log" >&2; kt_fail "no v2 (bug $state): $(db "SELECT id, kind, state, error FROM jobs WHERE kind = 'iterate'")"; }
+kt_log "v2 mail and push done after $(( $(date +%s) - started ))s"
+force_kill after-v2 "the v2 push and mail are recorded as delivered"
+[ "$(db "SELECT count(*) FROM reviews")" = 2 ] || kt_fail "reviews: $(db 'SELECT message_id FROM reviews')"
+c2=$(git --git-dir="$T/remote.git" rev-parse refs/heads/kfix/1/v2) || kt_fail "no v2 branch on the remote"
+[ "$(git --git-dir="$T/remote.git" rev-parse refs/heads/kfix/1/v1)" = "$c" ] || kt_fail "v1 branch rewritten"
+[ "$(git --git-dir="$T/remote.git" rev-parse "$c2^")" = "$BASE" ] || kt_fail "v2 is not on the base"
+git --git-dir="$T/remote.git" show "$c2" -- ipc/msg.c | grep -q '^+	/\* the queue goes away' ||
+	kt_fail "the v2 commit does not hold the reviewed fix"
+git --git-dir="$T/remote.git" notes --ref=kfix show "$c2" >/dev/null || kt_fail "no note on v2"
+m2=$(grep -l '^Message-ID: <kfix-1-v2-rfc@kfix.example.org>' "$T"/smtp/msg-*.eml | head -1)
+[ -n "$m2" ] || kt_fail "no v2 mail"
+python3 - "$m2" <<'PY' || kt_fail "v2 mail: $(cat "$m2")"
+import email, sys
+m = email.message_from_binary_file(open(sys.argv[1], "rb"))
+subject = " ".join(m["Subject"].split())
+assert subject == "[PATCH RFC v2] ipc/msg: do not read a message after freeing it in freeque()", subject
+assert m["In-Reply-To"].strip() == "<kfix-1-v1-rfc@kfix.example.org>", m["In-Reply-To"]
+body = m.get_payload(decode=True).decode()
+head, rest = body.split("\n---\n", 1)
+assert "Reviewed-by: Rev Iewer <rev@example.org>" in head, head
+assert rest.startswith("Changes since v1:\n- Say in a comment why"), rest[:300]
+PY
+kt_log "kfix/1/v2 on the remote, v2 mail with the changes since v1 and the Reviewed-by"
+
 # the same outcome whatever was killed: nothing lost, nothing twice
 [ "$(db "SELECT count(*) FROM bugs")" = 1 ] || kt_fail "bugs: $(db 'SELECT id, state FROM bugs')"
-[ "$(db "SELECT count(*) FROM patches")" = 1 ] || kt_fail "patches: $(db 'SELECT id, state FROM patches')"
+[ "$(db "SELECT count(*) FROM patches")" = 2 ] || kt_fail "patches: $(db 'SELECT id, state FROM patches')"
 [ "$(db "SELECT state FROM patches WHERE id = 1")" = sent ] || kt_fail "patch state"
-[ "$(mails)" = 2 ] || kt_fail "$(mails) mails received, not 2: $(grep -h '^Subject' "$T"/smtp/msg-*.eml)"
+[ "$(mails)" = 3 ] || kt_fail "$(mails) mails received, not 3: $(grep -h '^Subject' "$T"/smtp/msg-*.eml)"
 [ "$(grep -l 'kfix-1-v1-rfc@' "$T"/smtp/msg-*.eml | wc -l)" -ge 1 ] || kt_fail "RFC mail"
-[ "$(git --git-dir="$T/remote.git" for-each-ref refs/heads/kfix | wc -l)" = 1 ] || kt_fail "branches on the remote"
-[ "$(db "SELECT count(*) FROM outbox WHERE kind = 'push'")" = 1 ] || kt_fail "pushes: $(db "SELECT idem_key, state FROM outbox WHERE kind = 'push'")"
+[ "$(git --git-dir="$T/remote.git" for-each-ref refs/heads/kfix | wc -l)" = 2 ] || kt_fail "branches on the remote"
+[ "$(db "SELECT count(*) FROM outbox WHERE kind = 'push'")" = 2 ] || kt_fail "pushes: $(db "SELECT idem_key, state FROM outbox WHERE kind = 'push'")"
 [ "$(db "SELECT count(*) FROM outbox WHERE state != 'sent'")" = 0 ] || kt_fail "outbox left: $(db "SELECT idem_key, state FROM outbox")"
 [ "$(db "SELECT count(*) FROM jobs WHERE kind = 'repair' AND state = 'done'")" = 1 ] || kt_fail "repair jobs"
+[ "$(db "SELECT count(*) FROM jobs WHERE kind = 'iterate'")" = 1 ] || kt_fail "iterate jobs: $(db "SELECT id, state FROM jobs WHERE kind = 'iterate'")"
 transitions=$(db "SELECT detail FROM events WHERE kind = 'bug.state' ORDER BY id" | cut -d: -f1)
-for t in "new -> reproducing" "reproducing -> repairing" "repairing -> validated" \
-	"validated -> awaiting-approval" "awaiting-approval -> sent"; do
-	[ "$(echo "$transitions" | grep -cx "$t")" = 1 ] || kt_fail "transition '$t' not exactly once: $transitions"
+for t in "new -> reproducing:1" "reproducing -> repairing:1" "repairing -> validated:2" \
+	"validated -> awaiting-approval:2" "awaiting-approval -> sent:1" "sent -> repairing:1"; do
+	[ "$(echo "$transitions" | grep -cx "${t%:*}")" = "${t##*:}" ] ||
+		kt_fail "transition '${t%:*}' not ${t##*:} time(s): $transitions"
 done
+# every model call of both jobs counted for the budgets, against the bug
+[ "$(db "SELECT count(*) FROM llm_usage WHERE bug_id = 1 AND tokens_in > 0")" -ge 13 ] ||
+	kt_fail "LLM usage: $(db 'SELECT bug_id, job_id, tokens_in, tokens_out FROM llm_usage')"
 [ "$KILLS" -ge "$MAX_KILLS" ] || kt_fail "only $KILLS kill points were reached (wanted $MAX_KILLS)"
 if [ "$RECORD" = yes ]; then
 	cp "$T/state/jobs/$(db "SELECT id FROM jobs WHERE kind = 'repair'")/cassette.jsonl" "$S/e2e-cassette.jsonl" ||
 		kt_fail "keeping the cassette"
-	kt_log "recorded $S/e2e-cassette.jsonl"
+	cp "$T/state/jobs/$(db "SELECT id FROM jobs WHERE kind = 'iterate'")/cassette.jsonl" \
+		"$S/e2e-iterate-cassette.jsonl" || kt_fail "keeping the v2 cassette"
+	kt_log "recorded $S/e2e-cassette.jsonl and $S/e2e-iterate-cassette.jsonl"
 fi
 kt_no_leaks
 kt_log "PASS in $(( $(date +%s) - started ))s with $KILLS kill -9 of kfixd"

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The scripted model's answers for a repair of the msg-uaf scenario inside
 kfixd (tests/kernel/pipeline.sh, e2e.sh): locations, a probe, a
-hypothesis, the scenario's own fix and the explanation.
-Usage: msg-uaf-script.py SCENARIO-FOLDER > script.json"""
+hypothesis, the scenario's own fix and the explanation.  With --v2, then
+the answers of the new version a review asks for (e2e.sh): the same fix
+with the comment the reviewer wanted, and the changelog.
+Usage: msg-uaf-script.py SCENARIO-FOLDER [--v2] > script.json"""
 import json, sys
 scen = sys.argv[1]
 def edits(patch):
@@ -35,4 +37,18 @@ steps = [
    "body": "freeque() subtracts msg->m_ts from q_cbytes after free_msg(msg) has freed the message, so KASAN reports a use-after-free read when a queue with pending messages is removed. The queue is being destroyed, so the byte count needs no update per message: drop the subtraction.",
    "root_cause": "read after free in freeque()"}},
 ]
+v1 = steps
+if "--v2" in sys.argv[2:]:
+    v2_edits = [{"file": "ipc/msg.c",
+                 "before": "\t\tfree_msg(msg);\n\t\tmsq->q_cbytes -= msg->m_ts;\n\t}\n"
+                           "\tpercpu_counter_sub_local(&ns->percpu_msg_bytes, msq->q_cbytes);\n",
+                 "after": "\t\tfree_msg(msg);\n\t}\n"
+                          "\t/* the queue goes away: all of its bytes go at once */\n"
+                          "\tpercpu_counter_sub_local(&ns->percpu_msg_bytes, msq->q_cbytes);\n",
+                 "why": "the reviewer asked why no per-message update is needed"}]
+    steps = v1 + v1[:4] + [
+      {"tool": "propose_patch", "args": {"patch_type": "root-cause fix", "edits": v2_edits}},
+      v1[5],
+      {"text": "- Say in a comment why the queue's byte count needs no update per message, as Mod Erator asked."},
+    ]
 print(json.dumps(steps))

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -170,7 +171,7 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 5);
+	assert_int_equal(v, 7);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	store_close(s2);
@@ -203,6 +204,70 @@ static void test_corrupt_and_future(void **state)
 	}
 	assert_int_equal(store_open(path, &s), -EPROTO);
 	rm_rf(dir);
+}
+
+/* Replies to any mail of a patch find it; a reply counts once; the
+ * comments that ask for a new version go to one job. */
+static void test_reviews(void **state)
+{
+	struct fixture *f = *state;
+	int64_t bug = add_bug(f->s, "r1"), p1, id, *bugs = NULL;
+	struct store_patch p = { .bug_id = bug, .diff = "diff --git a/x b/x\n", .subject = "x" };
+	struct store_review v = { .bug_id = bug, .message_id = "a@x", .author = "A <a@x>",
+				  .trailers = "[]", .comments = "fix it", .may_iterate = true };
+	struct store_patch *got = NULL;
+	struct store_review **vs = NULL;
+	char *rcpt = NULL;
+	bool created;
+	size_t n = 0;
+	int claimed = 0, ver;
+
+	assert_int_equal(store_patch_add(f->s, &p, &p1, &ver), 0);
+	assert_int_equal(store_patch_mail_add(f->s, p1, "kfix-1-v1-rfc@x", "moderation",
+					      "[\"mod@x\"]"), 0);
+	assert_int_equal(store_patch_set_sent(f->s, p1, "kfix-1-v1@x", "m@x", NULL), 0);
+	assert_int_equal(store_patch_find_by_message_id(f->s, "<kfix-1-v1-rfc@x>", &got), 0);
+	assert_int_equal(got->id, p1);
+	store_patch_free(got);
+	assert_int_equal(store_patch_mail_recipients(f->s, "kfix-1-v1-rfc@x", &rcpt), 0);
+	assert_string_equal(rcpt, "[\"mod@x\"]");
+	free(rcpt);
+	assert_int_equal(store_patch_mail_recipients(f->s, "kfix-1-v1@x", &rcpt), -ENOENT);
+	v.patch_id = p1;
+	assert_int_equal(store_review_add(f->s, &v, &id, &created), 0);
+	assert_true(created);
+	assert_int_equal(store_review_add(f->s, &v, &id, &created), 0);
+	assert_false(created);
+	assert_int_equal(store_review_waiting(f->s, &bugs, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(bugs[0], bug);
+	free(bugs);
+	assert_int_equal(store_review_claim(f->s, bug, 42, &claimed), 0);
+	assert_int_equal(claimed, 1);
+	assert_int_equal(store_review_waiting(f->s, &bugs, &n), 0);
+	assert_int_equal(n, 0);
+	free(bugs);
+	assert_int_equal(store_review_list(f->s, 0, 0, 42, &vs, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(vs[0]->comments, "fix it");
+	store_list_free((void **)vs, n, (void (*)(void *))store_review_free);
+}
+
+static void test_llm_usage(void **state)
+{
+	struct fixture *f = *state;
+	int64_t b1 = add_bug(f->s, "u1"), b2 = add_bug(f->s, "u2"), tokens = 0;
+	double cost = 0;
+
+	assert_int_equal(store_llm_usage_add(f->s, b1, 0, "m", 100, 20, 0.25), 0);
+	assert_int_equal(store_llm_usage_add(f->s, b2, 7, "m", 1, 2, 0.5), 0);
+	assert_int_equal(store_llm_usage_sum(f->s, 0, 0, &tokens, &cost), 0);
+	assert_int_equal(tokens, 123);
+	assert_true(cost > 0.749 && cost < 0.751);
+	assert_int_equal(store_llm_usage_sum(f->s, 0, b1, &tokens, &cost), 0);
+	assert_int_equal(tokens, 120);
+	assert_int_equal(store_llm_usage_sum(f->s, (int64_t)time(NULL) + 10, 0, &tokens, &cost), 0);
+	assert_int_equal(tokens, 0);
 }
 
 static void test_patch_versions(void **state)
@@ -270,6 +335,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reviews, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_llm_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_and_report_thread, setup, teardown),
 		cmocka_unit_test(test_corrupt_and_future),
 	};
