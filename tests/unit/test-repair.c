@@ -592,6 +592,32 @@ static void test_search_tree(void **state)
 	assert_int_equal(search_best(s), a);
 }
 
+/* Where the wall time went: a probe is a span around its build and run,
+ * counted once; what no tool or model call covers is the agent's. */
+static void test_summary_time_shares(void **state)
+{
+	_cleanup_json_ json_t *ev = json_pack(
+		"[{s:s, s:I, s:i}, {s:s, s:I, s:i}, {s:s, s:I, s:i}, {s:s, s:I, s:i}, {s:s, s:I, s:i}]",
+		"kind", "tool.build", "start_us", (json_int_t)1000000, "duration_ms", 10000,
+		"kind", "tool.run", "start_us", (json_int_t)11000000, "duration_ms", 5000,
+		"kind", "tool.probe", "start_us", (json_int_t)1000000, "duration_ms", 15000,
+		"kind", "llm.call", "start_us", (json_int_t)16000000, "duration_ms", 1000,
+		"kind", "tool.run", "start_us", (json_int_t)20000000, "duration_ms", 2000);
+	_cleanup_json_ json_t *sum = NULL;
+	json_t *ms;
+
+	(void)state;
+	assert_non_null(ev);
+	sum = trajectory_summary(ev);
+	ms = json_object_get(sum, "ms");
+	assert_int_equal(json_get_int(sum, "wall_ms", 0), 21000);
+	assert_int_equal(json_get_int(ms, "build", 0), 10000);
+	assert_int_equal(json_get_int(ms, "vm", 0), 7000);
+	assert_int_equal(json_get_int(ms, "llm", 0), 1000);
+	assert_int_equal(json_get_int(ms, "other", 0), 3000);
+	assert_int_equal(json_get_int(sum, "llm_calls", 0), 1);
+}
+
 static void test_kb_and_wrap(void **state)
 {
 	_cleanup_json_ json_t *hits = NULL;
@@ -646,6 +672,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_search_tree),
 		cmocka_unit_test(test_kb_and_wrap),
+		cmocka_unit_test(test_summary_time_shares),
 		cmocka_unit_test(test_story),
 		cmocka_unit_test(test_story_over_http_and_replay),
 		cmocka_unit_test(test_hopeless_search_stops),
