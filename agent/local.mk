@@ -28,7 +28,7 @@ check_PROGRAMS += tests/unit/test-gates
 TESTS += tests/unit/test-gates
 tests_unit_test_gates_SOURCES = tests/unit/test-gates.c
 tests_unit_test_gates_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_gates_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_gates_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c daemon/ctl-repair.c daemon/ctl-trace.c
 TESTS += tests/integration/check-patch.sh

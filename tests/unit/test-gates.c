@@ -177,6 +177,55 @@ static void test_crashinfo_inline(void **state)
 		}
 }
 
+/* Two runs of one crash: other boot lines, other timestamps and padding.
+ * The model sees the same excerpt. */
+#define CONSOLE(boot, t1, t2, tail)                                              \
+	"[    0.000000] Linux version 6.1\r\n" boot                                \
+	"[" t1 "] ==================================================================\r\n" \
+	"[" t1 "] BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x33c/0x4d6\r\n" \
+	"[" t1 "] Write of size 4 at addr ffff888002c2e79c by task kfix-repro/43\r\n" \
+	"[" t1 "] \r\n"                                                          \
+	"[" t1 "] CPU: 0 PID: 43 Comm: kfix-repro Not tainted 6.1.192 #228\r\n"    \
+	"[" t1 "] Call Trace:\r\n"                                                 \
+	"[" t1 "]  <TASK>\r\n"                                                     \
+	"[" t1 "]  dump_stack_lvl+0x3a/0x4c\r\n"                                   \
+	"[" t1 "]  kasan_report+0xb9/0xdd\r\n"                                     \
+	"[" t1 "]  watch_queue_set_filter+0x33c/0x4d6\r\n"                         \
+	"[" t1 "]  pipe_ioctl+0x1c7/0x1d6\r\n"                                     \
+	"[" t1 "]  </TASK>\r\n"                                                    \
+	"[" t1 "] ==================================================================\r\n" \
+	"[" t2 "] ==================================================================\r\n" \
+	"[" t2 "] BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x3a0/0x4d6\r\n" \
+	"[" t2 "] Write of size 8 at addr ffff888002c2e7a0 by task kfix-repro/43\r\n" \
+	tail
+
+static void test_crash_excerpt(void **state)
+{
+	static const char a[] = CONSOLE("[    0.100000] random: crng init done\r\n",
+					"    7.577059", "    7.594318", "");
+	static const char b[] = CONSOLE("", "   12.001234", "   12.101234", "");
+	_cleanup_free_ char *ea = NULL, *eb = NULL, *tail = NULL, *cut = NULL;
+
+	assert_int_equal(crash_excerpt(a, strlen(a), 4000, &ea), 0);
+	assert_int_equal(crash_excerpt(b, strlen(b), 4000, &eb), 0);
+	assert_string_equal(ea, eb);
+	assert_non_null(strstr(ea, "BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x33c/0x4d6\n"));
+	assert_non_null(strstr(ea, "\n watch_queue_set_filter+0x33c/0x4d6\n"));
+	assert_null(strstr(ea, "crng"));
+	assert_null(strchr(ea, '\r'));
+	assert_null(strchr(ea, '['));
+	/* bounded: the head of the report */
+	assert_int_equal(crash_excerpt(a, strlen(a), 40, &cut), 0);
+	assert_true(strlen(cut) <= 40);
+	/* no report: the last whole lines */
+	{
+		static const char none[] = "[ 1.0] boot\r\n[ 2.0] login: \r\n";
+
+		assert_int_equal(crash_excerpt(none, strlen(none), 18, &tail), 0);
+	}
+	assert_string_equal(tail, "login: \n");
+}
+
 static void test_good_fix(void **state)
 {
 	_cleanup_free_ char *d = patch("net/foo/foo.c",
@@ -380,6 +429,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crashinfo),
 		cmocka_unit_test(test_crashinfo_inline),
+		cmocka_unit_test(test_crash_excerpt),
 		cmocka_unit_test(test_good_fix),
 		cmocka_unit_test(test_conditional_return_is_fine),
 		cmocka_unit_test(test_removed_checks),
