@@ -51,11 +51,6 @@ tests_unit_test_repair_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOC
 TESTS += tests/integration/repair-cli.sh
 EXTRA_DIST += tests/integration/repair-cli.sh
 
-# The agent end to end on a real kernel (skipped without the tools or
-# with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
-TESTS += tests/kernel/repair.sh
-EXTRA_DIST += tests/kernel/repair.sh
-
 # Fuzzing the readers of untrusted text; saved inputs replayed in make check.
 check_PROGRAMS += tests/fuzz/replay-agent
 TESTS += tests/fuzz/replay-agent
