@@ -286,7 +286,16 @@ static size_t console_prefix(const char *l, size_t n)
 	return i > 0 && i < n && l[i] == ' ' ? i + 1 : i;
 }
 
-/* Appends the lines of [p, p + n) without console prefixes and CRs. */
+/* Where KASAN dumps the page and the shadow memory around the object:
+ * where the object lived, which differs from run to run and says nothing
+ * a fix needs. */
+static const char *const dump_starts[] = {
+	"The buggy address belongs to the physical page:",
+	"Memory state around the buggy address:",
+};
+
+/* Appends the lines of [p, p + n) without console prefixes and CRs, up to
+ * a memory dump. */
 static void append_lines(struct buf *b, const char *p, size_t n)
 {
 	for (size_t i = 0; i < n && !b->truncated;) {
@@ -295,6 +304,10 @@ static void append_lines(struct buf *b, const char *p, size_t n)
 
 		while (len > skip && p[i + len - 1] == '\r')
 			len--;
+		for (size_t k = 0; k < ARRAY_SIZE(dump_starts); k++)
+			if (len - skip >= strlen(dump_starts[k]) &&
+			    memcmp(p + i + skip, dump_starts[k], strlen(dump_starts[k])) == 0)
+				return;
 		(void)buf_append_trunc(b, p + i + skip, len - skip);
 		(void)buf_append_trunc(b, "\n", 1);
 		i = e ? (size_t)(e - p) + 1 : n;

@@ -177,9 +177,9 @@ static void test_crashinfo_inline(void **state)
 		}
 }
 
-/* Two runs of one crash: other boot lines, other timestamps and padding.
- * The model sees the same excerpt. */
-#define CONSOLE(boot, t1, t2, tail)                                              \
+/* Two runs of one crash: other boot lines, other timestamps and padding,
+ * the object on another page.  The model sees the same excerpt. */
+#define CONSOLE(boot, t1, t2, page, tail)                                              \
 	"[    0.000000] Linux version 6.1\r\n" boot                                \
 	"[" t1 "] ==================================================================\r\n" \
 	"[" t1 "] BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x33c/0x4d6\r\n" \
@@ -193,6 +193,11 @@ static void test_crashinfo_inline(void **state)
 	"[" t1 "]  watch_queue_set_filter+0x33c/0x4d6\r\n"                         \
 	"[" t1 "]  pipe_ioctl+0x1c7/0x1d6\r\n"                                     \
 	"[" t1 "]  </TASK>\r\n"                                                    \
+	"[" t1 "] \r\n"                                                          \
+	"[" t1 "] The buggy address belongs to the physical page:\r\n"             \
+	"[" t1 "] page:" page " refcount:1 mapcount:0 pfn:0x2c2d\r\n"             \
+	"[" t1 "] Memory state around the buggy address:\r\n"                      \
+	"[" t1 "] >ffff888002c2e780: 00 00 00 fc fc fc fc fc fc fc fc fc fc fc fc fc\r\n" \
 	"[" t1 "] ==================================================================\r\n" \
 	"[" t2 "] ==================================================================\r\n" \
 	"[" t2 "] BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x3a0/0x4d6\r\n" \
@@ -202,8 +207,8 @@ static void test_crashinfo_inline(void **state)
 static void test_crash_excerpt(void **state)
 {
 	static const char a[] = CONSOLE("[    0.100000] random: crng init done\r\n",
-					"    7.577059", "    7.594318", "");
-	static const char b[] = CONSOLE("", "   12.001234", "   12.101234", "");
+					"    7.577059", "    7.594318", "(____ptrval____)", "");
+	static const char b[] = CONSOLE("", "   12.001234", "   12.101234", "000000003c8b1a2e", "");
 	_cleanup_free_ char *ea = NULL, *eb = NULL, *tail = NULL, *cut = NULL;
 
 	assert_int_equal(crash_excerpt(a, strlen(a), 4000, &ea), 0);
@@ -214,6 +219,9 @@ static void test_crash_excerpt(void **state)
 	assert_null(strstr(ea, "crng"));
 	assert_null(strchr(ea, '\r'));
 	assert_null(strchr(ea, '['));
+	assert_null(strstr(ea, "pfn:"));
+	assert_null(strstr(ea, "Memory state"));
+	assert_non_null(strstr(ea, " </TASK>\n"));
 	/* bounded: the head of the report */
 	assert_int_equal(crash_excerpt(a, strlen(a), 40, &cut), 0);
 	assert_true(strlen(cut) <= 40);
