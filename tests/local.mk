@@ -56,4 +56,5 @@ REPAIR_KERNEL_TESTS = tests/kernel/repair-msg-uaf.sh tests/kernel/repair-watch-q
 TESTS += $(REPAIR_KERNEL_TESTS)
 EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/report.txt \
-	tests/kernel/scenarios/clock-null-deref/report.txt
+	tests/kernel/scenarios/clock-null-deref/report.txt \
+	tests/kernel/scenarios/clock-null-deref/repair-cassette.jsonl

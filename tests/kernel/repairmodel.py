@@ -3,7 +3,7 @@
 checks of what a repair driven by it must produce.
 
   repairmodel.py script SCENARIO-FOLDER [--flow fix|repair] > script.json
-  repairmodel.py check SCENARIO-FOLDER OUT-FOLDER LLM-LOG BASE-COMMIT
+  repairmodel.py check SCENARIO-FOLDER OUT-FOLDER CASSETTE BASE-COMMIT
 
 The "fix" flow answers a repair inside kfixd (pipeline.sh, e2e.sh):
 locations, a probe, a hypothesis, the scenario's own fix, the explanation.
@@ -205,7 +205,7 @@ def diff_lines(folder, name):
             if l[:1] in ("+", "-") and not l.startswith(("+++", "---"))]
 
 
-def check(folder, out, llm_log, base):
+def check(folder, out, cassette, base):
     """What the repair-flow run must have produced; exits non-zero with
     the first difference."""
     name, s = scenario(folder)
@@ -247,7 +247,7 @@ def check(folder, out, llm_log, base):
         expect(all(v["verdict"] != "reject" for v in g["output"]["gates"]), "gate %s" % g)
 
     # reflection saw the evidence: the gate's reason, then the crash
-    reqs = [json.dumps(json.loads(l)["body"]) for l in open(llm_log)]
+    reqs = [json.dumps(json.loads(l)["request"]) for l in open(cassette)]
     reflects = [r for r in reqs if "Call reflect." in r]
     expect(len(reflects) == 2, "%d reflection requests" % len(reflects))
     expect(json.dumps(failed[0]["reason"])[1:-1] in reflects[0], "the gate's reason is not in the reflection")
