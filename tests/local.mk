@@ -57,4 +57,5 @@ TESTS += $(REPAIR_KERNEL_TESTS)
 EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/report.txt \
 	tests/kernel/scenarios/clock-null-deref/report.txt \
-	tests/kernel/scenarios/clock-null-deref/repair-cassette.jsonl
+	tests/kernel/scenarios/clock-null-deref/repair-cassette.jsonl \
+	tests/kernel/scenarios/msg-uaf/repair-cassette.jsonl
