@@ -58,4 +58,5 @@ EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/report.txt \
 	tests/kernel/scenarios/clock-null-deref/report.txt \
 	tests/kernel/scenarios/clock-null-deref/repair-cassette.jsonl \
-	tests/kernel/scenarios/msg-uaf/repair-cassette.jsonl
+	tests/kernel/scenarios/msg-uaf/repair-cassette.jsonl \
+	tests/kernel/scenarios/watch-queue-oob/repair-cassette.jsonl
