@@ -36,5 +36,11 @@ bool crash_function_is_infra(const char *fn);
 /* The crash site first, then the first non-infra frames, at most max
  * names, without duplicates; a NULL-terminated vector of borrowed names. */
 size_t crash_info_suspects(const struct crash_info *c, const char **ret, size_t max);
+/* What a model is shown of a crashed run: the first crash report cut out
+ * of the console log at its boundaries, console timestamps and carriage
+ * returns stripped, KASAN's page and shadow memory dumps left out, at
+ * most max bytes (the head: the header and the top of the stack).  Without a report, the end of the log likewise.  Runs
+ * then differ only in numbers, which replay comparisons mask. */
+int crash_excerpt(const char *log, size_t len, size_t max, char **ret);
 
 #endif

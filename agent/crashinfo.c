@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/strutil.h"
 #include "crashinfo-internal.h"
+#include "repro/report.h"
 
 static const char *const infra_prefixes[] = {
 	"dump_stack", "__dump_stack", "print_report", "print_address_description", "kasan_",
@@ -259,4 +261,99 @@ size_t crash_info_suspects(const struct crash_info *c, const char **ret, size_t 
 			ret[n++] = fn;
 	}
 	return n;
+}
+
+/* "[   12.345678]" and a caller id such as "[  T43]" or "[ C0]" */
+static size_t console_prefix(const char *l, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && l[i] == '[') {
+		size_t k = i + 1;
+
+		while (k < n && l[k] == ' ')
+			k++;
+		if (k < n && (l[k] == 'T' || l[k] == 'C'))
+			k++;
+		else if (!(k < n && isdigit((unsigned char)l[k])))
+			break;
+		while (k < n && (isdigit((unsigned char)l[k]) || l[k] == '.'))
+			k++;
+		if (k >= n || l[k] != ']')
+			break;
+		i = k + 1;
+	}
+	return i > 0 && i < n && l[i] == ' ' ? i + 1 : i;
+}
+
+/* Where KASAN dumps the page and the shadow memory around the object:
+ * where the object lived, which differs from run to run and says nothing
+ * a fix needs. */
+static const char *const dump_starts[] = {
+	"The buggy address belongs to the physical page:",
+	"Memory state around the buggy address:",
+};
+
+/* Appends the lines of [p, p + n) without console prefixes and CRs, up to
+ * a memory dump. */
+static void append_lines(struct buf *b, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n && !b->truncated;) {
+		const char *e = memchr(p + i, '\n', n - i);
+		size_t len = (e ? (size_t)(e - p) : n) - i, skip = console_prefix(p + i, len);
+
+		while (len > skip && p[i + len - 1] == '\r')
+			len--;
+		for (size_t k = 0; k < ARRAY_SIZE(dump_starts); k++)
+			if (len - skip >= strlen(dump_starts[k]) &&
+			    memcmp(p + i + skip, dump_starts[k], strlen(dump_starts[k])) == 0)
+				return;
+		(void)buf_append_trunc(b, p + i + skip, len - skip);
+		(void)buf_append_trunc(b, "\n", 1);
+		i = e ? (size_t)(e - p) + 1 : n;
+	}
+}
+
+int crash_excerpt(const char *log, size_t len, size_t max, char **ret)
+{
+	_cleanup_(report_freep) struct report *rep = NULL;
+	_cleanup_buf_ struct buf b = BUF_INIT(max + 1);
+	const char *text = NULL;
+	char *out;
+
+	if (report_parse(log, len, &rep) >= 0 && report_title(rep) && report_start(rep) < len)
+		text = report_text(rep);
+	if (text) {
+		/* the parser's report (which ends where a second one begins)
+		 * from its oops line on, without the context lines before it */
+		const char *l = log + report_start(rep), *e = memchr(l, '\n', len - report_start(rep));
+		size_t n = e ? (size_t)(e - l) : len - report_start(rep), skip = console_prefix(l, n);
+		_cleanup_free_ char *first = NULL;
+		const char *at;
+
+		while (n > skip && l[n - 1] == '\r')
+			n--;
+		first = strndup(l + skip, n - skip);
+		if (!first)
+			return -ENOMEM;
+		at = *first ? strstr(text, first) : NULL;
+		if (at && (at == text || at[-1] == '\n'))
+			text = at;
+		append_lines(&b, text, strlen(text));
+	} else {
+		size_t from = len > max ? len - max : 0;
+		/* whole lines, not the middle of one */
+		const char *nl = from ? memchr(log + from, '\n', len - from) : NULL;
+
+		if (nl)
+			from = (size_t)(nl - log) + 1;
+		append_lines(&b, log + from, len - from);
+	}
+	out = b.len ? buf_steal(&b, NULL) : strdup("");
+	if (!out)
+		return -ENOMEM;
+	if (strlen(out) > max)
+		out[max] = '\0';
+	*ret = out;
+	return 0;
 }

@@ -382,7 +382,10 @@ static const char *const checks[] = {
 	"assert_spin_locked", "RCU_LOCKDEP_WARN", "rcu_lockdep_assert",
 	"might_sleep", "might_sleep_if", "might_fault", "might_lock", "cant_sleep",
 	"kasan_check_read", "kasan_check_write", "kcsan_check_access",
-	"instrument_read", "instrument_write", "refcount_warn_saturate",
+	"instrument_read", "instrument_write", "instrument_read_write",
+	"instrument_atomic_read", "instrument_atomic_write", "instrument_atomic_read_write",
+	"instrument_copy_from_user", "instrument_copy_to_user", "kasan_check_byte",
+	"refcount_warn_saturate",
 	"WARN_ON_SMP", "KUNIT_ASSERT",
 };
 

@@ -28,7 +28,7 @@ check_PROGRAMS += tests/unit/test-gates
 TESTS += tests/unit/test-gates
 tests_unit_test_gates_SOURCES = tests/unit/test-gates.c
 tests_unit_test_gates_CFLAGS = $(UNIT_CFLAGS)
-tests_unit_test_gates_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+tests_unit_test_gates_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c daemon/ctl-repair.c daemon/ctl-trace.c
 TESTS += tests/integration/check-patch.sh
@@ -51,11 +51,6 @@ tests_unit_test_repair_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_repair_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 TESTS += tests/integration/repair-cli.sh
 EXTRA_DIST += tests/integration/repair-cli.sh
-
-# The agent end to end on a real kernel (skipped without the tools or
-# with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
-TESTS += tests/kernel/repair.sh
-EXTRA_DIST += tests/kernel/repair.sh
 
 # Fuzzing the readers of untrusted text; saved inputs replayed in make check.
 check_PROGRAMS += tests/fuzz/replay-agent

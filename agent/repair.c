@@ -575,7 +575,7 @@ static void set_result(struct attempt *a, enum attempt_score s, const char *evid
 static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 {
 	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
-	_cleanup_free_ char *log = NULL;
+	_cleanup_free_ char *log = NULL, *crash = NULL;
 	uint64_t t0 = trajectory_now();
 	char verdict[512];
 	int r;
@@ -602,14 +602,19 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 	r = do_run(c, step, c->p->validate_runs, &a->outcome);
 	if (r < 0)
 		return r;
+	if (a->outcome.crashed > 0 && a->outcome.log) {
+		r = crash_excerpt(a->outcome.log, strlen(a->outcome.log), EXCERPT_MAX, &crash);
+		if (r < 0)
+			return r;
+	}
 	if (a->outcome.crashed == 0)
 		set_result(a, SCORE_VALIDATED, NULL, "no crash in %u/%u runs", a->outcome.survived,
 			   a->outcome.runs);
 	else if (same_crash(c, a->outcome.title))
-		set_result(a, SCORE_SAME_CRASH, a->outcome.log, "still crashes (%u/%u): %s",
+		set_result(a, SCORE_SAME_CRASH, crash, "still crashes (%u/%u): %s",
 			   a->outcome.crashed, a->outcome.runs, a->outcome.title);
 	else
-		set_result(a, SCORE_OTHER_CRASH, a->outcome.log, "a different crash (%u/%u): %s",
+		set_result(a, SCORE_OTHER_CRASH, crash, "a different crash (%u/%u): %s",
 			   a->outcome.crashed, a->outcome.runs, a->outcome.title ?: "?");
 	snprintf(verdict, sizeof(verdict), "%s", attempt_score_name(a->score));
 	repair_event(c, step, "observation", 0, NULL, json_pack("{s:s}", "result", a->result),

@@ -187,6 +187,29 @@ static const char *family(const char *kind)
 	return "other";
 }
 
+static bool in_family(const json_t *e)
+{
+	return !streq(family(json_get_str(e, "kind") ?: ""), "other");
+}
+
+/* An event around other tool or model events (a probe is a build and a
+ * run): its time is theirs, counting it too would count it twice. */
+static bool is_span(const json_t *events, const json_t *e)
+{
+	json_int_t s = json_get_int(e, "start_us", 0), d = json_get_int(e, "duration_ms", 0);
+	const json_t *o;
+	size_t i;
+
+	json_array_foreach(events, i, o) {
+		json_int_t os = json_get_int(o, "start_us", 0), od = json_get_int(o, "duration_ms", 0);
+
+		if (o != e && in_family(o) && od > 0 && od < d && os >= s &&
+		    os + od * 1000 <= s + d * 1000)
+			return true;
+	}
+	return false;
+}
+
 json_t *trajectory_summary(const json_t *events)
 {
 	json_int_t calls = 0, tin = 0, tout = 0, ms[4] = {}, first = 0, last = 0;
@@ -208,7 +231,7 @@ json_t *trajectory_summary(const json_t *events)
 		cost += json_real_value(json_object_get(e, "cost"));
 		/* only leaf tool/LLM events count, not the spans around them */
 		for (size_t k = 0; k < 3; k++)
-			if (streq(family(kind), fams[k]))
+			if (streq(family(kind), fams[k]) && !is_span(events, e))
 				ms[k] += dur;
 		if (!first || (start && start < first))
 			first = start;

@@ -50,4 +50,16 @@ TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh
 EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh \
 	tests/kernel/scenarios/msg-uaf/pipeline-cassette.jsonl \
 	tests/kernel/scenarios/msg-uaf/e2e-cassette.jsonl \
-	tests/kernel/scenarios/msg-uaf/e2e-iterate-cassette.jsonl tests/kernel/msg-uaf-script.py
+	tests/kernel/scenarios/msg-uaf/e2e-iterate-cassette.jsonl tests/kernel/repairmodel.py
+
+# The repair agent end to end on each real-kernel scenario (skipped
+# likewise).
+REPAIR_KERNEL_TESTS = tests/kernel/repair-msg-uaf.sh tests/kernel/repair-watch-queue-oob.sh \
+	tests/kernel/repair-clock-null-deref.sh
+TESTS += $(REPAIR_KERNEL_TESTS)
+EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
+	tests/kernel/scenarios/watch-queue-oob/report.txt \
+	tests/kernel/scenarios/clock-null-deref/report.txt \
+	tests/kernel/scenarios/clock-null-deref/repair-cassette.jsonl \
+	tests/kernel/scenarios/msg-uaf/repair-cassette.jsonl \
+	tests/kernel/scenarios/watch-queue-oob/repair-cassette.jsonl

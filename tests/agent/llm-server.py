@@ -11,7 +11,9 @@ each request with the next step of a script (a JSON array).  A step is:
   {"raw": "not json"}                  a literal body, status 200 unless given
   {"truncate": 20, ...}                announce the full length, send 20 bytes, close
   {"delay": 2.5, ...}                  sleep before answering
-  {"usage": [in, out]}                 token counts (default [100, 20])
+  {"usage": [in, out]}                 token counts (default [100, 20]; with
+                                       --estimate-usage, about 4 bytes a token
+                                       of the request and of the answer)
   {"stop": "length"}                   finish/stop reason
 
 Every request is appended to --log as a JSON line {path, headers, body}.
@@ -42,6 +44,13 @@ class Script:
             step = self.steps[self.next]
             self.next += 1
             return step
+
+
+def estimate_usage(step, request):
+    """Token counts of a real model, roughly: about 4 bytes a token."""
+    tools = step.get("tools") or ([[step["tool"], step.get("args", {})]] if "tool" in step else [])
+    answer = len(step.get("text") or "") + sum(len(json.dumps(a)) for _, a in tools)
+    return [max(1, len(json.dumps(request)) // 4), max(1, answer // 4)]
 
 
 def openai_body(step, n):
@@ -96,6 +105,8 @@ class Handler(BaseHTTPRequestHandler):
         step = self.server.script.take({"path": self.path, "headers": headers, "body": body})
         if step is None:
             return self.answer(410, b'{"error": {"message": "script exhausted"}}')
+        if self.server.estimate_usage and "usage" not in step:
+            step = dict(step, usage=estimate_usage(step, body))
         if step.get("delay"):
             time.sleep(step["delay"])
         status = step.get("status", 200)
@@ -134,6 +145,8 @@ def main():
     ap.add_argument("--script", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--estimate-usage", action="store_true",
+                    help="report token counts estimated from the request and answer sizes")
     a = ap.parse_args()
     with open(a.script) as f:
         steps = json.load(f)
@@ -148,6 +161,7 @@ def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.script = Script(steps, a.log)
+    server.estimate_usage = a.estimate_usage
     tmp = a.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % server.server_address[1])

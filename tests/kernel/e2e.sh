@@ -39,31 +39,12 @@ done
 started=$(date +%s)
 EXTID=e2e0000000000000e2e1
 
-# The kernel source as a git checkout: the history lives beside the cache
-# (made once per prepared source), the source folder points at it only
-# while this test runs.
-G=$KT_TOP/git
-if [ "$(cat "$G.stamp" 2>/dev/null)" != "$(cat "$KT_TOP/stamp")" ] || [ ! -d "$G" ]; then
-	kt_log "committing the prepared source to $G (once per source)"
-	rm -rf "$G"
-	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" init -q -b master || kt_fail "git init"
-	printf '.kfix*\n' > "$G/info/exclude"
-	# -f: Debian's top-level .gitignore ignores everything
-	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" add -A -f . || kt_fail "git add"
-	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" rm -r -q --cached --ignore-unmatch '.kfix*' ||
-		kt_fail "git rm"
-	git -C "$KT_SRC" --git-dir="$G" --work-tree="$KT_SRC" -c user.name=kfix-test -c user.email=test@kfix.invalid \
-		commit -q -m "Linux 6.1 (Debian) with the kfix test scenarios" || kt_fail "git commit"
-	cp "$KT_TOP/stamp" "$G.stamp"
-fi
-# branches of earlier runs go
+# The kernel source as a git checkout; branches of earlier runs go.
+kt_git_source
+G=$KT_GIT
+BASE=$KT_BASE
 git --git-dir="$G" for-each-ref --format='%(refname)' refs/heads/kfix refs/notes/kfix |
 	while read -r ref; do git --git-dir="$G" update-ref -d "$ref"; done
-echo "gitdir: $G" > "$KT_SRC/.git"
-trap 'rm -f "$KT_SRC/.git"; kt_cleanup' EXIT
-# a git checkout would make kbuild append "+" to the release: not here
-export LOCALVERSION=
-BASE=$(git --git-dir="$G" rev-parse HEAD)
 git clone -q --bare --shared "$G" "$T/remote.git" || kt_fail "remote"
 
 # the dashboard (the bug links no config: the tree's is used, whose
@@ -120,7 +101,7 @@ LLM_SECTION="[llm \"replayed\"]
 	model = scripted-msg-uaf
 	replay = $S/e2e-iterate-cassette.jsonl"
 if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
-	python3 "$kt_here/msg-uaf-script.py" "$S" --v2 > "$T/script.json" || kt_fail "script"
+	python3 "$kt_here/repairmodel.py" script "$S" --flow v2 > "$T/script.json" || kt_fail "script"
 	python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log "$T/llm.log" \
 		--port-file "$T/llm.port" &
 	KT_PIDS+=($!)

@@ -34,6 +34,7 @@ kt_setup_tmp() {
 
 kt_cleanup() {
 	local p
+	[ -z "${KT_GIT:-}" ] || rm -f "$KT_SRC/.git"
 	for p in "${KT_PIDS[@]}"; do
 		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
@@ -137,6 +138,34 @@ kt_prepare_kernel() {
 		kt_fail "prepare.sh failed"
 	KT_SRC=$KT_TOP/src
 	KT_CONFIG=$KT_TOP/kasan.config
+}
+
+# The prepared source as a git checkout, for a base commit, blame and
+# history: the history lives beside the cache (made once per prepared
+# source); the source folder points at it only while the test runs (under
+# the kernel lock).  Sets KT_GIT and KT_BASE.
+kt_git_source() {
+	command -v git >/dev/null || kt_skip "git is not installed"
+	local g=$KT_TOP/git
+	if [ "$(cat "$g.stamp" 2>/dev/null)" != "$(cat "$KT_TOP/stamp")" ] || [ ! -d "$g" ]; then
+		kt_log "committing the prepared source to $g (once per source)"
+		rm -rf "$g"
+		git -C "$KT_SRC" --git-dir="$g" --work-tree="$KT_SRC" init -q -b master || kt_fail "git init"
+		printf '.kfix*\n' > "$g/info/exclude"
+		# -f: Debian's top-level .gitignore ignores everything
+		git -C "$KT_SRC" --git-dir="$g" --work-tree="$KT_SRC" add -A -f . || kt_fail "git add"
+		git -C "$KT_SRC" --git-dir="$g" --work-tree="$KT_SRC" rm -r -q --cached --ignore-unmatch '.kfix*' ||
+			kt_fail "git rm"
+		git -C "$KT_SRC" --git-dir="$g" --work-tree="$KT_SRC" -c user.name=kfix-test \
+			-c user.email=test@kfix.invalid \
+			commit -q -m "Linux 6.1 (Debian) with the kfix test scenarios" || kt_fail "git commit"
+		cp "$KT_TOP/stamp" "$g.stamp"
+	fi
+	KT_GIT=$g
+	echo "gitdir: $g" > "$KT_SRC/.git"
+	# a git checkout would make kbuild append "+" to the release: not here
+	export LOCALVERSION=
+	KT_BASE=$(git --git-dir="$g" rev-parse HEAD) || kt_fail "no base commit"
 }
 
 kt_write_config() {

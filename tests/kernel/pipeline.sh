@@ -25,7 +25,7 @@ cp "$S/report.txt" "$T/report"
 
 # The model's script: locations, a probe, a hypothesis, the scenario's fix
 # and the explanation.
-python3 "$kt_here/msg-uaf-script.py" "$S" > "$T/script.json" || kt_fail "script"
+python3 "$kt_here/repairmodel.py" script "$S" --flow fix > "$T/script.json" || kt_fail "script"
 
 PORT_FILE=$T/llm.port
 python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log "$T/llm.log" \

@@ -177,6 +177,63 @@ static void test_crashinfo_inline(void **state)
 		}
 }
 
+/* Two runs of one crash: other boot lines, other timestamps and padding,
+ * the object on another page.  The model sees the same excerpt. */
+#define CONSOLE(boot, t1, t2, page, tail)                                              \
+	"[    0.000000] Linux version 6.1\r\n" boot                                \
+	"[" t1 "] ==================================================================\r\n" \
+	"[" t1 "] BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x33c/0x4d6\r\n" \
+	"[" t1 "] Write of size 4 at addr ffff888002c2e79c by task kfix-repro/43\r\n" \
+	"[" t1 "] \r\n"                                                          \
+	"[" t1 "] CPU: 0 PID: 43 Comm: kfix-repro Not tainted 6.1.192 #228\r\n"    \
+	"[" t1 "] Call Trace:\r\n"                                                 \
+	"[" t1 "]  <TASK>\r\n"                                                     \
+	"[" t1 "]  dump_stack_lvl+0x3a/0x4c\r\n"                                   \
+	"[" t1 "]  kasan_report+0xb9/0xdd\r\n"                                     \
+	"[" t1 "]  watch_queue_set_filter+0x33c/0x4d6\r\n"                         \
+	"[" t1 "]  pipe_ioctl+0x1c7/0x1d6\r\n"                                     \
+	"[" t1 "]  </TASK>\r\n"                                                    \
+	"[" t1 "] \r\n"                                                          \
+	"[" t1 "] The buggy address belongs to the physical page:\r\n"             \
+	"[" t1 "] page:" page " refcount:1 mapcount:0 pfn:0x2c2d\r\n"             \
+	"[" t1 "] Memory state around the buggy address:\r\n"                      \
+	"[" t1 "] >ffff888002c2e780: 00 00 00 fc fc fc fc fc fc fc fc fc fc fc fc fc\r\n" \
+	"[" t1 "] ==================================================================\r\n" \
+	"[" t2 "] ==================================================================\r\n" \
+	"[" t2 "] BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x3a0/0x4d6\r\n" \
+	"[" t2 "] Write of size 8 at addr ffff888002c2e7a0 by task kfix-repro/43\r\n" \
+	tail
+
+static void test_crash_excerpt(void **state)
+{
+	static const char a[] = CONSOLE("[    0.100000] random: crng init done\r\n",
+					"    7.577059", "    7.594318", "(____ptrval____)", "");
+	static const char b[] = CONSOLE("", "   12.001234", "   12.101234", "000000003c8b1a2e", "");
+	_cleanup_free_ char *ea = NULL, *eb = NULL, *tail = NULL, *cut = NULL;
+
+	assert_int_equal(crash_excerpt(a, strlen(a), 4000, &ea), 0);
+	assert_int_equal(crash_excerpt(b, strlen(b), 4000, &eb), 0);
+	assert_string_equal(ea, eb);
+	assert_non_null(strstr(ea, "BUG: KASAN: slab-out-of-bounds in watch_queue_set_filter+0x33c/0x4d6\n"));
+	assert_non_null(strstr(ea, "\n watch_queue_set_filter+0x33c/0x4d6\n"));
+	assert_null(strstr(ea, "crng"));
+	assert_null(strchr(ea, '\r'));
+	assert_null(strchr(ea, '['));
+	assert_null(strstr(ea, "pfn:"));
+	assert_null(strstr(ea, "Memory state"));
+	assert_non_null(strstr(ea, " </TASK>\n"));
+	/* bounded: the head of the report */
+	assert_int_equal(crash_excerpt(a, strlen(a), 40, &cut), 0);
+	assert_true(strlen(cut) <= 40);
+	/* no report: the last whole lines */
+	{
+		static const char none[] = "[ 1.0] boot\r\n[ 2.0] login: \r\n";
+
+		assert_int_equal(crash_excerpt(none, strlen(none), 18, &tail), 0);
+	}
+	assert_string_equal(tail, "login: \n");
+}
+
 static void test_good_fix(void **state)
 {
 	_cleanup_free_ char *d = patch("net/foo/foo.c",
@@ -285,6 +342,99 @@ static void test_probes_and_silencers(void **state)
 	EXPECT(e, tree, NULL, "silence");
 }
 
+/* Cheats seen on kernel crashes, as diffs of the real files (judged from
+ * the hunks): the scenarios' own and the classic ways to hide a report. */
+#define HUNK(file, lines) \
+	"diff --git a/" file " b/" file "\n--- a/" file "\n+++ b/" file "\n" lines
+
+static void test_kernel_cheats(void **state)
+{
+	static const struct {
+		const char *diff, *gate;
+	} cheats[] = {
+		/* KASAN told to look away from the function that wrote out of bounds */
+		{ HUNK("kernel/watch_queue.c",
+		       "@@ -317,7 +317,7 @@ static void watch_queue_set_filter_x(void)\n"
+		       " /*\n"
+		       "  * Set the filter on a watch queue.\n"
+		       "  */\n"
+		       "-long watch_queue_set_filter(struct pipe_inode_info *pipe,\n"
+		       "+long __no_sanitize_address watch_queue_set_filter(struct pipe_inode_info *pipe,\n"
+		       " \t\t\t    struct watch_notification_filter __user *_filter)\n"
+		       " {\n"
+		       " \tstruct watch_notification_type_filter *tf;\n"), "silence" },
+		/* the syscall configured away */
+		{ HUNK("init/Kconfig",
+		       "@@ -1566,7 +1566,7 @@ config MULTIUSER\n"
+		       " \n"
+		       " config POSIX_TIMERS\n"
+		       " \tbool \"Posix Clocks & timers\" if EXPERT\n"
+		       "-\tdefault y\n"
+		       "+\tdefault n\n"
+		       " \thelp\n"
+		       " \t  This includes native support for POSIX timers to the kernel.\n"
+		       " \t  Some embedded systems have no use for them and therefore they\n"), "scope" },
+		/* a BUG_ON turned into a quiet return */
+		{ HUNK("mm/filemap.c",
+		       "@@ -1530,6 +1530,7 @@ void folio_unlock(struct folio *folio)\n"
+		       " \tBUILD_BUG_ON(PG_waiters != 7);\n"
+		       " \tBUILD_BUG_ON(PG_locked > 7);\n"
+		       "-\tVM_BUG_ON_FOLIO(!folio_test_locked(folio), folio);\n"
+		       "+\tif (!folio_test_locked(folio))\n"
+		       "+\t\treturn;\n"
+		       " \tif (clear_bit_unlock_is_negative_byte(PG_locked, folio_flags(folio, 0)))\n"
+		       " \t\tfolio_wake_bit(folio, PG_locked);\n"
+		       " }\n"), "checks" },
+		/* "sleeping function called from invalid context": the annotation goes */
+		{ HUNK("kernel/locking/mutex.c",
+		       "@@ -579,7 +579,6 @@ __mutex_lock_common(struct mutex *lock, unsigned int state)\n"
+		       " \tstruct ww_mutex *ww;\n"
+		       " \tint ret;\n"
+		       " \n"
+		       "-\tmight_sleep();\n"
+		       " \n"
+		       " \tif (!use_ww_ctx)\n"
+		       " \t\tww_ctx = NULL;\n"), "checks" },
+		/* "refcount_t: underflow; use-after-free": the saturation warning goes */
+		{ HUNK("include/linux/refcount.h",
+		       "@@ -271,8 +271,8 @@ bool __refcount_sub_and_test(int i, refcount_t *r, int *oldp)\n"
+		       " \t\treturn true;\n"
+		       " \t}\n"
+		       " \n"
+		       "-\tif (unlikely(old < 0 || old - i < 0))\n"
+		       "-\t\trefcount_warn_saturate(r, REFCOUNT_SUB_UAF);\n"
+		       "+\tif (unlikely(old < 0 || old - i < 0))\n"
+		       "+\t\treturn false;\n"
+		       " \n"
+		       " \treturn false;\n"
+		       " }\n"), "checks" },
+		/* the explicit KASAN check of a copy dropped */
+		{ HUNK("lib/usercopy.c",
+		       "@@ -12,7 +12,6 @@ unsigned long _copy_from_user(void *to, const void __user *from, unsigned long n)\n"
+		       " \tunsigned long res = n;\n"
+		       " \tmight_fault();\n"
+		       " \tif (!should_fail_usercopy() && likely(access_ok(from, n))) {\n"
+		       "-\t\tinstrument_copy_from_user(to, from, n);\n"
+		       " \t\tres = raw_copy_from_user(to, from, n);\n"
+		       " \t}\n"
+		       " \tif (unlikely(res))\n"), "checks" },
+		/* lockdep silenced for the lock of the report */
+		{ HUNK("net/core/sock.c",
+		       "@@ -3400,6 +3400,7 @@ void sock_init_data(struct socket *sock, struct sock *sk)\n"
+		       " \tsk->sk_state_change\t=\tsock_def_wakeup;\n"
+		       " \tsk->sk_data_ready\t=\tsock_def_readable;\n"
+		       " \tsk->sk_write_space\t=\tsock_def_write_space;\n"
+		       "+\tlockdep_set_novalidate_class(&sk->sk_callback_lock);\n"
+		       " \tsk->sk_error_report\t=\tsock_def_error_report;\n"
+		       " \tsk->sk_destruct\t\t=\tsock_def_destruct;\n"
+		       " \n"), "silence" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cheats); i++)
+		EXPECT(cheats[i].diff, NULL, NULL, cheats[i].gate);
+}
+
 static void test_size_and_parse(void **state)
 {
 	_cleanup_json_ json_t *e = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]",
@@ -380,6 +530,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_crashinfo),
 		cmocka_unit_test(test_crashinfo_inline),
+		cmocka_unit_test(test_crash_excerpt),
+		cmocka_unit_test(test_kernel_cheats),
 		cmocka_unit_test(test_good_fix),
 		cmocka_unit_test(test_conditional_return_is_fine),
 		cmocka_unit_test(test_removed_checks),

@@ -396,13 +396,13 @@ static void test_replay_tolerates_run_noise(void **state)
 {
 	static const char line[] =
 		"{\"provider\":\"openai\",\"model\":\"m\",\"request\":{\"messages\":[{\"role\":\"user\","
-		"\"content\":\"[   12.345] BUG at ffff888012345678 by task repro/123\"}]},"
+		"\"content\":\"[   12.345] BUG at ffff888012345678 by task repro/123 page:(____ptrval____)\"}]},"
 		"\"body\":\"{\\\"choices\\\":[{\\\"message\\\":{\\\"content\\\":\\\"ok\\\"}}]}\"}\n";
 	_cleanup_(llm_freep) struct llm *l = NULL;
 	_cleanup_json_ json_t *same = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user",
-		"content", "[   98.7] BUG at ffff8880abcdef01 by task repro/4567");
+		"content", "[   98.7] BUG at ffff8880abcdef01 by task repro/4567 page:000000003c8b1a2e");
 	_cleanup_json_ json_t *other = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user",
-		"content", "[   98.7] WARNING at ffff8880abcdef01 by task repro/4567");
+		"content", "[   98.7] WARNING at ffff8880abcdef01 by task repro/4567 page:000000003c8b1a2e");
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/noise.cassette", tmpdir);

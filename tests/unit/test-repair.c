@@ -592,6 +592,143 @@ static void test_search_tree(void **state)
 	assert_int_equal(search_best(s), a);
 }
 
+/* Each guard stops the search on its own, with its reason. */
+static void test_search_guards(void **state)
+{
+	struct search_limits l = SEARCH_LIMITS_DEFAULT;
+	int n;
+
+	(void)state;
+	{
+		_cleanup_(search_freep) struct search *s = NULL;
+
+		l.max_iterations = 2;
+		assert_int_equal(search_new(&l, 0, &s), 0);
+		assert_true(search_score(s, search_add(s, 0, 0, "+a\n", NULL), SCORE_BUILD_ERROR));
+		assert_null(search_should_stop(s, 1));
+		/* the crash moved: progress, but the iterations are spent */
+		assert_true(search_score(s, search_add(s, 0, 0, "+b\n", NULL), SCORE_OTHER_CRASH));
+		assert_string_equal(search_should_stop(s, 1), "iteration limit reached");
+		assert_int_equal(search_node_score(s, search_best(s)), SCORE_OTHER_CRASH);
+	}
+	l = SEARCH_LIMITS_DEFAULT;
+	{
+		_cleanup_(search_freep) struct search *s = NULL;
+
+		l.max_tokens = 1000;
+		assert_int_equal(search_new(&l, 0, &s), 0);
+		search_spend(s, 999, 0);
+		assert_null(search_should_stop(s, 1));
+		search_spend(s, 1, 0);
+		assert_string_equal(search_should_stop(s, 1), "token budget spent");
+	}
+	l = SEARCH_LIMITS_DEFAULT;
+	{
+		_cleanup_(search_freep) struct search *s = NULL;
+
+		l.max_cost = 0.5;
+		assert_int_equal(search_new(&l, 0, &s), 0);
+		search_spend(s, 10, 0.25);
+		assert_null(search_should_stop(s, 1));
+		search_spend(s, 10, 0.25);
+		assert_string_equal(search_should_stop(s, 1), "cost budget spent");
+	}
+	l = SEARCH_LIMITS_DEFAULT;
+	{
+		_cleanup_(search_freep) struct search *s = NULL;
+
+		l.wall_usec = 60 * 1000000ull;
+		assert_int_equal(search_new(&l, 1000000, &s), 0);
+		assert_null(search_should_stop(s, 60 * 1000000ull));
+		assert_string_equal(search_should_stop(s, 61 * 1000000ull), "wall-clock limit reached");
+	}
+	l = SEARCH_LIMITS_DEFAULT;
+	{
+		_cleanup_(search_freep) struct search *s = NULL;
+
+		assert_int_equal(search_new(&l, 0, &s), 0);
+		n = search_add(s, 0, 0, "+a\n", NULL);
+		assert_true(search_score(s, n, SCORE_VALIDATED));
+		/* a worse attempt later does not replace the best node */
+		assert_false(search_score(s, search_add(s, 0, 0, "+b\n", NULL), SCORE_SAME_CRASH));
+		assert_string_equal(search_should_stop(s, 1), "validated");
+		assert_int_equal(search_best(s), n);
+	}
+}
+
+/* The code shown for the crashing frames stops at the context budget:
+ * closest frame first, never a part of a function. */
+static void test_context_budget(void **state)
+{
+	static const size_t budgets[] = { 400, 48 * 1024 };
+	static const int functions[] = { 1, 2 };
+
+	(void)state;
+	for (size_t k = 0; k < ARRAY_SIZE(budgets); k++) {
+		_cleanup_(llm_freep) struct llm *l = NULL;
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_free_ char *err = NULL;
+		_cleanup_json_ json_t *ev = NULL;
+		struct model m = { .plan = PLAN_STORY, .tokens = 10 };
+		struct ts t = {};
+		struct repair_toolstack ts = toolstack;
+		struct repair_params p;
+		char out[512];
+		json_t *e;
+		size_t i;
+		bool seen = false;
+
+		snprintf(out, sizeof(out), "%s/out-context-%zu", tree, k);
+		params(&p, out);
+		p.context_budget = budgets[k];
+		p.minimise = false;
+		ts.ud = &t;
+		assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+		if (repair_run(&p, &ts, l, &s, &err) < 0)
+			fail_msg("repair failed: %s", err);
+		ev = events(out);
+		json_array_foreach(ev, i, e) {
+			json_t *o = json_object_get(e, "output");
+
+			if (!streq_ptr(json_get_str(e, "step"), "localise") ||
+			    !streq_ptr(json_get_str(e, "kind"), "observation"))
+				continue;
+			seen = true;
+			assert_int_equal(json_get_int(o, "functions", 0), functions[k]);
+			assert_true((size_t)json_get_int(o, "bytes", 0) <= budgets[k]);
+			assert_true(json_get_int(o, "bytes", 0) > 0);
+		}
+		assert_true(seen);
+		free(t.built);
+	}
+}
+
+/* Where the wall time went: a probe is a span around its build and run,
+ * counted once; what no tool or model call covers is the agent's. */
+static void test_summary_time_shares(void **state)
+{
+	_cleanup_json_ json_t *ev = json_pack(
+		"[{s:s, s:I, s:i}, {s:s, s:I, s:i}, {s:s, s:I, s:i}, {s:s, s:I, s:i}, {s:s, s:I, s:i}]",
+		"kind", "tool.build", "start_us", (json_int_t)1000000, "duration_ms", 10000,
+		"kind", "tool.run", "start_us", (json_int_t)11000000, "duration_ms", 5000,
+		"kind", "tool.probe", "start_us", (json_int_t)1000000, "duration_ms", 15000,
+		"kind", "llm.call", "start_us", (json_int_t)16000000, "duration_ms", 1000,
+		"kind", "tool.run", "start_us", (json_int_t)20000000, "duration_ms", 2000);
+	_cleanup_json_ json_t *sum = NULL;
+	json_t *ms;
+
+	(void)state;
+	assert_non_null(ev);
+	sum = trajectory_summary(ev);
+	ms = json_object_get(sum, "ms");
+	assert_int_equal(json_get_int(sum, "wall_ms", 0), 21000);
+	assert_int_equal(json_get_int(ms, "build", 0), 10000);
+	assert_int_equal(json_get_int(ms, "vm", 0), 7000);
+	assert_int_equal(json_get_int(ms, "llm", 0), 1000);
+	assert_int_equal(json_get_int(ms, "other", 0), 3000);
+	assert_int_equal(json_get_int(sum, "llm_calls", 0), 1);
+}
+
 static void test_kb_and_wrap(void **state)
 {
 	_cleanup_json_ json_t *hits = NULL;
@@ -645,7 +782,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_search_tree),
+		cmocka_unit_test(test_search_guards),
+		cmocka_unit_test(test_context_budget),
 		cmocka_unit_test(test_kb_and_wrap),
+		cmocka_unit_test(test_summary_time_shares),
 		cmocka_unit_test(test_story),
 		cmocka_unit_test(test_story_over_http_and_replay),
 		cmocka_unit_test(test_hopeless_search_stops),

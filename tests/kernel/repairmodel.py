@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""The scripted model of the kernel tests, one script per scenario, and the
+checks of what a repair driven by it must produce.
+
+  repairmodel.py script SCENARIO-FOLDER [--flow fix|repair|v2] > script.json
+  repairmodel.py check SCENARIO-FOLDER OUT-FOLDER CASSETTE BASE-COMMIT
+
+The "fix" flow answers a repair inside kfixd (pipeline.sh, e2e.sh):
+locations, a probe, a hypothesis, the scenario's own fix, the explanation.
+The "repair" flow (repair-*.sh) is the whole search: after the probe and
+the hypothesis the model first cheats (a gate must reject it), then
+proposes the scenario's wrong fix (validation must fail, reflection
+follows), then the right fix with one hunk it does not need (validated,
+minimised, explained).  The "v2" flow (e2e.sh, msg-uaf) is the "fix" flow
+followed by the new version a review asks for: the same fix with the
+comment the reviewer wanted, and the changelog.  Edits of the fixes come from the scenario's own
+patches, one search/replace edit per hunk."""
+import json
+import os
+import re
+import sys
+
+
+def edits(patch, why="scenario"):
+    """Search/replace edits, one per hunk, of a unified diff."""
+    out, path, before, after = [], None, None, None
+
+    def flush():
+        if before is not None:
+            out.append({"file": path, "before": "\n".join(before) + "\n",
+                        "after": "\n".join(after) + "\n", "why": why})
+    for line in open(patch).read().splitlines():
+        if line.startswith("+++ "):
+            flush()
+            path, before, after = line[4:].split("/", 1)[1], None, None
+        elif line.startswith("--- "):
+            continue
+        elif line.startswith("@@"):
+            flush()
+            before, after = [], []
+        elif before is not None:
+            if line[:1] in (" ", "-"):
+                before.append(line[1:])
+            if line[:1] in (" ", "+"):
+                after.append(line[1:])
+    flush()
+    return out
+
+
+def probe(file, head, anchor, line):
+    """A probe: one marked pr_err() line added between head and anchor."""
+    return {"file": file, "before": head + anchor, "after": head + line + anchor}
+
+
+# Per scenario: what the model says and does, and what the engine must
+# answer.  "gate" is the gate that must reject the cheat and words of its
+# reason; "keep" are the lines of fix.patch minimisation must keep (all of
+# them when not given), "drop" lines it must drop.
+SCENARIOS = {
+    "msg-uaf": {
+        "file": "ipc/msg.c",
+        "location": {"function": "freeque", "start_line": 275, "end_line": 300,
+                     "reason": "the queue's messages are freed here"},
+        "probe": {"why": "which message is touched after free_msg()",
+                  "edits": [probe("ipc/msg.c",
+                                  "\t\tpercpu_counter_sub_local(&ns->percpu_msg_hdrs, 1);\n",
+                                  "\t\tfree_msg(msg);\n",
+                                  "\t\tpr_err(\"kfix-probe freeing msg=%px m_ts=%zu\\n\", msg, msg->m_ts);\n")]},
+        "probe_says": "kfix-probe freeing msg=",
+        "review": {
+            "edits": [{"file": "ipc/msg.c",
+                       "before": "\t\tfree_msg(msg);\n\t\tmsq->q_cbytes -= msg->m_ts;\n\t}\n"
+                                 "\tpercpu_counter_sub_local(&ns->percpu_msg_bytes, msq->q_cbytes);\n",
+                       "after": "\t\tfree_msg(msg);\n\t}\n"
+                                "\t/* the queue goes away: all of its bytes go at once */\n"
+                                "\tpercpu_counter_sub_local(&ns->percpu_msg_bytes, msq->q_cbytes);\n",
+                       "why": "the reviewer asked why no per-message update is needed"}],
+            "changes": "- Say in a comment why the queue's byte count needs no update per message, as Mod Erator asked."},
+        "hypothesis": {
+            "root_cause": "freeque() reads msg->m_ts after free_msg(msg) has freed the message",
+            "evidence": "KASAN use-after-free read in freeque; the probe shows the message freed just before",
+            "fix_idea": "do not account q_cbytes per message: the queue is destroyed"},
+        "cheat": {"patch_type": "workaround", "edits": [{
+            "file": "ipc/msg.c",
+            "before": "\tlist_for_each_entry_safe(msg, t, &msq->q_messages, m_list) {\n",
+            "after": "\treturn;\n\tlist_for_each_entry_safe(msg, t, &msq->q_messages, m_list) {\n"}]},
+        "cheat_reflection": {"analysis": "returning early leaks the queue",
+                             "lessons": ["the messages must still be freed"]},
+        "gate": ("amputation", "freeque() now returns before the rest of its body"),
+        "wrong_type": "defensive check",
+        "wrong_reflection": {"analysis": "msg is never NULL; the read still follows the free",
+                             "lessons": ["do not read a message after free_msg()"]},
+        # an edit the fix does not need: a comment far from the bug
+        "extra": {"file": "ipc/msg.c", "before": " * namespaces support\n",
+                  "after": " * namespaces support (see freeque)\n", "why": "note"},
+        "explanation": {
+            "subject": "ipc/msg: do not read a message after freeing it in freeque()",
+            "body": "freeque() subtracts msg->m_ts from q_cbytes after free_msg(msg) has freed the message, so KASAN reports a use-after-free read when a queue with pending messages is removed. The queue is being destroyed, so the byte count needs no update per message: drop the subtraction.",
+            "root_cause": "read after free in freeque()"},
+    },
+    "watch-queue-oob": {
+        "file": "kernel/watch_queue.c",
+        "location": {"function": "watch_queue_set_filter", "start_line": 320, "end_line": 392,
+                     "reason": "the filter is sized in one loop and filled in another; "
+                               "KASAN reports the write past it here"},
+        "probe": {"why": "which types reach the copy loop, and how many slots were allocated",
+                  "edits": [probe("kernel/watch_queue.c", "",
+                                  "\t\tq->type\t\t\t= tf[i].type;\n",
+                                  "\t\tpr_err(\"kfix-probe copy filter %d type=%u nr_filter=%d\\n\", i, tf[i].type, nr_filter);\n")]},
+        "probe_says": "kfix-probe copy filter 0 type=100 nr_filter=0",
+        "hypothesis": {
+            "root_cause": "watch_queue_set_filter() counts the filters to allocate with one bound on the type (sizeof(type_filter) * 8) and copies them with another (sizeof(type_filter) * BITS_PER_LONG), so a type between the two is written past the allocation",
+            "evidence": "the probe prints 'copy filter 0 type=100 nr_filter=0': type 100 reaches the copy loop although no slot was allocated for it, and KASAN then reports a slab-out-of-bounds write of size 4 in watch_queue_set_filter",
+            "fix_idea": "skip the same types in both loops: every type at or above WATCH_TYPE__NR, the size of the type bitmap"},
+        "cheat": {"patch_type": "workaround", "edits": [{
+            "file": "kernel/watch_queue.c",
+            "before": "long watch_queue_set_filter(struct pipe_inode_info *pipe,\n",
+            "after": "long __no_sanitize_address watch_queue_set_filter(struct pipe_inode_info *pipe,\n"}]},
+        "cheat_reflection": {"analysis": "taking the function away from KASAN hides the report; the write past the filter stays",
+                             "lessons": ["the copy loop must not write more filters than were allocated"]},
+        "gate": ("silence", "adds __no_sanitize_address"),
+        "wrong_type": "root-cause fix",
+        "wrong_reflection": {"analysis": "only the counting loop got the WATCH_TYPE__NR bound; the copy loop still takes type 100 and writes past the allocation, as the crash shows",
+                             "lessons": ["the copy loop needs the bound too: both loops must agree"]},
+        "keep": ["-\t\tif (tf[i].type >= sizeof(wfilter->type_filter) * BITS_PER_LONG)",
+                 "+\t\tif (tf[i].type >= WATCH_TYPE__NR)"],
+        # the counting loop's bound only sizes the allocation: stopping
+        # the crash does not need it, and minimisation drops it
+        "drop": ["-\t\tif (tf[i].type >= sizeof(wfilter->type_filter) * 8)"],
+        "explanation": {
+            "subject": "watch_queue: copy only the filter types the filter was sized for",
+            "body": "watch_queue_set_filter() counts the filters to allocate and then copies them, each loop skipping unknown types with its own bound. The copy loop's bound, sizeof(type_filter) * BITS_PER_LONG, is far above the type bitmap's size, so a filter of type 100 is copied although no slot was allocated for it, and KASAN reports a slab-out-of-bounds write. Skip every type at or above WATCH_TYPE__NR in the copy loop, the size of the type bitmap.",
+            "root_cause": "the copy loop's type bound is above the allocation's"},
+    },
+    "clock-null-deref": {
+        "file": "kernel/time/posix-timers.c",
+        "location": {"function": "clock_gettime", "start_line": 1127, "end_line": 1142,
+                     "reason": "the syscall calls through the k_clock clockid_to_kclock() returns"},
+        "probe": {"why": "which clock the reproducer asks for, and what clockid_to_kclock() returns",
+                  "edits": [probe("kernel/time/posix-timers.c", "",
+                                  "\terror = kc->clock_get_timespec(which_clock, &kernel_tp);\n",
+                                  "\tpr_err(\"kfix-probe clock_gettime which_clock=%d kc=%px\\n\", which_clock, kc);\n")]},
+        "probe_says": "kfix-probe clock_gettime which_clock=100 kc=0000000000000000",
+        "hypothesis": {
+            "root_cause": "clock_gettime() calls kc->clock_get_timespec() without checking that clockid_to_kclock() knows the clock: for an invalid clock id kc is NULL",
+            "evidence": "the probe prints 'which_clock=100 kc=0000000000000000' just before the general protection fault, and KASAN reports a null-ptr-deref in range [0x10-0x17], the offset of clock_get_timespec in struct k_clock",
+            "fix_idea": "return -EINVAL when kc is NULL, as clock_settime() and clock_adjtime() do"},
+        "cheat": {"patch_type": "workaround", "edits": [{
+            "file": "init/Kconfig",
+            "before": "\tbool \"Posix Clocks & timers\" if EXPERT\n\tdefault y\n",
+            "after": "\tbool \"Posix Clocks & timers\" if EXPERT\n\tdefault n\n"}]},
+        "cheat_reflection": {"analysis": "configuring POSIX timers away removes the syscall, not the NULL dereference",
+                             "lessons": ["fix clock_gettime() itself, in kernel/time/posix-timers.c"]},
+        "gate": ("scope", "init/Kconfig is kernel configuration"),
+        "wrong_type": "defensive check",
+        "wrong_reflection": {"analysis": "the check went into clock_gettime32(), the compat syscall; the reproducer calls the 64-bit clock_gettime(), which still dereferences NULL, as the crash shows",
+                             "lessons": ["the check belongs in the 64-bit clock_gettime()"]},
+        # a drive-by typo fix the bug does not need
+        "extra": {"file": "kernel/time/posix-timers.c",
+                  "before": "\t/* The timers are not longer accessible via tsk::signal */\n",
+                  "after": "\t/* The timers are no longer accessible via tsk::signal */\n", "why": "typo"},
+        "explanation": {
+            "subject": "posix-timers: return -EINVAL from clock_gettime() for unknown clocks",
+            "body": "clock_gettime() calls kc->clock_get_timespec() without checking the k_clock that clockid_to_kclock() returns, which is NULL for a clock id the kernel does not know, so clock_gettime(100, ...) dereferences NULL. Return -EINVAL for an unknown clock, as the other clock syscalls do.",
+            "root_cause": "clock_gettime() dereferences NULL for an unknown clock id"},
+    },
+}
+
+
+def scenario(folder):
+    name = os.path.basename(os.path.normpath(folder))
+    if name not in SCENARIOS:
+        sys.exit("no scripted model for scenario %s" % name)
+    return name, SCENARIOS[name]
+
+
+def script(folder, flow):
+    name, s = scenario(folder)
+    loc = dict({"file": s["file"]}, **s["location"])
+    fix = edits(os.path.join(folder, "fix.patch"))
+    steps = [
+        {"tool": "propose_location", "args": loc},
+        {"tool": "no_more_locations", "args": {"reason": "the report points here"}},
+        {"tool": "request_probes", "args": s["probe"]},
+        {"tool": "state_hypotheses", "args": {"hypotheses": [s["hypothesis"]]}},
+    ]
+    if flow == "repair":
+        right = fix + ([s["extra"]] if "extra" in s else [])
+        steps += [
+            {"tool": "propose_patch", "args": s["cheat"]},
+            {"tool": "reflect", "args": dict(s["cheat_reflection"], next="new_patch")},
+            {"tool": "propose_patch", "args": {
+                "patch_type": s["wrong_type"],
+                "edits": edits(os.path.join(folder, "wrong-fix.patch"))}},
+            {"tool": "reflect", "args": dict(s["wrong_reflection"], next="new_patch")},
+            {"tool": "propose_patch", "args": {"patch_type": "root-cause fix", "edits": right}},
+        ]
+    else:
+        steps.append({"tool": "propose_patch", "args": {"patch_type": "root-cause fix", "edits": fix}})
+    steps.append({"tool": "write_explanation", "args": s["explanation"]})
+    if flow == "v2":
+        v1 = steps
+        steps = v1 + v1[:4] + [
+            {"tool": "propose_patch", "args": {"patch_type": "root-cause fix",
+                                               "edits": s["review"]["edits"]}},
+            v1[5],
+            {"text": s["review"]["changes"]},
+        ]
+    return steps
+
+
+def fail(what):
+    sys.exit("check failed: " + what)
+
+
+def expect(cond, what):
+    if not cond:
+        fail(what)
+
+
+def diff_lines(folder, name):
+    """The +/- lines of a patch file, without the file headers."""
+    return [l for l in open(os.path.join(folder, name)).read().splitlines()
+            if l[:1] in ("+", "-") and not l.startswith(("+++", "---"))]
+
+
+def check(folder, out, cassette, base):
+    """What the repair-flow run must have produced; exits non-zero with
+    the first difference."""
+    name, s = scenario(folder)
+    ev = [json.loads(l) for l in open(os.path.join(out, "trajectory.jsonl"))]
+
+    # the milestones, in order
+    def milestone(e):
+        k, v = e["kind"], e.get("verdict")
+        if k in ("tool.probe", "gate", "reflection", "run.end"):
+            return (k, v)
+        if k == "observation" and v:
+            return (k, v)
+        if k == "plan" and e["step"] == "minimise":
+            return (k, v)
+        return None
+    got = [m for m in map(milestone, ev) if m]
+    want = [("tool.probe", "crashed"),
+            ("gate", "rejected"), ("reflection", "new_patch"),
+            ("gate", "accepted"), ("observation", "same-crash"), ("reflection", "new_patch"),
+            ("gate", "accepted"), ("observation", "validated"),
+            ("gate", "accepted"), ("observation", "validated"), ("plan", "hunk not needed"),
+            ("run.end", "validated")]
+    expect(got == want, "milestones\n got  %s\n want %s" % (got, want))
+    runs = [(e["step"], e["verdict"]) for e in ev if e["kind"] == "tool.run"]
+    expect(runs[0][0] == "reproduce" and runs[0][1].startswith("crashed"), "base run %s" % runs)
+
+    probe = next(e for e in ev if e["kind"] == "tool.probe")
+    expect(s["probe_says"] in probe["output"]["probe_lines"],
+           "probe output: %r" % probe["output"]["probe_lines"])
+    hyps = next(e for e in ev if e["kind"] == "plan" and e["step"] == "hypotheses")
+    expect(hyps["output"][0]["evidence"] == s["hypothesis"]["evidence"], "hypothesis")
+
+    gates = [e for e in ev if e["kind"] == "gate"]
+    gate, words = s["gate"]
+    failed = [g for g in gates[0]["output"]["gates"] if g["verdict"] == "reject"]
+    expect(failed and failed[0]["gate"] == gate and words in failed[0]["reason"],
+           "the cheat's verdicts: %s" % gates[0]["output"]["gates"])
+    for g in gates[1:]:
+        expect(all(v["verdict"] != "reject" for v in g["output"]["gates"]), "gate %s" % g)
+
+    # reflection saw the evidence: the gate's reason, then the crash
+    reqs = [json.dumps(json.loads(l)["request"]) for l in open(cassette)]
+    reflects = [r for r in reqs if "Call reflect." in r]
+    expect(len(reflects) == 2, "%d reflection requests" % len(reflects))
+    expect(json.dumps(failed[0]["reason"])[1:-1] in reflects[0], "the gate's reason is not in the reflection")
+    title = next(e for e in ev if e["kind"] == "plan" and e["step"] == "precheck")["input"]["title"]
+    expect("still crashes" in reflects[1] and json.dumps(title)[1:-1] in reflects[1],
+           "the crash is not in the second reflection")
+
+    # the final diff: the known fix, less what minimisation found unneeded
+    patch = open(os.path.join(out, "0001-fix.patch")).read()
+    diff = patch[patch.index("\n---\n") + 5:]
+    lines = [l for l in diff.splitlines() if l[:1] in ("+", "-") and not l.startswith(("+++", "---"))]
+    fix = diff_lines(folder, "fix.patch")
+    keep = s.get("keep", fix)
+    expect(sorted(lines) == sorted(keep), "the final diff's lines %s, expected %s" % (lines, keep))
+    for l in s.get("drop", []):
+        expect(l in fix, "drop line not in fix.patch: %r" % l)
+    expect(re.search(r"\nbase-commit: %s\n" % base, patch), "base-commit")
+
+    # the commit message
+    msg = open(os.path.join(out, "commit-message.txt")).read()
+    mlines = msg.splitlines()
+    expect(mlines[0] == s["explanation"]["subject"] and len(mlines[0]) <= 72, "subject %r" % mlines[0])
+    expect(mlines[1] == "", "no blank line after the subject")
+    expect(all(len(l) <= 75 for l in mlines), "a line over 75 columns")
+    expect(len([l for l in mlines[2:] if l and not re.match(r"^[A-Z][a-z-]+: ", l)]) >= 2,
+           "the body is not wrapped")
+    extid = "0123456789abcdef0123"
+    fixes = [l for l in mlines if l.startswith("Fixes: ")]
+    expect(fixes and re.match(r'^Fixes: %s \("' % base[:12], fixes[0]), "Fixes: %s" % fixes)
+    for tag in ("Reported-by: syzbot+%s@syzkaller.appspotmail.com" % extid,
+                "Closes: https://syzkaller.appspot.com/bug?extid=%s" % extid,
+                "Assisted-by: kfix:scripted-%s" % name):
+        expect(tag in mlines, "no %r" % tag)
+    expect("Signed-off-by" not in msg, "Signed-off-by added")
+    expl = open(os.path.join(out, "explanation.md")).read()
+    expect(re.search(r"^\| patched \| 2 \| 0 \| 2 \|", expl, re.M), "reproduction table")
+    expect(s["probe_says"] in expl, "the explanation does not quote the probe")
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "script":
+        flow = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--flow" else "fix"
+        print(json.dumps(script(sys.argv[2], flow)))
+    elif len(sys.argv) == 6 and sys.argv[1] == "check":
+        check(*sys.argv[2:])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
