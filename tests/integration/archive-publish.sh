@@ -14,7 +14,7 @@ KSRC_TAR=/usr/src/linux-source-6.1.tar.xz
 [ -r "$KSRC_TAR" ] || skip "$KSRC_TAR missing (Debian package linux-source-6.1)"
 FIX="$top_srcdir/tests/fixtures/mail"
 DB=$T/state/kfix.db
-q() { sqlite3 "$DB" "$1"; }
+q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
 
 # the upstream tree, as in publish.sh
 U=$T/upstream

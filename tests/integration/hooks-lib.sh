@@ -91,7 +91,7 @@ expect_eq() {
 }
 
 sql() {
-	sqlite3 "$HOOKS_TMP/state/kfix.db" "$1"
+	sqlite3 -cmd ".timeout 5000" "$HOOKS_TMP/state/kfix.db" "$1"
 }
 
 # post PATH FILE [curl args...]: prints the HTTP status; the answer is in

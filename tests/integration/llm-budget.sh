@@ -8,7 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
 DB=$T/state/kfix.db
-q() { sqlite3 "$DB" "$1"; }
+# kfixd writes meanwhile: wait for its locks
+q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
 
 printf 'int x;\n' > "$T/report"
 write_config "	llm-day-tokens = 1000" "	llm-bug-cost = 0.50"
