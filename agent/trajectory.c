@@ -262,10 +262,17 @@ static void print_text(FILE *f, const char *label, const json_t *v)
 void trajectory_print(const json_t *events, FILE *f)
 {
 	_cleanup_json_ json_t *sum = trajectory_summary(events);
-	json_int_t t0 = json_get_int(json_array_get(events, 0), "start_us", 0);
+	json_int_t t0 = 0;
 	json_t *e, *ms = json_object_get(sum, "ms");
 	size_t i;
 
+	/* a span (run.end) starts before the first event written */
+	json_array_foreach(events, i, e) {
+		json_int_t s = json_get_int(e, "start_us", 0);
+
+		if (s && (!t0 || s < t0))
+			t0 = s;
+	}
 	fprintf(f, "%5s %9s  %-12s %-12s %8s %13s %-10s\n", "ID", "T+", "STEP", "KIND",
 		"DUR", "TOKENS", "VERDICT");
 	json_array_foreach(events, i, e) {

@@ -47,7 +47,7 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/no
 # The repair pipeline inside kfixd on a real kernel (skipped without the
 # tools or with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
 TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh
-EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh \
+EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh tests/kernel/flow.sh \
 	tests/kernel/scenarios/msg-uaf/pipeline-cassette.jsonl \
 	tests/kernel/scenarios/msg-uaf/e2e-cassette.jsonl \
 	tests/kernel/scenarios/msg-uaf/e2e-iterate-cassette.jsonl tests/kernel/repairmodel.py

@@ -23,70 +23,15 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kt_setup
+. "$kt_here/flow.sh"
 S=$kt_here/scenarios/msg-uaf
 top_srcdir=${top_srcdir:-$(cd "$kt_here/../.." && pwd)}
 KFIXD=${top_builddir:-.}/kfixd
 [ -x "$KFIXD" ] || KFIXD=${top_builddir:-.}/daemon/kfixd
-command -v git >/dev/null || kt_skip "git is not installed"
-PY=
-for p in python3 /usr/bin/python3; do
-	"$p" -c 'import aiosmtpd' 2>/dev/null && { PY=$p; break; }
-done
-[ -n "$PY" ] || kt_skip "python3-aiosmtpd is not installed"
-for t in public-inbox-init public-inbox-mda; do
-	command -v "$t" >/dev/null || kt_skip "$t is not installed (Debian package public-inbox)"
-done
+flow_require
 started=$(date +%s)
-EXTID=e2e0000000000000e2e1
-
-# The kernel source as a git checkout; branches of earlier runs go.
-kt_git_source
-G=$KT_GIT
-BASE=$KT_BASE
-git --git-dir="$G" for-each-ref --format='%(refname)' refs/heads/kfix refs/notes/kfix |
-	while read -r ref; do git --git-dir="$G" update-ref -d "$ref"; done
-git clone -q --bare --shared "$G" "$T/remote.git" || kt_fail "remote"
-
-# the dashboard (the bug links no config: the tree's is used, whose
-# build folder the kernel cache holds)
-D=$T/dash
-mkdir -p "$D"
-cp "$S/repro.c" "$D/text-ReproC-e2e1"
-cp "$S/report.txt" "$D/text-CrashReport-e2e3"
-cat > "$D/list-1.json" <<J
-{"version": 1, "Bugs": [{"title": "KASAN: use-after-free Read in ksys_msgctl",
- "link": "/bug?extid=$EXTID", "last-updated": "2026-12-01T10:00:00Z"}]}
-J
-cat > "$D/bug-$EXTID.json" <<J
-{"version": 1, "title": "KASAN: use-after-free Read in ksys_msgctl", "id": "e2e",
- "status": "open", "first-crash": "2026-11-30T10:00:00Z", "last-crash": "2026-12-01T10:00:00Z",
- "fix-commits": [], "discussions": [],
- "crashes": [{"title": "KASAN: use-after-free Read in ksys_msgctl",
-   "syz-reproducer": "", "c-reproducer": "/text?tag=ReproC&amp;x=e2e1", "repro-opts": "{}",
-   "kernel-config": "",
-   "kernel-source-git": "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git",
-   "kernel-source-commit": "$BASE", "syzkaller-git": "", "syzkaller-commit": "",
-   "crash-report-link": "/text?tag=CrashReport&amp;x=e2e3"}]}
-J
-python3 "$top_srcdir/tests/fake-syzbot.py" "$D" "$T/dash.port" &
-KT_PIDS+=($!)
-# the SMTP server
-mkdir -p "$T/smtp"
-"$PY" "$top_srcdir/tests/integration/smtp-server.py" "$T/smtp" > "$T/smtp.log" 2>&1 &
-KT_PIDS+=($!)
-for i in $(seq 100); do [ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] && break; sleep 0.1; done
-[ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] || kt_fail "dashboard or SMTP server did not start"
-HTTP_PORT=$(kt_free_port)
-# the mailing-list archive kfix follows, a public-inbox v2 inbox
-export PI_CONFIG="$T/pi-config"
-HOME="$T/home" public-inbox-init -V2 lists "$T/inbox" http://127.0.0.1/lists lists@example.org \
-	>"$T/pi-init.log" 2>&1 || kt_fail "public-inbox-init: $(cat "$T/pi-init.log")"
-git config -f "$PI_CONFIG" publicinboxmda.spamcheck none
-archive() { # FILE: delivered to the list's archive
-	{ echo "X-Original-To: lists@example.org"; cat "$1"; } | HOME="$T/home" \
-		ORIGINAL_RECIPIENT=lists@example.org public-inbox-mda --no-precheck ||
-		kt_fail "public-inbox-mda $1"
-}
+EXTID=$FLOW_EXTID
+flow_setup
 
 # The model: replayed from the cassette this test records with the
 # scripted model (KFIX_RECORD_CASSETTE=1: then without kills, since a
@@ -122,50 +67,7 @@ if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
 	KFIX_E2E_V2_KILLS=0
 fi
 
-cat >> "$T/kfix.conf" <<CFG
-[kfix]
-	log-level = debug
-	job-attempts = 10
-	retry-delay = 1s
-	lease = 30s
-	job-timeout = 2h
-[http]
-	listen = 127.0.0.1:$HTTP_PORT
-[hook "mta"]
-	type = mail
-	secret = mail-secret
-[feed "syzbot"]
-	url = http://127.0.0.1:$(cat "$T/dash.port")/
-	namespace = upstream
-	tree = linux
-	interval = 3s
-	request-interval = 100ms
-[mail]
-	transport = smtp
-	smtp-url = smtp://127.0.0.1:$(cat "$T/smtp/port")
-	from = kfix bot <kfix@kfix.example.org>
-[tree "linux"]
-	path = $KT_SRC
-	config = $KT_CONFIG
-	moderation-address = moderation@example.org
-	allow-commands = mod@example.org
-	push-remote = ssh://$(id -un)@127.0.0.1:$SSHD_PORT$T/remote.git
-	push-ssh-key = $T/id
-	push-known-hosts = $T/known_hosts
-$LLM_SECTION
-[archive "lists"]
-	url = $T/inbox
-	poll-interval = 1s
-[agent]
-	llm = replayed
-	iterate-llm = iterate
-	prompts-dir = $top_srcdir/agent/prompts
-	base-runs = 1
-	validate-runs = 2
-	locations = 2
-	minimise = false
-	record = $RECORD
-CFG
+flow_write_config "$LLM_SECTION" replayed iterate "$RECORD"
 "$KFIXD" -c "$T/kfix.conf" --check-config || kt_fail "config"
 
 KFIXD_PID=
@@ -184,8 +86,6 @@ kill9_kfixd() { # WHY
 	kt_log "kill -9 #$KILLS: $1"
 	start_kfixd
 }
-db() { python3 -c 'import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchall(); print("\n".join("|".join(map(str,x)) for x in r))' "$T/state/kfix.db" "$1" 2>/dev/null; }
-mails() { ls "$T"/smtp/msg-*.eml 2>/dev/null | wc -l; }
 
 # kill points: a bug state reached, a job started, a mail or push done
 KILLS=0
@@ -208,7 +108,6 @@ force_kill() { # KEY WHY
 	sleep 3
 }
 
-sent() { db "SELECT count(*) FROM outbox WHERE kind = '$1' AND state = 'sent'"; }
 # just before a delivery (queued, not yet done) and just after it (recorded)
 outbox_kill_points() {
 	local q
@@ -277,15 +176,8 @@ kt_log "moderation mail checked (applies with git am)"
 
 # "#kfix upstream" from the moderator, delivered by the MTA to the webhook
 force_kill before-approval "awaiting approval, nothing running"
-ts=$(date +%s)
-printf 'From: Mod Erator <mod@example.org>\r\nTo: moderation@example.org\r\nSubject: Re: [PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()\r\nMessage-ID: <approve-1@example.org>\r\nIn-Reply-To: <kfix-1-v1-rfc@kfix.example.org>\r\n\r\nLooks right.\r\n\r\n#kfix upstream\r\n' > "$T/approve.eml"
-post() {
-	local sig
-	sig=$({ printf '%s.' "$ts"; cat "$1"; } | openssl dgst -sha256 -hmac mail-secret -hex | sed 's/.* //')
-	curl -s -o /dev/null -w '%{http_code}' --data-binary @"$1" -H "X-Kfix-Timestamp: $ts" \
-		-H "X-Kfix-Signature: sha256=$sig" -H "X-Kfix-Delivery: $2" "http://127.0.0.1:$HTTP_PORT/hooks/mail"
-}
-for i in $(seq 100); do [ "$(post "$T/approve.eml" approve-1)" = 200 ] && break; sleep 0.2; done
+flow_write_approval "[PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()"
+post_until_taken "$T/approve.eml" approve-1
 maybe_kill "after-approval" "just after the approval reached the webhook"
 for i in $(seq 600); do
 	[ "$(mails)" -ge 2 ] && [ "$(db "SELECT state FROM bugs WHERE id = 1")" = sent ] && break
@@ -314,16 +206,11 @@ kt_log "upstream mail sent to: $(echo $got)"
 [ "$KILLS" -ge "$MAX_KILLS" ] || kt_fail "only $KILLS kill points were reached (wanted $MAX_KILLS)"
 # the v2 flow has its own kills (the forced ones above count too)
 MAX_KILLS=$((KILLS + ${KFIX_E2E_V2_KILLS:-3}))
-subj="Re: [PATCH] ipc/msg: do not read a message after freeing it in freeque()"
-printf 'From: Rev Iewer <rev@example.org>\nTo: lists@example.org\nSubject: %s\nMessage-ID: <review-1@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nReferences: <kfix-1-v1@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:00:00 +0000\n\nThe fix is right.\n\nReviewed-by: Rev Iewer <rev@example.org>\n' \
-	"$subj" > "$T/review-1.eml"
-printf 'From: Mod Erator <mod@example.org>\nTo: lists@example.org\nSubject: %s\nMessage-ID: <review-2@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nReferences: <kfix-1-v1@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:05:00 +0000\n\nkfix bot <kfix@kfix.example.org> wrote:\n> -\t\tmsq->q_cbytes -= msg->m_ts;\n\nPlease say in a comment why the byte count needs no update per message.\n' \
-	"$subj" > "$T/review-2.eml"
+flow_write_reviews "[PATCH] ipc/msg: do not read a message after freeing it in freeque()"
 archive "$T/review-1.eml"
 archive "$T/review-2.eml"
 # the first one also through the webhook: it counts once
-ts=$(date +%s)
-for i in $(seq 100); do [ "$(post "$T/review-1.eml" review-1)" = 200 ] && break; sleep 0.2; done
+post_until_taken "$T/review-1.eml" review-1
 v2=
 for i in $(seq 2400); do
 	state=$(db "SELECT state FROM bugs WHERE id = 1")

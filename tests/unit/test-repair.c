@@ -729,6 +729,30 @@ static void test_summary_time_shares(void **state)
 	assert_int_equal(json_get_int(sum, "llm_calls", 0), 1);
 }
 
+/* The timeline counts from the earliest start: run.end, a span written
+ * last, starts a little before run.start and must not show "-0.0s". */
+static void test_timeline_offsets(void **state)
+{
+	_cleanup_json_ json_t *ev = json_pack(
+		"[{s:i, s:s, s:I, s:i}, {s:i, s:s, s:I, s:i}, {s:i, s:s, s:I, s:i}]",
+		"id", 1, "kind", "run.start", "start_us", (json_int_t)5000040, "duration_ms", 0,
+		"id", 2, "kind", "tool.build", "start_us", (json_int_t)7000040, "duration_ms", 1000,
+		"id", 3, "kind", "run.end", "start_us", (json_int_t)5000000, "duration_ms", 3000);
+	_cleanup_free_ char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(ev);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	trajectory_print(ev, f);
+	assert_int_equal(fclose(f), 0);
+	assert_null(strstr(out, "-0.0s"));
+	assert_non_null(strstr(out, "    3      0.0s  "));
+	assert_non_null(strstr(out, "    2      2.0s  "));
+}
+
 static void test_kb_and_wrap(void **state)
 {
 	_cleanup_json_ json_t *hits = NULL;
@@ -787,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_kb_and_wrap),
 		cmocka_unit_test(test_summary_time_shares),
 		cmocka_unit_test(test_story),
+		cmocka_unit_test(test_timeline_offsets),
 		cmocka_unit_test(test_story_over_http_and_replay),
 		cmocka_unit_test(test_hopeless_search_stops),
 		cmocka_unit_test(test_same_patch_and_budget),
