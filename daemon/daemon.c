@@ -16,6 +16,7 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "repro/build.h"
 #include "daemon.h"
 #include "front.h"
 #include "outbox.h"
@@ -234,6 +235,8 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 
 	sd_notify(0, "RELOADING=1");
 	r = config_load(d->config_path, &nc, &err);
+	if (r >= 0 && (r = build_check_config(nc, &err)) < 0)
+		config_free(nc);
 	if (r < 0) {
 		log_error("reload failed, keeping the old configuration: %s",
 			  err ? err : strerror(-r));
@@ -273,6 +276,8 @@ int daemon_new(const char *config_path, const char *self_exe,
 		return -ENOMEM;
 	}
 	r = config_load(config_path, &d->cfg, &err);
+	if (r >= 0)
+		r = build_check_config(d->cfg, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));
 		daemon_free(d);

@@ -13,6 +13,7 @@
 #include "common/conf.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "repro/build.h"
 #include "child.h"
 #include "daemon.h"
 #include "jobs.h"
@@ -50,7 +51,12 @@ static int check_config(const char *path)
 		fprintf(stderr, "kfixd: %s\n", err ? err : strerror(-r));
 		return 1;
 	}
+	r = build_check_config(cfg, &err);
 	config_free(cfg);
+	if (r < 0) {
+		fprintf(stderr, "kfixd: %s: %s\n", path, err ? err : strerror(-r));
+		return 1;
+	}
 	printf("%s: configuration is valid\n", path);
 	return 0;
 }

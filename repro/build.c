@@ -105,8 +105,12 @@ static int parse_remote_host(const char *v, struct build_remote *rm)
 	const char *at, *colon, *h = startswith(v, "ssh://");
 	int r;
 
-	if (!h)
+	if (!h) {
+		/* user and port have keys of their own for a plain name */
+		if (!*v || v[strcspn(v, "/@: \t")])
+			return -EINVAL;
 		return copy_bounded(rm->host, sizeof(rm->host), v, strlen(v));
+	}
 	at = strchr(h, '@');
 	if (at) {
 		r = copy_bounded(rm->user, sizeof(rm->user), h, (size_t)(at - h));
@@ -185,6 +189,34 @@ int build_opts_from_config(const struct config *cfg, const char *name,
 	} else if (r < 0)
 		return r;
 	*ret_dir = TAKE_PTR(dir);
+	return 0;
+}
+
+int build_check_config(const struct config *cfg, char **ret_error)
+{
+	_cleanup_strv_ char **names = NULL;
+	int r = config_subsections(cfg, "build", &names);
+
+	if (r < 0)
+		return r;
+	for (char **n = names; n && *n; n++) {
+		struct build_remote rm;
+		const char *host = "";
+		_cleanup_free_ char *en = NULL, *eh = NULL;
+
+		r = remote_from_config(cfg, *n, &rm);
+		if (r >= 0)
+			continue;
+		(void)config_get_string(cfg, "build", *n, "host", &host);
+		en = str_escape(*n, strlen(*n), 64);
+		eh = str_escape(host, strlen(host), 128);
+		if (!en || !eh ||
+		    asprintf(ret_error, "[build \"%s\"] host = %s: %s", en, eh,
+			     r == -EINVAL ? "not ssh://[user@]host[:port], a host name or local"
+					  : strerror(-r)) < 0)
+			return -ENOMEM;
+		return r;
+	}
 	return 0;
 }
 

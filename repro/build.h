@@ -63,6 +63,11 @@ struct build_opts {
 int build_opts_from_config(const struct config *cfg, const char *name,
 			   struct build_opts *opts, char **ret_dir);
 
+/* Checks every [build "name"] as a build would read it, so that a
+ * mistyped build host is found when the config is loaded rather than at
+ * the first build.  On failure *ret_error says which section and why. */
+int build_check_config(const struct config *cfg, char **ret_error);
+
 enum build_status {
 	BUILD_OK,
 	BUILD_FAILED,	     /* the compiler or linker refused: build-error */

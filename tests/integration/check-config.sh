@@ -32,6 +32,18 @@ expect "[tree \"t\"]
 	config = kernel.config
 	priority = 99999" "bad.conf:4: key 'tree.t.priority'"
 
+# a build host is checked when the config is read, not at the first build
+expect "[build \"far\"]
+	host = builder.example.org/x" "[build \"far\"] host = builder.example.org/x: not ssh://"
+expect "[build \"far\"]
+	host = ssh://me@builder:99999" "[build \"far\"] host = ssh://me@builder:99999: not ssh://"
+expect "[build \"far\"]
+	host = me@builder" "[build \"far\"] host = me@builder: not ssh://"
+for h in local builder.example.org "ssh://me@builder:2222" "ssh://[::1]:22"; do
+	printf '[build "far"]\n\thost = %s\n' "$h" > "$T/good.conf"
+	"$KFIXD" -t -c "$T/good.conf" >/dev/null 2>"$T/err" || fail "build host $h refused: $(cat "$T/err")"
+done
+
 : > "$T/empty.conf"
 "$KFIXD" -t -c "$T/empty.conf" >/dev/null || fail "an empty file (all defaults) is valid"
 if "$KFIXD" -t -c "$T/missing.conf" 2>"$T/err"; then fail "missing file accepted"; fi
@@ -42,4 +54,7 @@ printf '[kfix]\n\tstate-dir = %s/state\n\tworkers = lots\n' "$T" > "$T/bad.conf"
 if "$KFIXD" -c "$T/bad.conf" --log-target stderr 2>"$T/err"; then fail "kfixd started on a bad config"; fi
 grep -q "bad.conf:3: key 'kfix.workers'" "$T/err" || fail "kfixd: $(cat "$T/err")"
 [ ! -e "$T/state/kfix.db" ] || fail "kfixd created a store despite a bad config"
+printf '[kfix]\n\tstate-dir = %s/state\n[build "far"]\n\thost = ssh://me@builder:0\n' "$T" > "$T/bad.conf"
+if "$KFIXD" -c "$T/bad.conf" --log-target stderr 2>"$T/err"; then fail "kfixd started with a bad build host"; fi
+grep -q 'host = ssh://me@builder:0: not ssh://' "$T/err" || fail "kfixd, bad build host: $(cat "$T/err")"
 ok "check-config"

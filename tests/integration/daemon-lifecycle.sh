@@ -28,6 +28,12 @@ cp "$T/kfix.conf" "$T/good.conf"
 printf '[kfix]\n\tbogus = 1\n' >> "$T/kfix.conf"
 kill -HUP "$pid"
 wait_for 10 grep -q "reload failed, keeping the old configuration" "$T/kfixd.log" || fail "bad reload not refused"
+# a build host that could never be reached is refused too
+cp "$T/good.conf" "$T/kfix.conf"
+printf '[build "far"]\n\thost = ssh://me@builder:port\n' >> "$T/kfix.conf"
+kill -HUP "$pid"
+wait_for 10 grep -q 'keeping the old configuration: \[build "far"\] host = ssh://me@builder:port' "$T/kfixd.log" ||
+	fail "reload with a bad build host not refused"
 cp "$T/good.conf" "$T/kfix.conf"
 printf '\tworkers = 1\n' >> "$T/kfix.conf"
 kill -HUP "$pid"
