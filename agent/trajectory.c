@@ -210,9 +210,26 @@ static bool is_span(const json_t *events, const json_t *e)
 	return false;
 }
 
+/* The earliest start of all: a span (run.end) is written last but starts
+ * before the events inside it. */
+static json_int_t first_start(const json_t *events)
+{
+	json_int_t first = 0;
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(events, i, e) {
+		json_int_t s = json_get_int(e, "start_us", 0);
+
+		if (s && (!first || s < first))
+			first = s;
+	}
+	return first;
+}
+
 json_t *trajectory_summary(const json_t *events)
 {
-	json_int_t calls = 0, tin = 0, tout = 0, ms[4] = {}, first = 0, last = 0;
+	json_int_t calls = 0, tin = 0, tout = 0, ms[4] = {}, first = first_start(events), last = 0;
 	static const char *const fams[] = { "llm", "build", "vm", "other" };
 	double cost = 0;
 	json_t *e;
@@ -233,8 +250,6 @@ json_t *trajectory_summary(const json_t *events)
 		for (size_t k = 0; k < 3; k++)
 			if (streq(family(kind), fams[k]) && !is_span(events, e))
 				ms[k] += dur;
-		if (!first || (start && start < first))
-			first = start;
 		last = MAX(last, start + dur * 1000);
 	}
 	ms[3] = MAX((last - first) / 1000 - ms[0] - ms[1] - ms[2], 0);
@@ -262,17 +277,10 @@ static void print_text(FILE *f, const char *label, const json_t *v)
 void trajectory_print(const json_t *events, FILE *f)
 {
 	_cleanup_json_ json_t *sum = trajectory_summary(events);
-	json_int_t t0 = 0;
+	json_int_t t0 = first_start(events);
 	json_t *e, *ms = json_object_get(sum, "ms");
 	size_t i;
 
-	/* a span (run.end) starts before the first event written */
-	json_array_foreach(events, i, e) {
-		json_int_t s = json_get_int(e, "start_us", 0);
-
-		if (s && (!t0 || s < t0))
-			t0 = s;
-	}
 	fprintf(f, "%5s %9s  %-12s %-12s %8s %13s %-10s\n", "ID", "T+", "STEP", "KIND",
 		"DUR", "TOKENS", "VERDICT");
 	json_array_foreach(events, i, e) {

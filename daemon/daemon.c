@@ -223,6 +223,25 @@ static int on_term(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(d->event, 0);
 }
 
+int daemon_load_config(const char *path, struct config **ret, char **ret_error)
+{
+	_cleanup_free_ char *err = NULL;
+	struct config *c = NULL;
+	int r = config_load(path, &c, ret_error);
+
+	if (r < 0)
+		return r;
+	r = build_check_config(c, &err);
+	if (r < 0) {
+		config_free(c);
+		if (err && asprintf(ret_error, "%s: %s", path, err) < 0)
+			return -ENOMEM;
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
 /* Reload: a config that does not load leaves the running one in place. */
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 		  void *userdata)
@@ -234,9 +253,7 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 	int prio, r;
 
 	sd_notify(0, "RELOADING=1");
-	r = config_load(d->config_path, &nc, &err);
-	if (r >= 0 && (r = build_check_config(nc, &err)) < 0)
-		config_free(nc);
+	r = daemon_load_config(d->config_path, &nc, &err);
 	if (r < 0) {
 		log_error("reload failed, keeping the old configuration: %s",
 			  err ? err : strerror(-r));
@@ -275,9 +292,7 @@ int daemon_new(const char *config_path, const char *self_exe,
 		daemon_free(d);
 		return -ENOMEM;
 	}
-	r = config_load(config_path, &d->cfg, &err);
-	if (r >= 0)
-		r = build_check_config(d->cfg, &err);
+	r = daemon_load_config(config_path, &d->cfg, &err);
 	if (r < 0) {
 		log_error("%s", err ? err : strerror(-r));
 		daemon_free(d);

@@ -13,7 +13,6 @@
 #include "common/conf.h"
 #include "common/log.h"
 #include "common/strutil.h"
-#include "repro/build.h"
 #include "child.h"
 #include "daemon.h"
 #include "jobs.h"
@@ -45,18 +44,13 @@ static int check_config(const char *path)
 {
 	_cleanup_free_ char *err = NULL;
 	struct config *cfg = NULL;
-	int r = config_load(path, &cfg, &err);
+	int r = daemon_load_config(path, &cfg, &err);
 
 	if (r < 0) {
 		fprintf(stderr, "kfixd: %s\n", err ? err : strerror(-r));
 		return 1;
 	}
-	r = build_check_config(cfg, &err);
 	config_free(cfg);
-	if (r < 0) {
-		fprintf(stderr, "kfixd: %s: %s\n", path, err ? err : strerror(-r));
-		return 1;
-	}
 	printf("%s: configuration is valid\n", path);
 	return 0;
 }

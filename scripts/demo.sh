@@ -122,7 +122,7 @@ say "  mailing-list archive: $T/inbox (public-inbox)"
 # CONDITION holds; fails on an end state or after SECONDS.
 LAST_STATE= LAST_JOBS= LAST_SENT=0
 watch_until() { # CONDITION SECONDS
-	local end=$(($(date +%s) + $2)) state jobs line
+	local end=$(($(date +%s) + $2)) state jobs
 	while :; do
 		state=$(db "SELECT state FROM bugs WHERE id = 1")
 		if [ "$state" != "$LAST_STATE" ]; then
@@ -155,7 +155,6 @@ watch_until() { # CONDITION SECONDS
 	say "stopped waiting: bug 1 is ${state:-?}; see the log above"
 	exit 1
 }
-mail_of() { grep -l "^Message-ID: <$1@kfix.example.org>" "$T"/smtp/msg-*.eml 2>/dev/null | head -1; }
 show_headers() { # FILE: the headers that matter, unfolded
 	python3 -c 'import email,sys
 m = email.message_from_binary_file(open(sys.argv[1], "rb"))
@@ -169,12 +168,8 @@ show_mail() { # FILE: the headers that matter, then the body
 	sed '1,/^\r*$/d' "$1" | tr -d '\r'
 }
 
-v1_published() {
-	[ "$(db "SELECT state FROM bugs WHERE id = 1")" = awaiting-approval ] &&
-		[ "$(sent push)" -ge 1 ] && [ "$(sent mail)" -ge 1 ]
-}
 say "the bug goes through its states:"
-watch_until v1_published 7200
+watch_until flow_v1_published 7200
 rfc=$(mail_of kfix-1-v1-rfc)
 echo
 say "=== branch kfix/1/v1 on the git remote, with the explanation as a git note"
@@ -204,11 +199,7 @@ flow_write_reviews "$(mail_subject "$up")"
 archive "$T/review-1.eml"
 archive "$T/review-2.eml"
 sed '1,/^$/d; s/^/    /' "$T/review-2.eml"
-v2_published() {
-	[ "$(db "SELECT state FROM patches WHERE version = 2")" = awaiting-approval ] &&
-		[ "$(sent push)" -ge 2 ] && [ "$(sent mail)" -ge 3 ]
-}
-watch_until v2_published 3600
+watch_until flow_v2_published 3600
 echo
 say "=== the branches on the git remote (v1 untouched)"
 git --git-dir="$T/remote.git" for-each-ref --format='%(refname:short) %(objectname:short) %(subject)' refs/heads/kfix

@@ -32,7 +32,7 @@ wait_for 10 grep -q "reload failed, keeping the old configuration" "$T/kfixd.log
 cp "$T/good.conf" "$T/kfix.conf"
 printf '[build "far"]\n\thost = ssh://me@builder:port\n' >> "$T/kfix.conf"
 kill -HUP "$pid"
-wait_for 10 grep -q 'keeping the old configuration: \[build "far"\] host = ssh://me@builder:port' "$T/kfixd.log" ||
+wait_for 10 grep -q 'keeping the old configuration: .*/kfix.conf: \[build "far"\] host = ssh://me@builder:port' "$T/kfixd.log" ||
 	fail "reload with a bad build host not refused"
 cp "$T/good.conf" "$T/kfix.conf"
 printf '\tworkers = 1\n' >> "$T/kfix.conf"

@@ -129,8 +129,7 @@ for i in $(seq 2400); do
 	[ -n "$state" ] && maybe_kill "bug-$state" "bug is $state"
 	[ -n "$running" ] && maybe_kill "jobs-$running" "running $running"
 	outbox_kill_points
-	if [ "$phase" = moderation ] && [ "$state" = awaiting-approval ] && [ "$(mails)" -ge 1 ] &&
-		[ "$(sent push)" -ge 1 ] && [ "$(sent mail)" -ge 1 ]; then
+	if [ "$phase" = moderation ] && flow_v1_published; then
 		phase=approval
 		kt_log "moderation mail and push done after $(( $(date +%s) - started ))s"
 		break
@@ -218,8 +217,7 @@ for i in $(seq 2400); do
 	[ -n "$state" ] && maybe_kill "v2-bug-$state" "v2: bug is $state"
 	[ -n "$running" ] && maybe_kill "v2-jobs-$running" "v2: running $running"
 	outbox_kill_points
-	if [ "$(db "SELECT state FROM patches WHERE version = 2")" = awaiting-approval ] &&
-		[ "$(sent push)" -ge 2 ] && [ "$(sent mail)" -ge 3 ]; then
+	if flow_v2_published; then
 		v2=yes
 		break
 	fi
@@ -239,7 +237,7 @@ c2=$(git --git-dir="$T/remote.git" rev-parse refs/heads/kfix/1/v2) || kt_fail "n
 git --git-dir="$T/remote.git" show "$c2" -- ipc/msg.c | grep -q '^+	/\* the queue goes away' ||
 	kt_fail "the v2 commit does not hold the reviewed fix"
 git --git-dir="$T/remote.git" notes --ref=kfix show "$c2" >/dev/null || kt_fail "no note on v2"
-m2=$(grep -l '^Message-ID: <kfix-1-v2-rfc@kfix.example.org>' "$T"/smtp/msg-*.eml | head -1)
+m2=$(mail_of kfix-1-v2-rfc)
 [ -n "$m2" ] || kt_fail "no v2 mail"
 python3 - "$m2" <<'PY' || kt_fail "v2 mail: $(cat "$m2")"
 import email, sys

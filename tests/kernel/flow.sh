@@ -127,6 +127,21 @@ db() { python3 -c 'import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(sy
 mails() { ls "$T"/smtp/msg-*.eml 2>/dev/null | wc -l; }
 sent() { db "SELECT count(*) FROM outbox WHERE kind = '$1' AND state = 'sent'"; }
 
+# The mail the SMTP server received with Message-ID <ID@kfix.example.org>
+mail_of() { grep -l "^Message-ID: <$1@kfix.example.org>" "$T"/smtp/msg-*.eml 2>/dev/null | head -1; }
+
+# v1 is out for moderation: the bug awaits approval, the branch is pushed
+# and the mail is delivered and received.
+flow_v1_published() {
+	[ "$(db "SELECT state FROM bugs WHERE id = 1")" = awaiting-approval ] && [ "$(mails)" -ge 1 ] &&
+		[ "$(sent push)" -ge 1 ] && [ "$(sent mail)" -ge 1 ]
+}
+# likewise v2, after the moderation and upstream mails of v1
+flow_v2_published() {
+	[ "$(db "SELECT state FROM patches WHERE version = 2")" = awaiting-approval ] &&
+		[ "$(sent push)" -ge 2 ] && [ "$(sent mail)" -ge 3 ]
+}
+
 # FILE: delivered to the list's archive
 archive() {
 	{ echo "X-Original-To: lists@example.org"; cat "$1"; } | HOME="$T/home" \
