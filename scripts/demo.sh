@@ -49,7 +49,7 @@ CONF
 	"$bin/kfixctl" -c "$dir/kfix.conf" submit --title "KASAN: slab-use-after-free Read in demo_fn" --id demo1
 	for _ in $(seq 1 40); do
 		sleep 0.5
-		[ -n "$(ls "$dir/spool" 2>/dev/null)" ] && break
+		ls "$dir"/spool/*.eml >/dev/null 2>&1 && break
 	done
 	"$bin/kfixctl" -c "$dir/kfix.conf" bug 1
 	"$bin/kfixctl" -c "$dir/kfix.conf" outbox

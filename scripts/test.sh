@@ -22,6 +22,12 @@ count() { # adds the PASS/FAIL/SKIP lines of an automake test-suite.log
 	skip=$((skip + ${s:-0}))
 }
 
+show_failed() { # DIR: the end of each failed test's log under DIR
+	local f
+	for f in $(grep -l '^:test-result: \(FAIL\|ERROR\)' $(find "$1" -name '*.trs') 2>/dev/null); do
+		echo "--- ${f%.trs}.log"; tail -40 "${f%.trs}.log"; done
+}
+
 run_suite() { # name, configure flags..., then make check
 	local name=$1; shift
 	local dir=$OUT/$name
@@ -31,9 +37,7 @@ run_suite() { # name, configure flags..., then make check
 		tail -30 "$dir/configure.log"; fail=$((fail + 1)); return; }
 	(cd "$dir" && make -j"$JOBS" >build.log 2>&1) || {
 		tail -50 "$dir/build.log"; fail=$((fail + 1)); return; }
-	(cd "$dir" && make -j"$JOBS" check ${KFIX_CHECK_ARGS:-}) || {
-		for f in $(grep -l '^:test-result: \(FAIL\|ERROR\)' $(find "$dir/tests" -name '*.trs') 2>/dev/null); do
-			echo "--- ${f%.trs}.log"; tail -40 "${f%.trs}.log"; done; }
+	(cd "$dir" && make -j"$JOBS" check ${KFIX_CHECK_ARGS:-}) || show_failed "$dir"
 	if [ -f "$dir/test-suite.log" ]; then count "$dir/test-suite.log"; else fail=$((fail + 1)); fi
 }
 
@@ -46,6 +50,7 @@ if (cd "$OUT/gcc" && KFIX_SKIP_KERNEL=1 make -j"$JOBS" distcheck >distcheck.log 
 	pass=$((pass + 1)); echo "distcheck: PASS"
 else
 	fail=$((fail + 1)); echo "distcheck: FAIL"; tail -40 "$OUT/gcc/distcheck.log"
+	show_failed "$OUT/gcc/kfix-"*/_build
 fi
 
 echo "${pass} passed, ${fail} failed, ${skip} skipped"

@@ -64,6 +64,14 @@ wait_for() {
 	return 1
 }
 
+# spooled PATTERN [N]: a mail (or exactly N) matching *PATTERN.eml is in
+# the spool; a mail still being written is named ...eml.tmp.PID.
+spooled() {
+	local n
+	n=$(find "$T/spool" -maxdepth 1 -name "*$1.eml" 2>/dev/null | wc -l)
+	if [ $# -gt 1 ]; then [ "$n" = "$2" ]; else [ "$n" -ge 1 ]; fi
+}
+
 json_field() { # json_field EXPR: reads JSON on stdin, prints python expr on j
 	python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"
 }

@@ -111,7 +111,7 @@ reply "Eve <eve@example.net>" r0@example.net > "$T/r0"
 [ "$(post_mail "$T/r0" d0)" = 200 ] || fail "webhook refused the mail"
 reply "Mod Erator <mod@example.org>" r1@example.org > "$T/r1"
 [ "$(post_mail "$T/r1" d1)" = 200 ] || fail "webhook refused the mail"
-wait_for 60 sh -c "[ \"\$(ls '$T/spool' | wc -l)\" = 3 ]" || fail "no upstream mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
+wait_for 60 spooled '*' 3 || fail "no upstream mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
 up=$(ls "$T"/spool/*.eml | grep -v "rfc\|refusal")
 grep -q "^Subject: \[PATCH\] mm/slub: ignore NULL in slab_free()" "$up" || fail "upstream subject"
 grep -q "^Signed-off-by: Mod Erator <mod@example.org>" "$up" || fail "no sign-off"
@@ -158,7 +158,7 @@ wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' jobs | grep -q '^3 .*done'" || f
 sed 's/<r0@example.net>/<r2@example.net>/' "$T/r0" > "$T/r2"
 [ "$(post_mail "$T/r2" d2)" = 200 ] || fail "webhook refused the mail"
 sleep 2
-[ "$(ls "$T/spool" | wc -l)" = 3 ] || fail "republishing or a second refusal sent mail again"
+[ "$(ls "$T"/spool/*.eml | wc -l)" = 3 ] || fail "republishing or a second refusal sent mail again"
 [ "$(sqlite3 "$T/state/kfix.db" 'SELECT count(*) FROM outbox')" = 4 ] || fail "outbox grew"
 stop_kfixd
 ok "idempotent"

@@ -95,7 +95,7 @@ c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, 
 c.commit()
 PY
 ctl publish 1 >/dev/null || fail "publish"
-wait_for 60 sh -c "ls '$T/spool' | grep -q 'kfix-1-v1-rfc@'" || fail "no moderation mail: $(ctl jobs)"
+wait_for 60 spooled 'kfix-1-v1-rfc@*' || fail "no moderation mail: $(ctl jobs)"
 RFC=kfix-1-v1-rfc@kfix.example.org
 [ "$(q "SELECT recipients FROM patch_mails WHERE message_id = '$RFC'")" = '["moderation@example.org"]' ] ||
 	fail "moderation mail recipients: $(q 'SELECT * FROM patch_mails')"
@@ -164,7 +164,7 @@ ok "comments from an allowed sender start an iterate job; a failed one leaves v1
 # the tags go onto the upstream mail
 printf 'From: Mod Erator <mod@example.org>\nTo: moderation@example.org\nSubject: Re: [PATCH RFC] x\nMessage-ID: <up@example.org>\nIn-Reply-To: <%s>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\n#kfix upstream\n' "$RFC" > "$T/up"
 [ "$(post "$T/up" d-up)" = 200 ] || fail "webhook up"
-wait_for 60 sh -c "ls '$T/spool' | grep -q 'kfix-1-v1@'" || fail "no upstream mail: $(ctl jobs | tail -3)"
+wait_for 60 spooled 'kfix-1-v1@*' || fail "no upstream mail: $(ctl jobs | tail -3)"
 up=$(ls "$T"/spool/*kfix-1-v1@*.eml)
 grep -q '^Reviewed-by: Rev Iewer <rev@example.org>$' "$up" || fail "Reviewed-by not on the upstream mail"
 grep -q 'boss@example.org' "$up" && fail "a forged tag reached the upstream mail"
@@ -213,7 +213,7 @@ c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, 
 c.commit()
 PY
 ctl publish 2 >/dev/null || fail "publish v2"
-wait_for 60 sh -c "ls '$T/spool' | grep -q 'kfix-1-v2-rfc@'" || fail "no v2 mail: $(ctl jobs | tail -3)"
+wait_for 60 spooled 'kfix-1-v2-rfc@*' || fail "no v2 mail: $(ctl jobs | tail -3)"
 v2m=$(ls "$T"/spool/*kfix-1-v2-rfc@*.eml)
 grep -q '^Subject: \[PATCH RFC v2\] mm/slub' "$v2m" || fail "v2 subject: $(grep ^Subject "$v2m")"
 grep -q '^In-Reply-To: <kfix-1-v1-rfc@kfix.example.org>' "$v2m" || fail "v2 not threaded under v1"
