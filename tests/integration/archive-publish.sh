@@ -91,7 +91,7 @@ ok "reports from the archive, a bounded batch per poll"
 
 # the same report again (new Message-ID, same bug): a known bug
 report aaaa1111 5
-wait_for 20 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT detail FROM inbox WHERE key = 'mail:report-5@google.com'\")\" = 'known bug' ]" ||
+wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT detail FROM inbox WHERE key = 'mail:report-5@google.com'\")\" = 'known bug' ]" ||
 	fail "second report"
 [ "$(q "SELECT report_message_id FROM bugs WHERE source_id = 'aaaa1111'")" = report-1@google.com ] ||
 	fail "the first report's thread was replaced"
@@ -103,7 +103,7 @@ for i in 1 2 3 4 5 6; do
 done
 report eeee5555 6
 for i in 1 2 3 4 5 6; do deliver "$T/other-$i"; done
-wait_for 20 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM inbox WHERE key LIKE 'mail:other-%'\")\" -ge 1 ]" ||
+wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM inbox WHERE key LIKE 'mail:other-%'\")\" -ge 1 ]" ||
 	fail "no other patch taken"
 kill -9 "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null || true
 start_kfixd
@@ -138,7 +138,7 @@ wait_for 60 spooled '*' 4 || fail "moderation mails: $(ls "$T/spool") $(why)"
 command_mail "Mod Erator <mod@example.org>" 1 up-1@example.org upstream
 wait_for 120 sh -c "'$KFIXCTL' -c '$T/kfix.conf' patch 1 | grep -q 'State: *sent'" ||
 	fail "patch 1 not sent: $(ctl patch 1 | head -3) $(why)"
-wait_for 20 spooled 'kfix-1-v1@*' || fail "no upstream mail: $(ls "$T/spool")"
+wait_for 60 spooled 'kfix-1-v1@*' || fail "no upstream mail: $(ls "$T/spool")"
 up=$(ls "$T"/spool/*kfix-1-v1@*.eml)
 python3 - "$up" <<'PY' || fail "upstream mail headers: $(grep -E '^(To|Cc|In-Reply-To|References):' -A3 "$up")"
 import email, sys
@@ -162,7 +162,7 @@ ctl approve --by "Mod Erator <mod@example.org>" 3 >/dev/null || fail "approve 3"
 # ---- 4: someone else posted a patch for the bug ----
 sed -e 's/eeee5555/dddd4444/' -e 's/other-1@/other-d@/' -e 's/fix 1/fix it too/' "$T/other-1" > "$T/other-d"
 deliver "$T/other-d"
-wait_for 20 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM events WHERE kind = 'archive.other-patch' AND bug_id = 4\")\" = 1 ]" ||
+wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM events WHERE kind = 'archive.other-patch' AND bug_id = 4\")\" = 1 ]" ||
 	fail "other patch for bug 4 not recorded"
 ctl approve --by "Mod Erator <mod@example.org>" 4 >/dev/null || fail "approve 4"
 for p in 2 3 4; do
@@ -173,7 +173,7 @@ for p in 2:'no longer lists the bug as open' 3:'a fix for the bug is already in 
 	4:"another patch for the bug was posted ([PATCH] net: fix it too, dev1@example.org)"; do
 	reason=$(q "SELECT detail FROM events WHERE kind = 'publish.held' AND bug_id = ${p%%:*}")
 	echo "$reason" | grep -qF "${p#*:}" || fail "hold reason of ${p%%:*}: $reason"
-	wait_for 20 sh -c "grep -q '^Message-ID: <kfix-${p%%:*}-v1-held@' '$T'/spool/*.eml" || fail "no note for ${p%%:*}"
+	wait_for 60 sh -c "grep -q '^Message-ID: <kfix-${p%%:*}-v1-held@' '$T'/spool/*.eml" || fail "no note for ${p%%:*}"
 	note=$(grep -l "^Message-ID: <kfix-${p%%:*}-v1-held@" "$T"/spool/*.eml)
 	grep -q "^In-Reply-To: <kfix-${p%%:*}-v1-rfc@kfix.example.org>" "$note" || fail "note not threaded"
 	grep -q "^To: moderation@example.org" "$note" || fail "note recipient"

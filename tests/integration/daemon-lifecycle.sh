@@ -7,7 +7,7 @@
 command -v python3 >/dev/null || skip "python3 needed"
 
 write_config "	self-test-jobs = yes" "	job-attempts = 2"
-port=$((20000 + RANDOM % 20000))
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 WATCHDOG_USEC=400000 python3 "$top_srcdir/tests/integration/notify.py" "$T/notify.log" \
 	--listen "$port" -- "$KFIXD" -c "$T/kfix.conf" --log-target stderr 2>"$T/kfixd.log" &
 PIDS="$PIDS $!"
@@ -44,7 +44,8 @@ ok "reload"
 # a job process that is killed: recorded, retried, daemon alive
 printf '\tself-test-step = 1s\n' >> "$T/kfix.conf"
 kill -HUP "$pid"
-wait_for 10 grep -c "configuration reloaded" "$T/kfixd.log" | grep -q 2 || true
+reloads() { wait_for 10 sh -c "[ \$(grep -c 'configuration reloaded' '$T/kfixd.log') -ge $1 ]"; }
+reloads 2 || fail "step change not reloaded"
 ctl submit --title "WARNING in crashy" --id crash1 >/dev/null
 wait_for 20 pgrep -f -- "[-]-config $T/kfix.conf --run-job" || fail "job process never started"
 pkill -9 -f -- "[-]-config $T/kfix.conf --run-job 1 " || fail "could not kill the job process"
@@ -58,7 +59,7 @@ ok "job crash survived and retried"
 # a job that hangs past its time limit is killed and fails for good
 printf '\tjob-timeout = 1s\n\tself-test-step = 5s\n' >> "$T/kfix.conf"
 kill -HUP "$pid"
-sleep 0.5
+reloads 3 || fail "time limit not reloaded"
 ctl submit --title "INFO: task hung in hang" --id hang1 >/dev/null
 wait_for 40 sh -c "'$KFIXCTL' -c '$T/kfix.conf' job 2 | grep -q 'State: *failed'" ||
 	fail "hung job not failed: $(ctl job 2)"

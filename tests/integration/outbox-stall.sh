@@ -42,9 +42,11 @@ done
 sleep 1
 for n in 1 2 3 4 5; do
 	t0=$(date +%s%N)
-	curl -fs -m 2 "$KFIX_URL/healthz" >/dev/null || fail "healthz did not answer during a stalled delivery"
+	curl -fs -m 5 "$KFIX_URL/healthz" >/dev/null || fail "healthz did not answer during a stalled delivery"
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-	[ "$ms" -lt 1500 ] || fail "healthz took $ms ms during a stalled delivery"
+	# curl's own start on a loaded machine included; a blocked loop waits
+	# for the silent server as long as the delivery does
+	[ "$ms" -lt 3000 ] || fail "healthz took $ms ms during a stalled delivery"
 	sleep 0.2
 done
 pgrep -f -- "--config $KFIX_CONF --run-outbox" >/dev/null || fail "the delivery process is gone already"

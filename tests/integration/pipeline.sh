@@ -60,13 +60,14 @@ BASE=$(git -C "$U" rev-parse HEAD)
 printf 'int head;\n' > "$U/ipc/msg.c"
 git -C "$U" -c user.name=U -c user.email=u@example.org commit -qam head
 db=$T/state/kfix.db
+q() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
 sub() { ctl submit --tree local --report "$T/report" "$@" | sed 's/^bug \([0-9]*\).*/\1/'; }
 
 ctl pause >/dev/null
 ok_bug=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id ok --repro "$T/repro.c")
 norepro=$(sub --title "no repro" --id norepro)
 syz=$(sub --title "syz only" --id syz)
-sqlite3 "$db" "UPDATE bugs SET repro_syz = '$T/repro.syz' WHERE id = $syz"
+q "UPDATE bugs SET repro_syz = '$T/repro.syz' WHERE id = $syz"
 unknown=$(ctl submit --title "unknown tree" --id unknown --tree nope --repro "$T/repro.c" | cut -d' ' -f2)
 url=$(sub --title "url repro" --id url --repro "https://syzkaller.appspot.com/text?tag=ReproC&x=1")
 fetched=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id fetched \
@@ -75,11 +76,11 @@ gone=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id gone \
 	--repro "http://127.0.0.1:$WWW_PORT/no-such.c")
 # (kfixctl submit refuses missing files: these rows are made by hand)
 missing=$(sub --title "missing repro" --id missing --repro "$T/repro.c")
-sqlite3 "$db" "UPDATE bugs SET repro_c = '$T/no-such-file.c' WHERE id = $missing"
+q "UPDATE bugs SET repro_c = '$T/no-such-file.c' WHERE id = $missing"
 quiet=$(ctl submit --title "no crash" --id quiet --tree local --report "$T/quiet" --repro "$T/repro.c" |
 	cut -d' ' -f2)
 bugconfig=$(sub --title "own config" --id bugconfig --repro "$T/repro.c" --config "$T/kasan.config")
-sqlite3 "$db" "UPDATE bugs SET kernel_config = '$T/missing.config' WHERE id = $bugconfig"
+q "UPDATE bugs SET kernel_config = '$T/missing.config' WHERE id = $bugconfig"
 start_kfixd
 wait_for 20 sh -c "[ \$(sqlite3 '$db' \"SELECT count(*) FROM jobs WHERE kind = 'reproduce'\") = 7 ]" ||
 	fail "reproduce jobs not queued: $(ctl jobs)"
@@ -97,7 +98,7 @@ ctl bug "$unknown" | grep -q "State: *new" || fail "a bug of an unknown tree mov
 ok "scheduling (paused: queued, not started)"
 
 # a job for a tree that is gone from the configuration
-sqlite3 "$db" "INSERT INTO jobs (bug_id, kind, state, max_attempts, created) VALUES ($unknown, 'reproduce', 'queued', 3, 0)"
+q "INSERT INTO jobs (bug_id, kind, state, max_attempts, created) VALUES ($unknown, 'reproduce', 'queued', 3, 0)"
 ctl resume >/dev/null
 job_of() { sqlite3 "$db" "SELECT id FROM jobs WHERE bug_id = $1 AND kind = '${2:-reproduce}'"; }
 final() { # BUG [KIND]: waits until the bug's job failed for good
@@ -143,7 +144,7 @@ ok "a permanent failure after the bug moved gives it up"
 # #kfix retest: a retest job for the awaiting patch, or an answer that
 # there is none
 now=$(date +%s)
-sqlite3 "$db" "UPDATE bugs SET state = 'awaiting-approval' WHERE id = $bugconfig;
+q "UPDATE bugs SET state = 'awaiting-approval' WHERE id = $bugconfig;
 	UPDATE bugs SET kernel_config = NULL WHERE id = $bugconfig;
 	INSERT INTO patches (bug_id, version, state, subject, diff, created, updated)
 	VALUES ($bugconfig, 1, 'awaiting-approval', 'ipc/msg: fix', 'diff --git a/x b/x', $now, $now);
@@ -173,10 +174,10 @@ cat >> "$T/kfix.conf" <<CONF
 	moderation-address = moderation@example.org
 CONF
 kill -HUP "$KFIXD_PID"
-rb=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id resumed --repro "$T/repro.c" --source syzbot)
-sqlite3 "$db" "UPDATE bugs SET state = 'repairing' WHERE id = $rb;
-	INSERT INTO jobs (id, bug_id, kind, state, max_attempts, checkpoint, args, created)
-	VALUES (100, $rb, 'repair', 'queued', 3, 'repaired', '{\"reproduce-job\": 99}', 0)"
+# the bug comes in for a tree kfixd does not know, so that no reproduce
+# job is queued for it before it is moved, with job 100, to "local"
+rb=$(ctl submit --tree elsewhere --report "$T/report" --title "KASAN: use-after-free Read in ksys_msgctl" \
+	--id resumed --repro "$T/repro.c" --source syzbot | sed 's/^bug \([0-9]*\).*/\1/')
 J=$T/state/jobs/100
 mkdir -p "$J"
 cat > "$J/fix.diff" <<'D'
@@ -225,8 +226,13 @@ cat > "$J/outcome.json" <<'O'
  "llm": {"model": "m", "calls": 7, "failures": 0, "retries": 0, "tokens_in": 700, "tokens_out": 140, "cost": 0.5},
  "builds": 2, "runs": 2}
 O
+q "UPDATE bugs SET state = 'repairing', tree = 'local' WHERE id = $rb;
+	INSERT INTO jobs (id, bug_id, kind, state, max_attempts, checkpoint, args, created)
+	VALUES (100, $rb, 'repair', 'queued', 3, 'repaired', '{\"reproduce-job\": 99}', 0)"
 wait_for 30 sh -c "ls '$T'/spool/*rfc*.eml 2>/dev/null | grep -q ." || fail "no moderation mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
-[ "$(sqlite3 "$db" "SELECT state FROM jobs WHERE id = 100")" = done ] || fail "repair job: $(ctl job 100)"
+# the job marks itself done after it queued the patch's publish job
+wait_for 30 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$db' 'SELECT state FROM jobs WHERE id = 100')\" = done ]" ||
+	fail "repair job: $(ctl job 100)"
 [ "$(sqlite3 "$db" "SELECT json_extract(result, '\$.llm.calls') || ' ' || json_extract(result, '\$.patch') FROM jobs WHERE id = 100")" = "7 2" ] ||
 	fail "result: $(sqlite3 "$db" "SELECT result FROM jobs WHERE id = 100")"
 ctl bug "$rb" | grep -q "State: *awaiting-approval" || fail "bug: $(ctl bug "$rb")"

@@ -31,7 +31,7 @@ git -C "$U" checkout -q .
 git init -q --bare "$T/push.git"
 
 write_config
-port=$((20000 + RANDOM % 20000))
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat >> "$T/kfix.conf" <<CONF
 	cache-dir = $T/cache
 [mail]
@@ -152,8 +152,7 @@ ok "syzbot test result recorded"
 
 # publishing again: the same branch, no new push or mail
 ctl publish 1 >/dev/null
-sleep 3
-wait_for 20 sh -c "'$KFIXCTL' -c '$T/kfix.conf' jobs | grep -q '^3 .*done'" || fail "republish job: $(ctl jobs)"
+wait_for 60 sh -c "'$KFIXCTL' -c '$T/kfix.conf' jobs | grep -q '^3 .*done'" || fail "republish job: $(ctl jobs)"
 # and the stranger, writing again, is not answered a second time
 sed 's/<r0@example.net>/<r2@example.net>/' "$T/r0" > "$T/r2"
 [ "$(post_mail "$T/r2" d2)" = 200 ] || fail "webhook refused the mail"

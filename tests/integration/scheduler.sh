@@ -4,7 +4,8 @@
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
 
-write_config "	self-test-jobs = yes" "	self-test-step = 300ms"
+# steps long enough for a slow kfixctl poll to see a job running
+write_config "	self-test-jobs = yes" "	self-test-step = 1s"
 ctl pause | grep -q "scheduler: paused" || fail "pause"
 ctl submit --title "WARNING in a" --id a >/dev/null
 start_kfixd

@@ -53,12 +53,15 @@ class Handler:
             count += 1
             n = count
         base = os.path.join(DIR, "msg-%d" % n)
-        with open(base + ".eml", "wb") as f:
-            f.write(envelope.original_content)
         with open(base + ".env", "w") as f:
             f.write("from %s\n" % envelope.mail_from)
             for r in envelope.rcpt_tos:
                 f.write("to %s\n" % r)
+        # whole or not at all for readers polling the folder
+        tmp = os.path.join(DIR, ".msg-%d.tmp" % n)
+        with open(tmp, "wb") as f:
+            f.write(envelope.original_content)
+        os.rename(tmp, base + ".eml")
         return "250 2.0.0 queued as %d" % n
 
 

@@ -22,7 +22,7 @@ import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
 c.execute("BEGIN EXCLUSIVE")
 open(sys.argv[1] + ".locked", "w").close()
-time.sleep(14)
+time.sleep(60) # well past kfixctl's 10 s busy timeout, however slow it starts
 PY
 locker=$!
 PIDS="$PIDS $locker"
@@ -31,7 +31,7 @@ set +e
 ctl submit --title t1 --id a1 2>"$T/err"; rc=$?
 set -e
 [ $rc = 1 ] && grep -q "locked" "$T/err" || fail "locked store: rc $rc $(cat "$T/err")"
-wait "$locker" || true
+kill "$locker"; wait "$locker" 2>/dev/null || true
 ctl submit --title t1 --id a1 | grep -q added || fail "store unusable after the lock"
 ok "locked store: clear error, then recovers"
 

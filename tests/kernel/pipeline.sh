@@ -88,7 +88,11 @@ python3 -c 'import json,sys; [print(j["id"], j["kind"], j["state"], j.get("error
 mail=$(ls "$T"/spool/*.eml 2>/dev/null | head -1)
 [ -n "$mail" ] || { tail -40 "$T/kfixd.log" >&2; kt_fail "no patch mail (bug 1 is $state)"; }
 kt_log "patch mailed for moderation after $(( $(date +%s) - started ))s"
-sleep 2 # the publish job records its end just after its mail is queued
+# the jobs record their end just after what they queued
+for i in $(seq 300); do
+	[ "$(sqlite3 -cmd '.timeout 5000' "$T/state/kfix.db" "SELECT count(*) FROM jobs WHERE bug_id = 1 AND state != 'done'")" = 0 ] && break
+	sleep 0.1
+done
 
 # the states the bug went through, the repair job's result: outputs in
 # its folder, LLM usage, and the base kernel built and run once (by the
