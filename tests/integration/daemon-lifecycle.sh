@@ -7,7 +7,7 @@
 command -v python3 >/dev/null || skip "python3 needed"
 
 write_config "	self-test-jobs = yes" "	job-attempts = 2"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 WATCHDOG_USEC=400000 python3 "$top_srcdir/tests/integration/notify.py" "$T/notify.log" \
 	--listen "$port" -- "$KFIXD" -c "$T/kfix.conf" --log-target stderr 2>"$T/kfixd.log" &
 PIDS="$PIDS $!"

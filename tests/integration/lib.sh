@@ -64,6 +64,11 @@ wait_for() {
 	return 1
 }
 
+# free_port: a TCP port on 127.0.0.1 that nothing listens on just now
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
 # spooled PATTERN [N]: a mail (or exactly N) matching *PATTERN.eml is in
 # the spool; a mail still being written is named ...eml.tmp.PID.
 spooled() {

@@ -34,7 +34,7 @@ printf 'nothing crashed here\n' > "$T/quiet"
 # texts given as links (a syzbot mail) are fetched from the listed hosts
 mkdir -p "$T/www"
 cp "$T/repro.c" "$T/www/repro.c"
-WWW_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+WWW_PORT=$(free_port)
 python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$WWW_PORT" >/dev/null 2>&1 &
 PIDS="$PIDS $!"
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$WWW_PORT") 2>/dev/null && break; sleep 0.1; done
@@ -61,7 +61,7 @@ printf 'int head;\n' > "$U/ipc/msg.c"
 git -C "$U" -c user.name=U -c user.email=u@example.org commit -qam head
 db=$T/state/kfix.db
 q() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
-sub() { ctl submit --tree local --report "$T/report" "$@" | sed 's/^bug \([0-9]*\).*/\1/'; }
+sub() { ctl submit --tree "${TREE:-local}" --report "$T/report" "$@" | sed 's/^bug \([0-9]*\).*/\1/'; }
 
 ctl pause >/dev/null
 ok_bug=$(sub --title "KASAN: use-after-free Read in ksys_msgctl" --id ok --repro "$T/repro.c")
@@ -176,8 +176,7 @@ CONF
 kill -HUP "$KFIXD_PID"
 # the bug comes in for a tree kfixd does not know, so that no reproduce
 # job is queued for it before it is moved, with job 100, to "local"
-rb=$(ctl submit --tree elsewhere --report "$T/report" --title "KASAN: use-after-free Read in ksys_msgctl" \
-	--id resumed --repro "$T/repro.c" --source syzbot | sed 's/^bug \([0-9]*\).*/\1/')
+rb=$(TREE=elsewhere sub --title "KASAN: use-after-free Read in ksys_msgctl" --id resumed --repro "$T/repro.c" --source syzbot)
 J=$T/state/jobs/100
 mkdir -p "$J"
 cat > "$J/fix.diff" <<'D'

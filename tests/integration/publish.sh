@@ -31,7 +31,7 @@ git -C "$U" checkout -q .
 git init -q --bare "$T/push.git"
 
 write_config
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 cat >> "$T/kfix.conf" <<CONF
 	cache-dir = $T/cache
 [mail]

@@ -14,7 +14,7 @@ printf '# test\n' > "$T/test.config"
 for o in BLK_DEV_INITRD SERIAL_8250_CONSOLE NET INET VIRTIO_NET VIRTIO_PCI PRINTK; do
 	echo "CONFIG_$o=y" >> "$T/test.config"
 done
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 write_config
 cat >> "$T/kfix.conf" <<CONF
 	cache-dir = $T/cache

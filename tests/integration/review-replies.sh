@@ -41,7 +41,7 @@ deliver() { # FILE
 	{ echo "X-Original-To: lists@example.org"; cat "$1"; } | ORIGINAL_RECIPIENT=lists@example.org \
 		public-inbox-mda --no-precheck || fail "public-inbox-mda $1"
 }
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 post() { # FILE DELIVERY
 	local ts sig
 	ts=$(date +%s)
