@@ -110,7 +110,9 @@ else
 	done < <(grep -v '^#' "$scen/kasan.fragment")
 	"$src/scripts/config" --file "$cfgdir/.config" "${args[@]}"
 	make -s -C "$src" O="$cfgdir" olddefconfig >/dev/null
-	grep -q '^CONFIG_KASAN=y' "$cfgdir/.config" || { log "KASAN did not stick"; exit 1; }
+	for opt in KASAN DEBUG_INFO DEBUG_KMEMLEAK; do
+		grep -q "^CONFIG_$opt=y" "$cfgdir/.config" || { log "$opt did not stick"; exit 1; }
+	done
 	if ! cmp -s "$cfgdir/.config" "$top/kasan.config"; then
 		cp "$cfgdir/.config" "$top/kasan.config"
 	fi
