@@ -509,11 +509,28 @@ static char *first_difference(const json_t *want, const json_t *got)
 }
 
 /* Kernel runs differ in addresses, timestamps and pids from one run to
- * the next, and prompts quote them: requests are compared with numbers
- * and long hex words masked, and runs of spaces as one (the console pads
- * "[    7.36]" and "[   12.04]" differently), so only a change of
- * substance diverges.  A pointer printed before the kernel's hashing key
- * is ready reads "(____ptrval____)": it is a masked number too. */
+ * the next, and two builds of the same tree differ in code layout, so
+ * prompts that quote a report differ in every offset and code byte.
+ * Requests are compared with every hex word that holds a digit or
+ * follows "0x" masked ("+0x9c/0xeb", "d3", "1f"), the bytes of an oops's "Code:" line masked
+ * as a whole (a byte may be all letters), and runs of spaces as one (the
+ * console pads "[    7.36]" and "[   12.04]" differently), so only a
+ * change of substance diverges.  A pointer printed before the kernel's
+ * hashing key is ready reads "(____ptrval____)": it is a masked number
+ * too. */
+static const char *skip_code_line(const char *p)
+{
+	static const char code[] = "Code: ";
+
+	if (!startswith(p, code))
+		return NULL;
+	p += strlen(code);
+	/* The line ends at a newline, escaped once or more by the dumps. */
+	while (*p && *p != '\\' && *p != '"' && *p != '\n')
+		p++;
+	return p;
+}
+
 static char *normalised(const json_t *j)
 {
 	_cleanup_free_ char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
@@ -526,6 +543,7 @@ static char *normalised(const json_t *j)
 		return NULL;
 	for (const char *p = s; *p;) {
 		static const char ptrval[] = "(____ptrval____)";
+		const char *end;
 		size_t n = 0;
 		bool digit = false;
 
@@ -534,11 +552,20 @@ static char *normalised(const json_t *j)
 			p += strlen(ptrval);
 			continue;
 		}
+		if ((end = skip_code_line(p))) {
+			o = stpcpy(o, "Code: #");
+			p = end;
+			continue;
+		}
+		if (p[0] == '0' && p[1] == 'x' && isxdigit((unsigned char)p[2])) {
+			n = 2;
+			digit = true;
+		}
 		while (isxdigit((unsigned char)p[n])) {
 			digit |= isdigit((unsigned char)p[n]);
 			n++;
 		}
-		if (digit && (n >= 6 || strspn(p, "0123456789") == n)) {
+		if (digit) {
 			*o++ = '#';
 			p += n;
 		} else if (n > 0) {

@@ -334,6 +334,66 @@ static void test_record_replay(void **state)
 	}
 }
 
+static json_t *request_quoting(const char *report)
+{
+	return json_pack("{s:s, s:[{s:s, s:s}]}", "system", "You fix kernel bugs.",
+			 "messages", "role", "user", "content", report);
+}
+
+/* A second build of the same kernel moves code: offsets, code bytes
+ * (some all letters) and addresses differ, and the replay still matches;
+ * a different function or word in the same place diverges. */
+static void test_replay_masks_layout(void **state)
+{
+	static const char *const recorded =
+		"BUG: KASAN: use-after-free in free_msg+0x9c/0xeb\n"
+		"Code: c1 e0 2a 48 c1 ea 03 <80> 3c 02 00 eb 1f\n"
+		"RIP: 0010:ksys_msgctl+0x1a2/0x3c0 at ffff88800a1b2c00 [   7.36]";
+	static const char *const rebuilt =
+		"BUG: KASAN: use-after-free in free_msg+0xb3/0x1d0\n"
+		"Code: c1 e0 2a 48 c1 ea 03 <80> 3c 02 00 75 d3 ff\n"
+		"RIP: 0010:ksys_msgctl+0x1b0/0x3c8 at ffff88800a1b3d40 [  12.04]";
+	static const char *const other =
+		"BUG: KASAN: use-after-free in kfree_msg+0x9c/0xeb\n"
+		"Code: c1 e0 2a 48 c1 ea 03 <80> 3c 02 00 eb 1f\n"
+		"RIP: 0010:ksys_msgctl+0x1a2/0x3c0 at ffff88800a1b2c00 [   7.36]";
+	struct server s;
+	_cleanup_(llm_freep) struct llm *l = NULL, *p = NULL;
+	_cleanup_json_ json_t *a = request_quoting(recorded), *b = request_quoting(rebuilt),
+			      *c = request_quoting(other);
+	char cassette[128];
+	struct llm_settings st;
+
+	snprintf(cassette, sizeof(cassette), "%s/layout.jsonl", tmpdir);
+	server_start(&s, "[{\"text\": \"one\"}, {\"text\": \"two\"}]");
+	st = settings("anthropic", s.url);
+	assert_int_equal(llm_new(&st, &l), 0);
+	assert_int_equal(llm_record(l, cassette), 0);
+	for (int i = 0; i < 2; i++) {
+		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
+
+		assert_int_equal(llm_chat(l, a, &r, NULL), 0);
+	}
+	server_stop(&s);
+
+	st = settings("anthropic", "http://127.0.0.1:9");
+	assert_int_equal(llm_new(&st, &p), 0);
+	assert_int_equal(llm_replay(p, cassette), 0);
+	{
+		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
+		_cleanup_free_ char *err = NULL;
+
+		assert_int_equal(llm_chat(p, c, &r, &err), -ENOMSG);
+		assert_non_null(strstr(err, "diverges"));
+	}
+	{
+		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
+
+		assert_int_equal(llm_chat(p, b, &r, NULL), 0);
+		assert_string_equal(r->text, "one");
+	}
+}
+
 /* Every prefix of a valid body (a truncated answer) and every single-byte
  * corruption is an error or a response, never a crash (run under ASan). */
 static void test_decode_untrusted(void **state)
@@ -446,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_then_ok),
 		cmocka_unit_test(test_async_concurrent),
 		cmocka_unit_test(test_record_replay),
+		cmocka_unit_test(test_replay_masks_layout),
 		cmocka_unit_test(test_replay_tolerates_run_noise),
 	};
 
