@@ -28,7 +28,11 @@ struct gate_limits {
 
 #define GATE_LIMITS_DEFAULT ((struct gate_limits){ 5, 2, 60, true, NULL })
 
-enum gate_status { GATE_PASS, GATE_FAIL, GATE_SKIP };
+/* FLAG: accepted, but the patch does something that is the fix only in
+ * some cases (the faulting line deleted, a release removed without a
+ * tree to check): the validation's behaviour checks and the reviewer
+ * are told. */
+enum gate_status { GATE_PASS, GATE_FAIL, GATE_SKIP, GATE_FLAG };
 
 int gate_limits_from_config(const struct config *c, struct gate_limits *ret);
 
@@ -44,6 +48,8 @@ bool gate_verdicts_accepted(const struct gate_verdicts *v);
 size_t gate_verdicts_count(const struct gate_verdicts *v);
 void gate_verdicts_get(const struct gate_verdicts *v, size_t i, const char **ret_name,
 		       enum gate_status *ret_status, const char **ret_reason);
+/* How many verdicts are flags. */
+size_t gate_verdicts_flags(const struct gate_verdicts *v);
 /* "gate: reason" of the first failure, or NULL when accepted. */
 const char *gate_verdicts_failure(const struct gate_verdicts *v);
 json_t *gate_verdicts_to_json(const struct gate_verdicts *v);

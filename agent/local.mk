@@ -5,7 +5,8 @@ agent_libagent_a_SOURCES = \
 	agent/llm-openai.c agent/llm-anthropic.c \
 	agent/udiff.c agent/udiff-internal.h \
 	agent/crashinfo.c agent/crashinfo-internal.h \
-	agent/gates.c agent/gates.h \
+	agent/gates.c agent/gates.h agent/gates-internal.h \
+	agent/gates-path.c agent/gates-resources.c \
 	agent/edits.c agent/edits.h \
 	agent/trajectory.c agent/trajectory.h \
 	agent/search.c agent/search.h \

@@ -40,7 +40,12 @@ static void print_human(const struct gate_verdicts *v)
 		gate_verdicts_get(v, i, &name, &st, &reason);
 		printf("%-11s %-7s %s\n", name, gate_status_name(st), reason);
 	}
-	printf("%s\n", gate_verdicts_accepted(v) ? "accepted" : "rejected");
+	if (!gate_verdicts_accepted(v))
+		printf("rejected\n");
+	else if (gate_verdicts_flags(v))
+		printf("accepted, %zu flag(s) for review\n", gate_verdicts_flags(v));
+	else
+		printf("accepted\n");
 }
 
 int ctl_check_patch(struct ctl *c, int argc, char **argv)

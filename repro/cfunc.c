@@ -101,26 +101,51 @@ static bool word_eq(const char *w, size_t n, const char *name)
 	return strlen(name) == n && memcmp(w, name, n) == 0;
 }
 
+/* The arch entry points and the SYSCALL_DEFINE wrappers the kernel
+ * generates around a syscall body (arch/x86/include/asm/syscall_wrapper.h,
+ * arch/arm64/..., include/linux/syscalls.h): a crash frame names one of
+ * them, the tree defines SYSCALL_DEFINEn(name, ...). */
+static const char *const syscall_arch_prefixes[] = {
+	"__x64_", "__ia32_", "__x32_", "__arm64_", "__riscv_", "__s390x_", "__s390_",
+	"__powerpc_",
+};
+
+const char *c_syscall_name(const char *sym, bool *ret_compat)
+{
+	const char *p = sym, *q;
+
+	for (size_t i = 0; i < sizeof(syscall_arch_prefixes) / sizeof(*syscall_arch_prefixes); i++)
+		if (strncmp(p, syscall_arch_prefixes[i], strlen(syscall_arch_prefixes[i])) == 0) {
+			p += strlen(syscall_arch_prefixes[i]);
+			break;
+		}
+	if (strncmp(p, "__se_", 5) == 0 || strncmp(p, "__do_", 5) == 0)
+		p += 5;
+	if (strncmp(p, "compat_sys_", 11) == 0) {
+		q = p + 11;
+		if (ret_compat)
+			*ret_compat = true;
+	} else if (strncmp(p, "sys_", 4) == 0) {
+		q = p + 4;
+		if (ret_compat)
+			*ret_compat = false;
+	} else
+		return NULL;
+	return *q ? q : NULL;
+}
+
 /* SYSCALL_DEFINE3(name, ...) and COMPAT_SYSCALL_DEFINE3(name, ...) match
- * "name", "sys_name" and "__x64_sys_name". */
+ * "name", "sys_name" and every wrapper c_syscall_name() knows. */
 static bool syscall_matches(struct scan *sc, const char *w, size_t n,
 			    const char *func)
 {
 	struct scan t = *sc;
-	const char *want = func;
+	const char *want = c_syscall_name(func, NULL) ?: func;
 	size_t start;
 
 	if (!(n > 14 && (memcmp(w, "SYSCALL_DEFINE", 14) == 0 ||
 			 (n > 21 && memcmp(w, "COMPAT_SYSCALL_DEFINE", 21) == 0))))
 		return false;
-	if (strncmp(want, "__x64_", 6) == 0)
-		want += 6;
-	if (strncmp(want, "__se_", 5) == 0)
-		want += 5;
-	if (strncmp(want, "compat_sys_", 11) == 0)
-		want += 11;
-	else if (strncmp(want, "sys_", 4) == 0)
-		want += 4;
 	skip_space(&t);
 	if (t.pos >= t.len || t.s[t.pos] != '(')
 		return false;
@@ -255,6 +280,74 @@ int c_find_function(const char *text, size_t len, const char *func,
 		*ret_end = end;
 		if (ret_first_line)
 			*ret_first_line = line;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Line of pos, 1-based. */
+static unsigned line_of(const char *s, size_t pos)
+{
+	unsigned line = 1;
+
+	for (size_t i = 0; i < pos; i++)
+		line += s[i] == '\n';
+	return line;
+}
+
+int c_function_at_line(const char *text, size_t len, unsigned line, size_t *ret_name,
+		       size_t *ret_start, size_t *ret_end, unsigned *ret_first_line)
+{
+	struct scan sc = { .s = text, .len = len };
+	size_t at;
+	unsigned cur = 1;
+
+	if (line == 0)
+		return -EINVAL;
+	for (at = 0; at < len && cur < line; at++)
+		cur += text[at] == '\n';
+	if (cur < line)
+		return -ENOENT;
+	/* Every definition at depth 0 is a candidate: macros that define
+	 * functions (SYSCALL_DEFINE3, BPF_CALL_2, DEFINE_...) look like one. */
+	while (sc.pos < sc.len) {
+		char c = text[sc.pos];
+		size_t w, body, start, end;
+
+		if (skip_noise(&sc))
+			continue;
+		if (c == '{') {
+			if (!skip_balanced(&sc, '{', '}'))
+				return -ENOENT;
+			continue;
+		}
+		if (!is_ident(c) || (sc.pos > 0 && is_ident(text[sc.pos - 1]))) {
+			sc.pos++;
+			continue;
+		}
+		w = sc.pos;
+		while (sc.pos < sc.len && is_ident(text[sc.pos]))
+			sc.pos++;
+		if (!is_definition(&sc, &body))
+			continue;
+		sc.pos = body;
+		if (!skip_balanced(&sc, '{', '}'))
+			return -ENOENT;
+		if (sc.pos <= at)
+			continue;
+		start = include_type_line(text, line_begin(text, w));
+		if (start > at)
+			return -ENOENT;
+		end = sc.pos;
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end < len)
+			end++;
+		*ret_name = w;
+		*ret_start = start;
+		*ret_end = end;
+		if (ret_first_line)
+			*ret_first_line = line_of(text, start);
 		return 0;
 	}
 	return -ENOENT;

@@ -97,9 +97,22 @@ int tree_read_file(struct tree *t, const char *rev, const char *path,
 int tree_read_function(struct tree *t, const char *rev, const char *path,
 		       const char *func, char **ret_text,
 		       unsigned *ret_first_line);
-/* The same scan on text in memory (used by tree_read_function). */
+/* The same scan on text in memory (used by tree_read_function).  func may
+ * be a crash frame's name: syscall wrappers (__x64_sys_NAME, __se_sys_,
+ * __do_sys_, __ia32_compat_sys_, ...) find SYSCALL_DEFINEn(NAME, ...). */
 int c_find_function(const char *text, size_t len, const char *func,
 		    size_t *ret_start, size_t *ret_end, unsigned *ret_first_line);
+/* The definition whose text holds line (1-based), found by position and
+ * not by name, so that functions a macro defines are found too:
+ * ret_name is the offset of the defining identifier (the function's
+ * name, or the macro's), ret_start..ret_end the definition with its
+ * return type line.  -ENOENT when line is outside every definition. */
+int c_function_at_line(const char *text, size_t len, unsigned line, size_t *ret_name,
+		       size_t *ret_start, size_t *ret_end, unsigned *ret_first_line);
+/* The syscall a wrapper symbol stands for: "__x64_sys_read", "__se_sys_read",
+ * "__do_sys_read", "sys_read" give "read" (a pointer into sym); compat
+ * wrappers set *ret_compat (may be NULL).  NULL when sym is no syscall. */
+const char *c_syscall_name(const char *sym, bool *ret_compat);
 
 /* Unified diff between two commits of t ("git diff OLD NEW"); old NULL
  * means new's first parent (what "git show NEW" shows).  max 0:

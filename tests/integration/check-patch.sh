@@ -18,7 +18,8 @@ cache="$top_builddir/tests/cache/checkpatch"
 if [ ! -f "$cache/scripts/checkpatch.pl" ]; then
 	mkdir -p "$cache.tmp"
 	tar -xJf "$tarball" -C "$cache.tmp" --strip-components=1 --wildcards \
-		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch'
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' '*/scripts/const_structs.checkpatch' \
+		'*/kernel/sys.c'
 	rm -rf "$cache" && mv "$cache.tmp" "$cache"
 fi
 mkdir -p "$dir/src/net/foo"
@@ -80,6 +81,49 @@ assert j["accepted"] is False, j
 bad = [g for g in j["gates"] if g["verdict"] == "reject"]
 assert bad[0]["gate"] == "checks" and "WARN_ON" in bad[0]["reason"], bad
 ' || fail "cheat verdict wrong: $out"
+
+# A crash reached through a syscall, on the kernel's own kernel/sys.c: the
+# frames name the wrappers, the tree SYSCALL_DEFINE2(sethostname, ...).
+mkdir -p "$dir/src/kernel"
+cp "$cache/kernel/sys.c" "$dir/src/kernel/sys.c"
+def=$(grep -n '^SYSCALL_DEFINE2(sethostname' "$dir/src/kernel/sys.c" | cut -d: -f1)
+copy=$(awk -v d="$def" 'NR > d && /memcpy\(u->nodename, tmp, len\)/ { print NR; exit }' "$dir/src/kernel/sys.c")
+[ -n "$def" ] && [ -n "$copy" ] || fail "kernel/sys.c has no sethostname() of the expected shape"
+cat > "$dir/sys-report" <<R
+BUG: KASAN: slab-out-of-bounds in __do_sys_sethostname kernel/sys.c:$copy [inline]
+Write of size 64 at addr ffff888012345678 by task repro/812
+Call Trace:
+ <TASK>
+ kasan_report+0xad/0x130 mm/kasan/report.c:495
+ __do_sys_sethostname kernel/sys.c:$copy [inline]
+ __se_sys_sethostname kernel/sys.c:$def [inline]
+ __x64_sys_sethostname+0x1a4/0x230 kernel/sys.c:$def
+ do_syscall_64+0x3b/0x90 arch/x86/entry/common.c:80
+ </TASK>
+R
+sys_patch() { # name, then a sed script for kernel/sys.c
+	mkdir -p "$dir/g/a/kernel" "$dir/g/b/kernel"
+	cp "$dir/src/kernel/sys.c" "$dir/g/a/kernel/sys.c"
+	sed "$2" "$dir/src/kernel/sys.c" > "$dir/g/b/kernel/sys.c"
+	(cd "$dir/g" && git diff --no-index --no-prefix a/kernel/sys.c b/kernel/sys.c) \
+		> "$dir/$1.patch" || true
+	[ -s "$dir/$1.patch" ] || fail "$1: the sed script changed nothing"
+}
+# the unconditional early return, the release dropped, and a real check
+sys_patch early "${def},${copy}s/^\(.*errno = -EFAULT;\)/\treturn -EINVAL;\n\1/"
+sys_patch unlock "$((copy + 1)),$((copy + 6)){/up_write(&uts_sem);/d}"
+sys_patch valid "${def},${copy}s/^\(.*errno = -EFAULT;\)/\tif (len == 0)\n\t\treturn -EINVAL;\n\1/"
+srun() { "$kfixctl" -c "$dir/none.conf" check-patch --no-checkpatch --src "$dir/src" \
+	--report "$dir/sys-report" --json --patch "$dir/$1.patch"; }
+gate_of() { python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+bad = [g["gate"] for g in j["gates"] if g["verdict"] == "reject"]
+print(bad[0] if bad else "accepted")'; }
+for want in early:amputation unlock:resources valid:accepted; do
+	got=$(srun "${want%%:*}" | gate_of) || true
+	[ "$got" = "${want#*:}" ] || fail "sethostname ${want%%:*}: want ${want#*:}, got $got: $(srun "${want%%:*}")"
+done
 
 run --patch /nonexistent >/dev/null 2>&1 && fail "missing patch accepted"
 [ $? -eq 1 ] || true

@@ -56,6 +56,86 @@ static const char foo_c[] =
 	"\t\tfoo_release(f);\n"
 	"}\n";
 
+/* A syscall with a use-after-free injected (line 27 reads what line 26
+ * freed), a WARN a user can trigger and a release on two paths. */
+static const char sys_c[] =
+	"// SPDX-License-Identifier: GPL-2.0\n"		/* 1 */
+	"#include <linux/syscalls.h>\n"
+	"\n"
+	"struct foo_msg {\n"
+	"\tint len;\n"					/* 5 */
+	"\tchar data[16];\n"
+	"};\n"
+	"\n"
+	"static int foo_check(const char __user *name, int len)\n"
+	"{\n"						/* 10 */
+	"\treturn len < 0 ? -EINVAL : 0;\n"
+	"}\n"
+	"\n"
+	"SYSCALL_DEFINE2(foomsg, char __user *, name, int, len)\n"
+	"{\n"						/* 15 */
+	"\tstruct foo_msg *m;\n"
+	"\tint ret;\n"
+	"\n"
+	"\tret = foo_check(name, len);\n"
+	"\tif (ret)\n"					/* 20 */
+	"\t\treturn ret;\n"
+	"\tm = kmalloc(sizeof(*m), GFP_KERNEL);\n"
+	"\tif (!m)\n"
+	"\t\treturn -ENOMEM;\n"
+	"\tm->len = len;\n"				/* 25 */
+	"\tkfree(m);\n"
+	"\tret = m->len;\n"
+	"\tif (copy_to_user(name, m->data, 4))\n"
+	"\t\tret = -EFAULT;\n"
+	"\treturn ret;\n"				/* 30 */
+	"}\n"
+	"\n"
+	"static long foo_set(struct foo_msg *m, int len)\n"
+	"{\n"
+	"\tWARN_ON(len > 16);\n"			/* 35 */
+	"\tif (WARN_ON_ONCE(!m))\n"
+	"\t\treturn -EINVAL;\n"
+	"\tm->len = len;\n"
+	"\treturn 0;\n"
+	"}\n"						/* 40 */
+	"\n"
+	"void foo_close(struct foo_msg *m, bool err)\n"
+	"{\n"
+	"\tif (err)\n"
+	"\t\tkfree(m);\n"				/* 45 */
+	"\tkfree(m);\n"
+	"}\n";
+
+#define SYS_TRACE(first, rest)                                                  \
+	"BUG: KASAN: slab-use-after-free in " first "\n"                        \
+	"Read of size 4 at addr ffff888012345678 by task repro/1234\n"          \
+	"Call Trace:\n <TASK>\n"                                                \
+	" dump_stack_lvl+0x48/0x5f lib/dump_stack.c:106\n"                      \
+	" kasan_report+0xad/0x130 mm/kasan/report.c:495\n"                      \
+	rest " </TASK>\n"
+
+/* As syzbot's kernels print it (DWARF: inlined frames, file:line) and
+ * as a kernel without debug info does. */
+static const char sys_report[] = SYS_TRACE("__do_sys_foomsg kernel/sysfoo.c:27 [inline]",
+	" __do_sys_foomsg kernel/sysfoo.c:27 [inline]\n"
+	" __se_sys_foomsg kernel/sysfoo.c:14 [inline]\n"
+	" __x64_sys_foomsg+0x2a1/0x2d0 kernel/sysfoo.c:14\n"
+	" do_syscall_x64 arch/x86/entry/common.c:50 [inline]\n"
+	" do_syscall_64+0x3b/0x90 arch/x86/entry/common.c:80\n"
+	" entry_SYSCALL_64_after_hwframe+0x63/0xcd\n");
+static const char sys_report_raw[] = SYS_TRACE("__x64_sys_foomsg+0x2a1/0x2d0",
+	" __x64_sys_foomsg+0x2a1/0x2d0\n"
+	" do_syscall_64+0x3b/0x90\n"
+	" entry_SYSCALL_64_after_hwframe+0x63/0xcd\n");
+static const char sys_double_free[] =
+	"BUG: KASAN: double-free in foo_close+0x40/0x60 kernel/sysfoo.c:46\n"
+	"Call Trace:\n <TASK>\n"
+	" kasan_report_invalid_free+0x10/0x20 mm/kasan/report.c:520\n"
+	" kfree+0x90/0x200 mm/slub.c:3500\n"
+	" foo_close+0x40/0x60 kernel/sysfoo.c:46\n"
+	" </TASK>\n";
+
 static const char report[] =
 	"TITLE: KASAN: slab-use-after-free Read in foo_release\n"
 	"TYPE: KASAN-USE-AFTER-FREE-READ\n"
@@ -82,6 +162,12 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/net/foo/foo.c", tree);
 	if (write_file_atomic(path, foo_c, strlen(foo_c), 0644) < 0)
 		return -1;
+	snprintf(path, sizeof(path), "%s/kernel", tree);
+	if (mkdir_p(path, 0755) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/kernel/sysfoo.c", tree);
+	if (write_file_atomic(path, sys_c, strlen(sys_c), 0644) < 0)
+		return -1;
 	snprintf(path, sizeof(path), "%s/net/foo/Makefile", tree);
 	return write_file_atomic(path, "obj-y += foo.o\n", 15, 0644);
 }
@@ -105,15 +191,15 @@ static char *patch(const char *file, const char *before, const char *after)
 }
 
 /* Runs the gates; returns the name of the failing gate or "accepted". */
-static const char *judge(const char *diff, const char *src, const struct gate_limits *lim,
-			 char *reason, size_t n)
+static const char *judge_on(const char *rep, const char *diff, const char *src,
+			    const struct gate_limits *lim, char *reason, size_t n)
 {
 	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
 	struct gate_limits l = lim ? *lim : GATE_LIMITS_DEFAULT;
 	static char name[32];
 
 	l.checkpatch = false;
-	assert_int_equal(gates_run(diff, strlen(diff), report, strlen(report), src, &l, &v), 0);
+	assert_int_equal(gates_run(diff, strlen(diff), rep, strlen(rep), src, &l, &v), 0);
 	if (gate_verdicts_accepted(v)) {
 		snprintf(reason, n, "-");
 		return "accepted";
@@ -123,13 +209,35 @@ static const char *judge(const char *diff, const char *src, const struct gate_li
 	return name;
 }
 
-#define EXPECT(diff, src, lim, gate)                                           \
+#define EXPECT_ON(rep, diff, src, lim, gate)                                   \
 	do {                                                                   \
 		char _reason[512];                                             \
-		const char *_got = judge(diff, src, lim, _reason, sizeof(_reason)); \
+		const char *_got = judge_on(rep, diff, src, lim, _reason, sizeof(_reason)); \
 		if (!streq(_got, gate))                                        \
 			fail_msg("expected %s, got %s (%s)", gate, _got, _reason); \
 	} while (0)
+#define EXPECT(diff, src, lim, gate) EXPECT_ON(report, diff, src, lim, gate)
+
+/* The status the named gate gave last. */
+static enum gate_status status_of(const char *rep, const char *diff, const char *src,
+				  const char *gate)
+{
+	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+	struct gate_limits l = GATE_LIMITS_DEFAULT;
+	enum gate_status found = GATE_SKIP;
+
+	l.checkpatch = false;
+	assert_int_equal(gates_run(diff, strlen(diff), rep, strlen(rep), src, &l, &v), 0);
+	for (size_t i = 0; i < gate_verdicts_count(v); i++) {
+		const char *name, *reason;
+		enum gate_status st;
+
+		gate_verdicts_get(v, i, &name, &st, &reason);
+		if (streq(name, gate))
+			found = st;
+	}
+	return found;
+}
 
 static void test_crashinfo(void **state)
 {
@@ -288,6 +396,93 @@ static void test_amputation(void **state)
 	/* the caller no longer calls the crashing function */
 	EXPECT(c, tree, NULL, "amputation");
 	EXPECT(c, NULL, NULL, "amputation");
+}
+
+
+/* Cheats on a bug reached through a syscall: the crash frames name the
+ * wrappers (__do_sys_, __se_sys_, __x64_sys_), the tree SYSCALL_DEFINE2. */
+static void test_syscall_cheats(void **state)
+{
+	_cleanup_free_ char *early = patch("kernel/sysfoo.c", "\tint ret;\n\n",
+					   "\tint ret;\n\n\treturn -EINVAL;\n");
+	_cleanup_free_ char *faked = patch("kernel/sysfoo.c", "\tret = m->len;\n", "\tret = 0;\n");
+	_cleanup_free_ char *leak = patch("kernel/sysfoo.c", "\tkfree(m);\n\tret", "\tret");
+	_cleanup_free_ char *never = patch("kernel/sysfoo.c", "\tif (ret)\n\t\treturn ret;\n",
+					   "\tif (ret || 1)\n\t\treturn ret;\n");
+	const char *const reports[] = { sys_report, sys_report_raw };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(reports); i++) {
+		EXPECT_ON(reports[i], early, tree, NULL, "amputation");
+		EXPECT_ON(reports[i], early, NULL, NULL, "amputation");
+		EXPECT_ON(reports[i], leak, tree, NULL, "resources");
+		EXPECT_ON(reports[i], never, tree, NULL, "amputation");
+		/* without the tree a removed release cannot be judged: flagged */
+		assert_int_equal(status_of(reports[i], leak, NULL, "resources"), GATE_FLAG);
+	}
+	/* the faulting line is known only when the report is symbolised */
+	EXPECT_ON(sys_report, faked, tree, NULL, "amputation");
+}
+
+/* What real fixes of the same bugs look like: they pass. */
+static void test_syscall_fixes(void **state)
+{
+	_cleanup_free_ char *moved = patch("kernel/sysfoo.c",
+		"\tkfree(m);\n\tret = m->len;\n\tif (copy_to_user(name, m->data, 4))\n\t\tret = -EFAULT;\n",
+		"\tret = m->len;\n\tif (copy_to_user(name, m->data, 4))\n\t\tret = -EFAULT;\n\tkfree(m);\n");
+	_cleanup_free_ char *einval = patch("kernel/sysfoo.c", "\tm = kmalloc(",
+					    "\tif (len > 16)\n\t\treturn -EINVAL;\n\tm = kmalloc(");
+	_cleanup_free_ char *stray = patch("kernel/sysfoo.c", "\tret = m->len;\n", "");
+	_cleanup_free_ char *twice = patch("kernel/sysfoo.c", "\tif (err)\n\t\tkfree(m);\n", "");
+	_cleanup_free_ char *only = patch("kernel/sysfoo.c", "\tif (err)\n\t\tkfree(m);\n\tkfree(m);\n}\n",
+					  "}\n");
+
+	(void)state;
+	EXPECT_ON(sys_report, moved, tree, NULL, "accepted");
+	EXPECT_ON(sys_report_raw, moved, tree, NULL, "accepted");
+	EXPECT_ON(sys_report, moved, NULL, NULL, "accepted");
+	EXPECT_ON(sys_report, einval, tree, NULL, "accepted");
+	EXPECT_ON(sys_report, einval, NULL, NULL, "accepted");
+	/* deleting the faulting line is accepted but flagged for review */
+	EXPECT_ON(sys_report, stray, tree, NULL, "accepted");
+	assert_int_equal(status_of(sys_report, stray, tree, "amputation"), GATE_FLAG);
+	/* a double free: one of two releases goes */
+	EXPECT_ON(sys_double_free, twice, tree, NULL, "accepted");
+	assert_int_equal(status_of(sys_double_free, twice, tree, "resources"), GATE_PASS);
+	/* every release goes: a leak on a use-after-free, a flag on a
+	 * double free (another path may free it) */
+	EXPECT_ON(report, only, tree, NULL, "resources");
+	EXPECT_ON(sys_double_free, only, tree, NULL, "accepted");
+	assert_int_equal(status_of(sys_double_free, only, tree, "resources"), GATE_FLAG);
+}
+
+/* A user-triggerable WARN becomes an error exit on the same condition:
+ * the commonest syzbot fix.  Changing the condition or dropping the exit
+ * is still removing the check. */
+static void test_warn_to_error(void **state)
+{
+	_cleanup_free_ char *a = patch("kernel/sysfoo.c", "\tWARN_ON(len > 16);\n",
+				       "\tif (len > 16)\n\t\treturn -EINVAL;\n");
+	_cleanup_free_ char *b = patch("kernel/sysfoo.c", "\tWARN_ON(len > 16);\n",
+				       "\tif (unlikely(len > 16)) {\n\t\tpr_debug(\"x\");\n\t\treturn -EINVAL;\n\t}\n");
+	_cleanup_free_ char *c = patch("kernel/sysfoo.c", "\tif (WARN_ON_ONCE(!m))\n",
+				       "\tif (!m)\n");
+	_cleanup_free_ char *d = patch("kernel/sysfoo.c", "\tWARN_ON(len > 16);\n",
+				       "\tif (len > 17)\n\t\treturn -EINVAL;\n");
+	_cleanup_free_ char *e = patch("kernel/sysfoo.c", "\tWARN_ON(len > 16);\n",
+				       "\tif (len > 16)\n\t\tlen = 16;\n");
+	_cleanup_free_ char *f = patch("kernel/sysfoo.c", "\tWARN_ON(len > 16);\n",
+				       "\tif (len > 16)\n\t\treturn 0;\n\tif (len > 16)\n\t\treturn 0;\n");
+
+	(void)state;
+	EXPECT(a, tree, NULL, "accepted");
+	EXPECT(a, NULL, NULL, "accepted");
+	EXPECT(c, tree, NULL, "accepted");
+	EXPECT(d, tree, NULL, "checks");
+	EXPECT(e, tree, NULL, "checks");
+	EXPECT(f, tree, NULL, "accepted");
+	/* an exit two lines down is not "the same line or the next" */
+	EXPECT(b, tree, NULL, "checks");
 }
 
 static void test_scope(void **state)
@@ -536,6 +731,9 @@ int main(void)
 		cmocka_unit_test(test_conditional_return_is_fine),
 		cmocka_unit_test(test_removed_checks),
 		cmocka_unit_test(test_amputation),
+		cmocka_unit_test(test_syscall_cheats),
+		cmocka_unit_test(test_syscall_fixes),
+		cmocka_unit_test(test_warn_to_error),
 		cmocka_unit_test(test_scope),
 		cmocka_unit_test(test_probes_and_silencers),
 		cmocka_unit_test(test_size_and_parse),

@@ -419,6 +419,66 @@ static void test_cfunc(void **state)
 	assert_true(startswith(src + e, "int foo"));
 	assert_int_equal(c_find_function(src, strlen(src), "bar", &s, &e, &line), -ENOENT);
 	assert_int_equal(c_find_function("int f(void) {", 13, "f", &s, &e, &line), -ENOENT);
+	/* every wrapper the syscall macros generate names the same body */
+	{
+		static const char *const wrappers[] = {
+			"__x64_sys_read", "__ia32_sys_read", "__se_sys_read", "__do_sys_read",
+			"sys_read", "__arm64_sys_read", "__x64_compat_sys_read",
+		};
+
+		for (size_t i = 0; i < sizeof(wrappers) / sizeof(*wrappers); i++) {
+			bool compat = false;
+
+			assert_string_equal(c_syscall_name(wrappers[i], &compat), "read");
+			assert_int_equal(compat, strstr(wrappers[i], "compat") != NULL);
+			assert_int_equal(c_find_function(src, strlen(src), wrappers[i], &s, &e,
+							 &line), 0);
+			assert_int_equal(line, 5);
+		}
+		assert_null(c_syscall_name("ksys_read", NULL));
+		assert_null(c_syscall_name("__x64_sys_", NULL));
+	}
+}
+
+/* By position: the definition holding a line, macro-defined ones too. */
+static void test_cfunc_at_line(void **state)
+{
+	static const char src[] =
+		"#define X 1\n"				/* 1 */
+		"static int helper(int a)\n"
+		"{\n"
+		"\treturn a;\n"
+		"}\n"					/* 5 */
+		"\n"
+		"BPF_CALL_2(bpf_foo, void *, ctx, u64, flags)\n"
+		"{\n"
+		"\treturn helper(flags);\n"
+		"}\n"					/* 10 */
+		"\n"
+		"SYSCALL_DEFINE1(foo, int, fd)\n"
+		"{\n"
+		"\tif (fd < 0)\n"
+		"\t\treturn -EBADF;\n"		/* 15 */
+		"\treturn 0;\n"
+		"}\n";
+	size_t name, s, e;
+	unsigned first;
+
+	(void)state;
+	assert_int_equal(c_function_at_line(src, strlen(src), 4, &name, &s, &e, &first), 0);
+	assert_true(startswith(src + name, "helper("));
+	assert_int_equal(first, 2);
+	assert_int_equal(c_function_at_line(src, strlen(src), 9, &name, &s, &e, &first), 0);
+	assert_true(startswith(src + name, "BPF_CALL_2("));
+	assert_int_equal(first, 7);
+	assert_int_equal(c_function_at_line(src, strlen(src), 15, &name, &s, &e, &first), 0);
+	assert_true(startswith(src + name, "SYSCALL_DEFINE1("));
+	assert_int_equal(first, 12);
+	assert_int_equal(e, strlen(src));
+	assert_int_equal(c_function_at_line(src, strlen(src), 1, &name, &s, &e, &first), -ENOENT);
+	assert_int_equal(c_function_at_line(src, strlen(src), 6, &name, &s, &e, &first), -ENOENT);
+	assert_int_equal(c_function_at_line(src, strlen(src), 99, &name, &s, &e, &first), -ENOENT);
+	assert_int_equal(c_function_at_line(src, strlen(src), 0, &name, &s, &e, &first), -EINVAL);
 }
 
 struct hits {
@@ -1110,6 +1170,7 @@ int main(void)
 		cmocka_unit_test(test_fetch_errors),
 		cmocka_unit_test(test_read),
 		cmocka_unit_test(test_cfunc),
+		cmocka_unit_test(test_cfunc_at_line),
 		cmocka_unit_test(test_grep),
 		cmocka_unit_test(test_log),
 		cmocka_unit_test(test_blame_ancestry),
