@@ -618,7 +618,8 @@ static bool constant_expr(const char *e)
 
 	if (!n)
 		return false;
-	if (streq(e, "NULL") || streq(e, "false") || streq(e, "true") || streq(e, "\"\""))
+	if (streq(e, "NULL") || streq(e, "false") || streq(e, "true") || streq(e, "\"\"") ||
+	    (e[0] == '\'' && e[n - 1] == '\'' && n >= 3 && n <= 6))
 		return true;
 	if (startswith(e, "ERR_PTR(") && e[n - 1] == ')') {
 		char in[128];

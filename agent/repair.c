@@ -26,6 +26,8 @@ void repair_outcome_clear(struct repair_outcome *o)
 {
 	free(o->title);
 	free(o->log);
+	free(o->behaviour);
+	free(o->leaks);
 	*o = (struct repair_outcome){};
 }
 
@@ -153,15 +155,25 @@ static int do_run(struct repair_ctx *c, const char *step, unsigned runs,
 		repair_outcome_clear(ret);
 		r = c->ts->run(c->ts->ud, runs, ret);
 		repair_event(c, step, "tool.run", t0, json_pack("{s:i}", "runs", runs),
-			     json_pack("{s:i, s:i, s:i, s:s?, s:s?}", "crashed", ret->crashed,
-				       "survived", ret->survived, "infra", ret->infra,
-				       "title", ret->title, "log", ret->log),
+			     json_pack("{s:i, s:i, s:i, s:s?, s:s?, s:i, s:s?, s:i, s:i, s:s?, s:b, s:b}",
+				       "crashed", ret->crashed, "survived", ret->survived,
+				       "infra", ret->infra, "title", ret->title, "log", ret->log,
+				       "failed_exits", ret->failed_exits, "behaviour", ret->behaviour,
+				       "leak_checked", ret->leak_checked, "leaked", ret->leaked,
+				       "leaks", ret->leaks, "boot_error", ret->boot_error,
+				       "hung", ret->hung),
 			     r < 0 ? "infra-error" : run_verdict(ret, v, sizeof(v)),
 			     r < 0 ? strerror(-r) : NULL);
-		/* infrastructure faults are retried, never counted */
-		if (r >= 0 && ret->crashed + ret->survived > 0)
+		/* Infrastructure faults are retried, never counted: a verdict
+		 * needs every run asked for, except that one crash decides and
+		 * a kernel that does not boot never will. */
+		if (r >= 0 && (ret->crashed > 0 || ret->survived >= runs || ret->boot_error))
 			return 0;
 	}
+	/* a kernel that loses the guest on every try hangs: its caller
+	 * judges whether that is the patch's fault */
+	if (r >= 0 && ret->hung)
+		return 0;
 	return r < 0 ? r : -EIO;
 }
 
@@ -234,6 +246,10 @@ static int reproduce(struct repair_ctx *c, struct repair_outcome *base, bool *re
 	r = do_run(c, "reproduce", c->p->base_runs, base);
 	if (r < 0)
 		return r;
+	if (base->boot_error)
+		return finish(c, REPAIR_GAVE_UP, "the base kernel does not boot");
+	if (base->crashed == 0 && base->hung)
+		return -EIO; /* the base losing the guest is the VMs' fault, or no verdict */
 	if (base->crashed == 0)
 		return finish(c, REPAIR_NOT_REPRODUCED, "no crash in %u runs on the base kernel",
 			      base->survived);
@@ -571,6 +587,13 @@ static void set_result(struct attempt *a, enum attempt_score s, const char *evid
 	a->evidence = excerpt(evidence, EXCERPT_MAX);
 }
 
+/* The first line of s, bounded, for a one-line result. */
+static const char *first_line(const char *s, char *buf, size_t n)
+{
+	snprintf(buf, n, "%.*s", (int)strcspn(s ?: "", "\n"), s ?: "");
+	return buf;
+}
+
 /* Judges a diff: gates, build, validation runs. */
 static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 {
@@ -607,7 +630,22 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 		if (r < 0)
 			return r;
 	}
-	if (a->outcome.crashed == 0)
+	/* The base booted and ran the reproducer: a patched kernel that
+	 * does not boot or hangs is the patch's failure, shown to the model. */
+	if (a->outcome.boot_error || (a->outcome.hung && a->outcome.crashed == 0))
+		set_result(a, SCORE_BUILD_ERROR, a->outcome.log,
+			   a->outcome.boot_error ? "the patched kernel does not boot" :
+			   "the patched kernel hangs: the guest stopped answering and printed no crash");
+	else if (a->outcome.crashed == 0 && a->outcome.failed_exits > 0)
+		set_result(a, SCORE_OTHER_CRASH, a->outcome.behaviour,
+			   "the crash is gone but the behaviour changed: the reproducer failed in "
+			   "%u/%u runs (%s)", a->outcome.failed_exits, a->outcome.runs,
+			   first_line(a->outcome.behaviour, verdict, sizeof(verdict)));
+	else if (a->outcome.crashed == 0 && a->outcome.leaked > 0)
+		set_result(a, SCORE_OTHER_CRASH, a->outcome.leaks,
+			   "the crash is gone but kmemleak found memory the reproducer leaked in "
+			   "%u/%u runs", a->outcome.leaked, a->outcome.runs);
+	else if (a->outcome.crashed == 0)
 		set_result(a, SCORE_VALIDATED, NULL, "no crash in %u/%u runs", a->outcome.survived,
 			   a->outcome.runs);
 	else if (same_crash(c, a->outcome.title))

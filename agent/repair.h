@@ -29,6 +29,17 @@ struct repair_outcome {
 	unsigned infra;		/* infrastructure failures: not results */
 	char *title;		/* first crash's title, NULL if none */
 	char *log;		/* crash report or console excerpt (probe lines) */
+	/* Counted runs without a crash in which the reproducer ended on its
+	 * own with a failure (non-zero status, a signal), and how the first
+	 * did with the tail of its output. */
+	unsigned failed_exits;
+	char *behaviour;
+	/* Runs kmemleak looked at after the reproducer, runs it found leaks
+	 * in, and the first report. */
+	unsigned leak_checked, leaked;
+	char *leaks;
+	bool boot_error;	/* the kernel did not boot: no run will count */
+	bool hung;		/* every attempt lost the guest without a crash */
 };
 void repair_outcome_clear(struct repair_outcome *o);
 

@@ -33,6 +33,7 @@ struct toolstack {
 	char *build_dir, *bzimage, *binary;
 	struct vm_opts vm;
 	unsigned n_patch;
+	bool patched;	/* the last kernel built carries a patch */
 };
 
 static int ts_read(void *ud, const char *path, char **ret, size_t *ret_len)
@@ -88,6 +89,7 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 		patches[0] = path;
 	}
 	t->bo.patches = diff ? patches : NULL;
+	t->patched = diff != NULL;
 	r = build_kernel(&t->bo, &res);
 	t->bo.patches = NULL;
 	if (r < 0)
@@ -119,7 +121,10 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 		.vm = &t->vm, .backend = vm_backend_find(t->vm.backend ?: "qemu"),
 		.kernel = t->bzimage, .repro = t->binary, .runs = (int)runs,
 		.max_attempts = 2 * (int)runs,
+		/* leaks are the patch's question: the base crashes anyway */
+		.leak_check = t->patched,
 	};
+	unsigned lost = 0;
 	int r;
 
 	if (!t->kernels || !t->bzimage || !ro.backend)
@@ -132,15 +137,30 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	ret->survived = (unsigned)(s.counted - s.crashed);
 	ret->infra = (unsigned)(s.attempts - s.counted);
 	ret->title = s.title ? strdup(s.title) : NULL;
-	for (size_t i = 0; i < s.n_results && !ret->log; i++) {
+	ret->boot_error = s.boot_error;
+	for (size_t i = 0; i < s.n_results; i++) {
 		const struct run_result *rr = &s.results[i];
 
-		/* probes are in the console; the crash report when there is one */
-		if (rr->console)
+		/* probes are in the console; the crash report when there is
+		 * one; why it did not boot when it did not */
+		if (!ret->log && rr->console)
 			ret->log = strdup(rr->console);
-		else if (rr->report)
+		else if (!ret->log && rr->report)
 			ret->log = strdup(rr->report);
+		else if (!ret->log && rr->outcome == RUN_BOOT_ERROR && rr->message)
+			ret->log = strdup(rr->message);
+		lost += rr->outcome == RUN_INFRA_ERROR && rr->console;
+		ret->leak_checked += rr->leak_checked;
+		if (rr->leaks && ret->leaked++ == 0)
+			ret->leaks = strdup(rr->leaks);
+		if (run_result_failed_exit(rr) && ret->failed_exits++ == 0 &&
+		    asprintf(&ret->behaviour, rr->exit_signal ? "killed by signal %d\n%s" :
+			     "exit status %d\n%s", rr->exit_signal ?: rr->exit_status,
+			     rr->output ?: "") < 0)
+			ret->behaviour = NULL;
 	}
+	/* the guest booted (a console) and was lost on every try */
+	ret->hung = s.counted == 0 && lost > 0 && lost == s.n_results;
 	run_series_free(&s);
 	return 0;
 }

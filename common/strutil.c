@@ -45,6 +45,22 @@ char *str_escape(const char *s, size_t len, size_t max)
 	return buf_steal(&b, NULL);
 }
 
+char *str_printable_tail(const char *s, size_t len, size_t max)
+{
+	size_t from = len > max ? len - max : 0;
+	char *out = malloc(len - from + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t i = from; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		out[i - from] = c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	out[len - from] = '\0';
+	return out;
+}
+
 int parse_int(const char *s, int *ret)
 {
 	long v;

@@ -292,6 +292,16 @@ static json_t *side_json(const struct side *s)
 			json_object_set_new(x, "title", json_str_or_null(r->title));
 		if (r->message)
 			json_object_set_new(x, "message", json_str_or_null(r->message));
+		if (r->outcome == RUN_NO_CRASH) {
+			json_object_set_new(x, "exit", r->timed_out ? json_string("timeout") :
+					    r->exit_signal ? json_string("signal") :
+					    r->exit_status >= 0 ? json_string("status") : json_null());
+			json_object_set_new(x, "exit_status", json_integer(r->exit_status));
+			json_object_set_new(x, "exit_signal", json_integer(r->exit_signal));
+			json_object_set_new(x, "output", json_str_or_null(r->output));
+		}
+		if (r->leak_checked)
+			json_object_set_new(x, "leaks", json_str_or_null(r->leaks));
 		json_object_set_new(x, "boot_ms", json_integer((json_int_t)(r->boot_usec / 1000)));
 		json_object_set_new(x, "run_ms", json_integer((json_int_t)(r->run_usec / 1000)));
 		json_array_append_new(outs, x);
@@ -569,6 +579,9 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		.runs = s->runs,
 		.max_attempts = s->attempts,
 		.stop_on_crash = stop_on_crash,
+		/* what the patch leaks is judged on the patched kernel alone:
+		 * the leaks from before the reproducer are cleared */
+		.leak_check = streq(sd->name, "patched"),
 		.progress = progress_on ? progress : NULL,
 		.userdata = sd,
 	};
@@ -671,6 +684,24 @@ static int print_result(struct ctl *c, struct session *s, struct side *base, str
 			ctl_print_escaped("  message", sd->build.message);
 		if (sd->series.title)
 			ctl_print_escaped("  title", sd->series.title);
+		for (size_t i = 0; i < sd->series.n_results; i++) {
+			const struct run_result *rr = &sd->series.results[i];
+			char what[64];
+
+			if (run_result_failed_exit(rr)) {
+				if (rr->exit_signal)
+					snprintf(what, sizeof(what), "  run %zu killed by signal", i + 1);
+				else
+					snprintf(what, sizeof(what), "  run %zu exit status", i + 1);
+				printf("%s %d\n", what, rr->exit_signal ? rr->exit_signal : rr->exit_status);
+				if (rr->output && *rr->output)
+					ctl_print_escaped("  output", rr->output);
+			}
+			if (rr->leaks) {
+				snprintf(what, sizeof(what), "  run %zu kmemleak", i + 1);
+				ctl_print_escaped(what, rr->leaks);
+			}
+		}
 		for (size_t i = 0; i < sd->build.n_errors && i < 5; i++)
 			printf("  %s:%d: %s\n", sd->build.errors[i].file, sd->build.errors[i].line,
 			       sd->build.errors[i].message);

@@ -25,6 +25,11 @@
 #define SETTLE_USEC (1500 * 1000ULL)
 /* A guest that dropped SSH has this long to finish its panic and stop. */
 #define PANIC_WAIT_USEC (20 * 1000000ULL)
+/* What is kept of the reproducer's output and of kmemleak's report. */
+#define OUTPUT_TAIL 4096
+#define LEAKS_MAX (16 * 1024)
+/* The trailer the guest command prints after the reproducer's output. */
+#define STATUS_MARK "kfix-status "
 
 const char *run_outcome_to_string(enum run_outcome o)
 {
@@ -43,6 +48,7 @@ const char *verdict_to_string(enum verdict v)
 		[VERDICT_NOT_REPRODUCED] = "not-reproduced", [VERDICT_REPRODUCED] = "reproduced",
 		[VERDICT_BUILD_ERROR] = "build-error", [VERDICT_BOOT_ERROR] = "boot-error",
 		[VERDICT_INFRA_ERROR] = "infra-error",
+		[VERDICT_BEHAVIOUR_CHANGED] = "behaviour-changed", [VERDICT_LEAKED] = "leaked",
 	};
 	return (unsigned)v < ARRAY_SIZE(names) ? names[v] : "unknown";
 }
@@ -53,7 +59,15 @@ void run_result_free(struct run_result *r)
 	free(r->report);
 	free(r->message);
 	free(r->console);
-	*r = (struct run_result){ 0 };
+	free(r->output);
+	free(r->leaks);
+	*r = (struct run_result){ .exit_status = -1 };
+}
+
+bool run_result_failed_exit(const struct run_result *r)
+{
+	return r->outcome == RUN_NO_CRASH && !r->timed_out &&
+	       (r->exit_signal > 0 || r->exit_status > 0);
 }
 
 void run_series_free(struct run_series *s)
@@ -189,8 +203,84 @@ static int guest_command(const struct run_opts *o, uint64_t timeout, char **ret)
 		if (!q || buf_printf(&b, " %s", q) < 0)
 			return -ENOMEM;
 	}
+	/* The output goes to a file so that only its tail travels back,
+	 * then how the reproducer ended. */
+	if (buf_printf(&b, " >kfix-repro.out 2>&1; s=$?; tail -c %d kfix-repro.out; echo; "
+		       "echo " STATUS_MARK "$s", OUTPUT_TAIL) < 0)
+		return -ENOMEM;
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;
+}
+
+/* Reads the trailer guest_command printed: the status the shell saw
+ * (128 + N for signal N; KILL at the time-out is the time-out) and the
+ * output before it. */
+static int parse_status(const struct vm_exec_result *x, uint64_t timeout,
+			struct run_result *res)
+{
+	const char *out = x->output ? x->output : "", *mark = NULL;
+	int status;
+
+	for (const char *p = out; (p = strstr(p, STATUS_MARK)); p++)
+		if (p == out || p[-1] == '\n')
+			mark = p;
+	if (!mark || sscanf(mark + strlen(STATUS_MARK), "%d", &status) != 1 || status < 0)
+		return 0;
+	if (status > 128 && status < 128 + 65) {
+		res->exit_signal = status - 128;
+		res->exit_status = 0;
+		res->timed_out = status == 128 + 9 && res->run_usec + 1000000ULL >= timeout;
+	} else
+		res->exit_status = status;
+	{
+		size_t n = (size_t)(mark - out);
+
+		if (n > 0 && out[n - 1] == '\n')
+			n--; /* the echo after the tail */
+		res->output = str_printable_tail(out, n, OUTPUT_TAIL);
+	}
+	return res->output ? 0 : -ENOMEM;
+}
+
+/* debugfs may not be mounted in the guest; a kernel without kmemleak
+ * answers with a marker. */
+#define KMEMLEAK_PREP                                                                   \
+	"d=/sys/kernel/debug; [ -e $d/kmemleak ] || mount -t debugfs none $d 2>/dev/null; " \
+	"[ -e $d/kmemleak ] || { echo kfix-no-kmemleak; exit 0; }; "
+
+/* Before the reproducer: what boot leaked is not the patch's. */
+static void leaks_clear(const struct run_opts *o, struct vm *vm)
+{
+	struct vm_exec_result x = { 0 };
+
+	if (o->backend->exec(vm, KMEMLEAK_PREP "echo scan > $d/kmemleak; echo clear > $d/kmemleak",
+			     NULL, 0, 120 * 1000000ULL, &x) >= 0)
+		vm_exec_result_free(&x);
+}
+
+/* After it: kmemleak reports objects older than five seconds, and one
+ * scan can miss what a stale pointer still seems to reach, so two scans
+ * five seconds apart, as syzkaller's leak checker does. */
+static int leaks_scan(const struct run_opts *o, struct vm *vm, struct run_result *res)
+{
+	struct vm_exec_result x = { 0 };
+	int r;
+
+	r = o->backend->exec(vm, KMEMLEAK_PREP "sleep 5; echo scan > $d/kmemleak; sleep 1; "
+			     "echo scan > $d/kmemleak; cat $d/kmemleak", NULL, 0, 180 * 1000000ULL, &x);
+	if (r < 0)
+		return r;
+	if (!x.lost && !x.timed_out && x.exit_status == 0 && x.output &&
+	    !strstr(x.output, "kfix-no-kmemleak")) {
+		res->leak_checked = true;
+		if (strstr(x.output, "unreferenced object") &&
+		    !(res->leaks = str_printable_tail(x.output, x.output_len, LEAKS_MAX))) {
+			vm_exec_result_free(&x);
+			return -ENOMEM;
+		}
+	}
+	vm_exec_result_free(&x);
+	return 0;
 }
 
 static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest_files *g,
@@ -216,6 +306,8 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 		lost = x.lost || x.exit_status != 0;
 		vm_exec_result_free(&x);
 	}
+	if (!lost && o->leak_check)
+		leaks_clear(o, vm);
 	start = clock_mono_usec();
 	if (!lost) {
 		r = guest_command(o, timeout, &cmd);
@@ -225,9 +317,18 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 		if (r < 0)
 			return r;
 		lost = x.lost || x.timed_out;
+		res->run_usec = clock_mono_usec() - start;
+		r = lost ? 0 : parse_status(&x, timeout, res);
 		vm_exec_result_free(&x);
+		if (r < 0)
+			return r;
 	}
 	res->run_usec = clock_mono_usec() - start;
+	if (!lost && o->leak_check) {
+		r = leaks_scan(o, vm, res);
+		if (r < 0)
+			return r;
+	}
 	if (lost) {
 		deadline = clock_mono_usec() + PANIC_WAIT_USEC;
 		/* The panic is printed by now or soon; the VM's exit is
@@ -250,7 +351,7 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 
 int run_once(const struct run_opts *o, struct run_result *ret)
 {
-	_cleanup_(run_result_free) struct run_result res = { 0 };
+	_cleanup_(run_result_free) struct run_result res = { .exit_status = -1 };
 	_cleanup_(guest_files_free) struct guest_files g = { 0 };
 	_cleanup_free_ char *msg = NULL;
 	struct vm *vm = NULL;
@@ -330,7 +431,7 @@ static void *series_worker(void *arg)
 	struct series_state *st = arg;
 
 	for (;;) {
-		struct run_result r = { 0 };
+		struct run_result r = { .exit_status = -1 };
 		int k;
 
 		pthread_mutex_lock(&st->lock);
@@ -426,5 +527,11 @@ enum verdict verdict_patch(enum verdict base, const struct run_series *patched, 
 		return VERDICT_BOOT_ERROR;
 	if (patched->counted < runs_wanted)
 		return VERDICT_INFRA_ERROR;
+	for (size_t i = 0; i < patched->n_results; i++)
+		if (run_result_failed_exit(&patched->results[i]))
+			return VERDICT_BEHAVIOUR_CHANGED;
+	for (size_t i = 0; i < patched->n_results; i++)
+		if (patched->results[i].leaks)
+			return VERDICT_LEAKED;
 	return VERDICT_FIXED;
 }

@@ -26,8 +26,22 @@ struct run_result {
 	char *report;	/* RUN_CRASHED: the report text */
 	char *message;	/* boot and infra errors: why */
 	char *console;	/* the console, bounded; NULL when unavailable */
+	/* How the reproducer ended when the guest survived it: on its own
+	 * with exit_status (exit_signal set when a signal ended it), or
+	 * killed at kfix's time-out, as looping reproducers are.
+	 * exit_status is -1 when unknown (a crash, a lost guest). */
+	int exit_status, exit_signal;
+	bool timed_out;
+	char *output;	/* the tail of what it printed, bounded */
+	/* With run_opts.leak_check on a kernel with kmemleak: what kmemleak
+	 * reported after the run (NULL: none), and whether it could look. */
+	char *leaks;
+	bool leak_checked;
 	uint64_t boot_usec, run_usec;
 };
+/* The run's reproducer ended on its own with a failure: a non-zero
+ * status or a signal. */
+bool run_result_failed_exit(const struct run_result *r);
 void run_result_free(struct run_result *r);
 
 /* Compiles a C reproducer on this host: gcc -static -pthread -O1 plus
@@ -73,6 +87,9 @@ struct run_opts {
 	int max_attempts;	   /* including infra errors */
 	int parallel;		   /* VMs at once; 0: the VM's count */
 	bool stop_on_crash;
+	/* Scan with kmemleak after the reproducer (when the guest kernel
+	 * has it), with the leaks from before it cleared. */
+	bool leak_check;
 	/* Called after each attempt, from the thread that ran it, under
 	 * the series lock. */
 	void (*progress)(void *userdata, const struct run_result *r, int counted, int attempts);
@@ -100,6 +117,10 @@ enum verdict {
 	VERDICT_BUILD_ERROR,
 	VERDICT_BOOT_ERROR,
 	VERDICT_INFRA_ERROR,
+	/* The crash is gone, but the reproducer ended with a failure or
+	 * kmemleak found what the run leaked: not a fix. */
+	VERDICT_BEHAVIOUR_CHANGED,
+	VERDICT_LEAKED,
 };
 const char *verdict_to_string(enum verdict v);
 
@@ -111,7 +132,9 @@ bool run_title_matches(const char *title, char *const *titles);
  * infra-error (fewer than runs_wanted counted runs and no crash). */
 enum verdict verdict_base(const struct run_series *base, char *const *titles, int runs_wanted);
 /* Fixed needs a reproduced base and a patched kernel that survived
- * runs_wanted counted runs with no crash at all. */
+ * runs_wanted counted runs with no crash at all, on which the reproducer
+ * never ended with a failure (running until the time-out is judged by
+ * the crash alone) and kmemleak, where it looked, found no leak. */
 enum verdict verdict_patch(enum verdict base, const struct run_series *patched, int runs_wanted);
 
 /* Picks the crash report out of a console: 0 with title and report when

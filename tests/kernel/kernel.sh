@@ -60,12 +60,39 @@ for s in msg-uaf watch-queue-oob clock-null-deref; do
 	expect_json 'd["base"]["title"]' "${title[$s]}" "$s: base reproduces"
 	expect_json 'd["verdict"]' fixed "$s: the known fix"
 	expect_json 'd["patched"]["crashed"]' 0 "$s: patched kernel survived"
+	expect_json 'd["patched"]["outcomes"][0]["leaks"]' None "$s: kmemleak looked and found no leak"
 
 	kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/wrong-fix.patch" \
 		--title "${title[$s]}" --runs 1
 	expect_json 'd["verdict"]' not-fixed "$s: a wrong fix"
 	expect_json 'd["patched"]["title"]' "${title[$s]}" "$s: wrong fix still crashes"
 done
+
+# --- crash gone is not fixed ---------------------------------------------------
+# The reproducer reads the host name back: a patch that stops the overflow
+# by cutting the name ends it with status 1, its output kept.
+s=hostname-oob
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/fix.patch" --runs 1
+expect_json 'd["verdict"]' fixed "$s: the known fix"
+expect_json 'd["patched"]["outcomes"][0]["exit_status"]' 0 "$s: the reproducer succeeds on the fix"
+expect_json '"kfix-test" in d["patched"]["outcomes"][0]["output"]' True "$s: its output is kept"
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/breaking-fix.patch" --runs 1
+[ $? = 1 ] || kt_fail "$s: a fix that changes behaviour exits 0"
+expect_json 'd["verdict"]' behaviour-changed "$s: the crash is gone, the host name is cut"
+expect_json 'd["patched"]["crashed"]' 0 "$s: no crash on the breaking fix"
+expect_json '"read back \"kfix-tes\"" in d["patched"]["outcomes"][0]["output"]' True \
+	"$s: the reproducer says what changed"
+
+# A leak instead of a fix: the integrity gate rejects it, and validation's
+# kmemleak scan catches it without the gate.
+s=msg-uaf
+"$KFIXCTL" -c "$T/kfix.conf" check-patch --no-checkpatch --src "$KT_SRC" --report "$S/$s/report.txt" \
+	--patch "$S/$s/leak-fix.patch" --json > "$T/out.json" 2> "$T/err.txt"
+expect_json '[g["gate"] for g in d["gates"] if g["verdict"] == "reject"][0]' resources "$s: the gate sees the leak"
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/leak-fix.patch" --runs 1
+[ $? = 1 ] || kt_fail "$s: a leaking fix exits 0"
+expect_json 'd["verdict"]' leaked "$s: kmemleak finds the messages never freed"
+expect_json '"unreferenced object" in d["patched"]["outcomes"][0]["leaks"]' True "$s: kmemleak's report is kept"
 
 s=clock-null-deref
 kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/break-build.patch" \

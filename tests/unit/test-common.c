@@ -45,6 +45,14 @@ static void test_escape(void **state)
 
 	assert_string_equal(a, "a\\nb\\x01\\xff");
 	assert_string_equal(b, "abc...");
+	{
+		/* lines kept, control bytes and NULs replaced, only the tail */
+		_cleanup_free_ char *t = str_printable_tail("x\nab\tc\x1b[2J\0z\xff\n", 14, 100);
+		_cleanup_free_ char *u = str_printable_tail("0123456789", 10, 4);
+
+		assert_string_equal(t, "x\nab\tc?[2J?z?\n");
+		assert_string_equal(u, "6789");
+	}
 }
 
 static void test_parse(void **state)

@@ -565,6 +565,162 @@ static void test_not_reproduced(void **state)
 	free(t.built);
 }
 
+/* The validation's strictness, with the scripted toolstack bending the
+ * runs of the builds it is told to. */
+enum bend { BEND_FEWER_ONCE, BEND_FEWER_ALWAYS, BEND_NO_BOOT, BEND_HANG, BEND_EXIT, BEND_LEAK };
+
+struct bent {
+	struct ts t;
+	enum bend how;
+	int fewer;	/* short series given */
+};
+
+static bool is_fix(const struct ts *t)
+{
+	return t->built && strstr(t->built, "+\tf->items = NULL;");
+}
+
+static int ts_run_bent(void *ud, unsigned runs, struct repair_outcome *ret)
+{
+	struct bent *b = ud;
+	bool fix = is_fix(&b->t), other = b->t.built && !fix && !strstr(b->t.built, "kfix-probe");
+
+	switch (b->how) {
+	case BEND_FEWER_ONCE:
+	case BEND_FEWER_ALWAYS:
+		if (fix && (b->how == BEND_FEWER_ALWAYS || b->fewer == 0)) {
+			b->fewer++;
+			ret->runs = ret->survived = runs - 1;
+			ret->infra = 1;
+			return 0;
+		}
+		break;
+	case BEND_NO_BOOT:
+	case BEND_HANG:
+		if (other) {
+			b->t.runs++;
+			ret->infra = runs;
+			ret->boot_error = b->how == BEND_NO_BOOT;
+			ret->hung = b->how == BEND_HANG;
+			ret->log = strdup("[    1.2] Kernel panic - not syncing: VFS: Unable to mount root fs\n");
+			return 0;
+		}
+		break;
+	case BEND_EXIT:
+	case BEND_LEAK:
+		if (fix) {
+			int r = ts_run(&b->t, runs, ret);
+
+			if (b->how == BEND_EXIT) {
+				ret->failed_exits = runs;
+				ret->behaviour = strdup("exit status 1\nhostname: want kfix-test, got kfix\n");
+			} else {
+				ret->leak_checked = ret->leaked = runs;
+				ret->leaks = strdup("unreferenced object 0xffff888004a3c000 (size 64):\n"
+						    "  backtrace:\n    kmalloc_trace+0x26/0x60\n"
+						    "    foo_alloc+0x1c/0x40\n");
+			}
+			return r;
+		}
+		break;
+	}
+	return ts_run(&b->t, runs, ret);
+}
+
+static int has_result(const json_t *ev, const char *needle)
+{
+	json_t *e;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(ev, i, e) {
+		const char *r = json_get_str(json_object_get(e, "output"), "result");
+
+		n += streq_ptr(json_get_str(e, "kind"), "observation") && r && strstr(r, needle);
+	}
+	return n;
+}
+
+static void run_bent(enum bend how, const char *name, struct bent *b, struct repair_summary **ret,
+		     json_t **ret_ev, int *ret_r)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_free_ char *err = NULL;
+	struct model m = { .plan = PLAN_STORY, .tokens = 1000 };
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512];
+
+	snprintf(out, sizeof(out), "%s/out-%s", tree, name);
+	params(&p, out);
+	*b = (struct bent){ .how = how };
+	ts.ud = b;
+	ts.run = ts_run_bent;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	*ret_r = repair_run(&p, &ts, l, ret, &err);
+	*ret_ev = events(out);
+}
+
+/* Exactly the runs asked for: a short series is retried, never a verdict. */
+static void test_validation_counts_every_run(void **state)
+{
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL, *s2 = NULL;
+	_cleanup_json_ json_t *ev = NULL, *ev2 = NULL;
+	struct bent b, b2;
+	int r;
+
+	run_bent(BEND_FEWER_ONCE, "fewer-once", &b, &s, &ev, &r);
+	assert_int_equal(r, 0);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_true(b.fewer == 1);
+	assert_true(count(ev, "tool.run", "no crash in 2/2") >= 1);
+	free(b.t.built);
+
+	run_bent(BEND_FEWER_ALWAYS, "fewer-always", &b2, &s2, &ev2, &r);
+	assert_true(r < 0 || s2->result != REPAIR_VALIDATED);
+	assert_int_equal(has_result(ev2, "no crash in"), 0);
+	free(b2.t.built);
+}
+
+/* A patched kernel that does not boot or hangs is a failed attempt the
+ * search goes on from, with the console for the model. */
+static void test_patched_kernel_down_is_an_attempt(void **state)
+{
+	for (int i = 0; i < 2; i++) {
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_json_ json_t *ev = NULL;
+		struct bent b;
+		int r;
+
+		run_bent(i ? BEND_HANG : BEND_NO_BOOT, i ? "hang" : "no-boot", &b, &s, &ev, &r);
+		assert_int_equal(r, 0);
+		assert_int_equal(s->result, REPAIR_VALIDATED);
+		assert_int_equal(has_result(ev, i ? "the patched kernel hangs" :
+					    "the patched kernel does not boot"), 1);
+		free(b.t.built);
+	}
+}
+
+/* Crash gone is not fixed: a reproducer that fails on the patched kernel,
+ * or a leak kmemleak finds, is fed back and never validated. */
+static void test_behaviour_changed_is_not_fixed(void **state)
+{
+	for (int i = 0; i < 2; i++) {
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_json_ json_t *ev = NULL;
+		struct bent b;
+		int r;
+
+		run_bent(i ? BEND_LEAK : BEND_EXIT, i ? "leak" : "exit", &b, &s, &ev, &r);
+		assert_int_equal(r, 0);
+		assert_int_not_equal(s->result, REPAIR_VALIDATED);
+		assert_true(has_result(ev, i ? "kmemleak found memory the reproducer leaked" :
+				       "the behaviour changed: the reproducer failed in 3/3 runs "
+				       "(exit status 1)") >= 1);
+		free(b.t.built);
+	}
+}
+
 static void test_search_tree(void **state)
 {
 	_cleanup_(search_freep) struct search *s = NULL;
@@ -816,6 +972,9 @@ int main(void)
 		cmocka_unit_test(test_hopeless_search_stops),
 		cmocka_unit_test(test_same_patch_and_budget),
 		cmocka_unit_test(test_not_reproduced),
+		cmocka_unit_test(test_validation_counts_every_run),
+		cmocka_unit_test(test_patched_kernel_down_is_an_attempt),
+		cmocka_unit_test(test_behaviour_changed_is_not_fixed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -101,6 +101,27 @@ static void test_verdicts(void **state)
 	patched.crashed = 0;
 	patched.boot_error = true;
 	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_BOOT_ERROR);
+	patched.boot_error = false;
+	/* crash gone, behaviour changed: the reproducer failed on its own */
+	p[2].exit_status = 1;
+	assert_true(run_result_failed_exit(&p[2]));
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_BEHAVIOUR_CHANGED);
+	p[2].exit_status = 0;
+	p[2].exit_signal = 11;
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_BEHAVIOUR_CHANGED);
+	/* killed at kfix's time-out: judged by the crash alone */
+	p[2].exit_signal = 9;
+	p[2].timed_out = true;
+	assert_false(run_result_failed_exit(&p[2]));
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_FIXED);
+	/* a crash decides before the exit status */
+	p[1].exit_status = 1;
+	assert_false(run_result_failed_exit(&p[1]));
+	p[0].leaks = strdup("unreferenced object 0xffff888004a3c000 (size 64):\n");
+	p[0].leak_checked = true;
+	assert_int_equal(verdict_patch(VERDICT_REPRODUCED, &patched, 2), VERDICT_LEAKED);
+	assert_string_equal(verdict_to_string(VERDICT_LEAKED), "leaked");
+	assert_string_equal(verdict_to_string(VERDICT_BEHAVIOUR_CHANGED), "behaviour-changed");
 	for (size_t i = 0; i < 2; i++)
 		run_result_free(&b[i]);
 	for (size_t i = 0; i < 3; i++)
