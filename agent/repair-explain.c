@@ -164,6 +164,28 @@ static int write_patch(struct repair_ctx *c, const char *msg, const char *diff)
 	return write_out(c, "0001-fix.patch", b.data);
 }
 
+/* What ran and passed, and what did not run, said plainly: the mail's
+ * "Tested" and "Not tested" sections come from here. */
+static void put_tested(struct buf *b, const struct repair_ctx *c, const struct repair_outcome *base,
+		       const struct repair_outcome *patched)
+{
+	(void)buf_printf(b, "## Tested\n\n- reproducer: the base kernel crashed in %u of %u runs "
+			 "(%s); the patched kernel ran %u of %u without a crash, and the "
+			 "reproducer ended without a failure in every run\n",
+			 base->crashed, base->runs, base->title ?: "-", patched->survived,
+			 patched->runs);
+	if (patched->leak_checked)
+		(void)buf_printf(b, "- kmemleak: no leak after %u of %u runs on the patched "
+				 "kernel\n", patched->leak_checked, patched->runs);
+	if (c->gates_passed)
+		(void)buf_printf(b, "- integrity gates %s\n", c->gates_passed);
+	(void)buf_printf(b, "\n## Not tested\n\n");
+	if (!patched->leak_checked)
+		(void)buf_puts(b, "- kmemleak: the kernel under test has none (CONFIG_DEBUG_KMEMLEAK)\n");
+	(void)buf_puts(b, "- no kselftests or KUnit suites were run\n"
+			  "- no other configurations or architectures\n\n");
+}
+
 static int write_explanation(struct repair_ctx *c, const char *msg, const json_t *args,
 			     const json_t *hyp, const char *patch_type,
 			     const struct repair_outcome *base, const struct repair_outcome *patched,
@@ -182,9 +204,7 @@ static int write_explanation(struct repair_ctx *c, const char *msg, const json_t
 			 base->runs, base->crashed, base->survived, base->title ?: "-");
 	(void)buf_printf(&b, "| patched | %u | %u | %u | %s |\n\n", patched->runs,
 			 patched->crashed, patched->survived, patched->title ?: "-");
-	(void)buf_printf(&b, "## Not tested\n\nOnly the syzbot reproducer was run (%u times on the "
-			 "patched kernel); no other tests, no other configurations or "
-			 "architectures.\n\n", c->p->validate_runs);
+	put_tested(&b, c, base, patched);
 	(void)buf_printf(&b, "## Commit message\n\n```\n%s```\n\n## Diff\n\n```diff\n%s```\n", msg, diff);
 	if (b.truncated || !b.data)
 		return -E2BIG;

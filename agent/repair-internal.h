@@ -25,6 +25,9 @@ struct repair_ctx {
 	json_t *attempts;	/* every attempt, for feedback and distillation */
 	json_t *lessons;	/* strings: knowledge base + reflections */
 	char *probe_output;
+	/* The gates' verdicts on the last validated diff, for the "Tested"
+	 * section: "pass: scope, size, ..." and one line per flag. */
+	char *gates_passed;
 	struct search *search;
 	struct repair_summary *sum;
 	int64_t run_event;	/* parent of every step */

@@ -587,6 +587,36 @@ static void set_result(struct attempt *a, enum attempt_score s, const char *evid
 	a->evidence = excerpt(evidence, EXCERPT_MAX);
 }
 
+/* "pass: scope, size, ...", then "flag: GATE: REASON" lines. */
+static int gates_summary(const struct gate_verdicts *v, char **ret)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
+
+	(void)buf_puts(&b, "passed:");
+	for (size_t i = 0, n = 0; i < gate_verdicts_count(v); i++) {
+		const char *name, *reason;
+		enum gate_status st;
+
+		gate_verdicts_get(v, i, &name, &st, &reason);
+		if (st == GATE_PASS && !streq(name, "parse"))
+			(void)buf_printf(&b, "%s %s", n++ ? "," : "", name);
+	}
+	for (size_t i = 0; i < gate_verdicts_count(v); i++) {
+		const char *name, *reason;
+		enum gate_status st;
+
+		gate_verdicts_get(v, i, &name, &st, &reason);
+		if (st == GATE_FLAG)
+			(void)buf_printf(&b, "\n  flagged by %s: %s", name, reason);
+		else if (st == GATE_SKIP)
+			(void)buf_printf(&b, "\n  skipped %s: %s", name, reason);
+	}
+	if (b.truncated || !b.data)
+		return -ENOMEM;
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* The first line of s, bounded, for a one-line result. */
 static const char *first_line(const char *s, char *buf, size_t n)
 {
@@ -598,7 +628,7 @@ static const char *first_line(const char *s, char *buf, size_t n)
 static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 {
 	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
-	_cleanup_free_ char *log = NULL, *crash = NULL;
+	_cleanup_free_ char *log = NULL, *crash = NULL, *gates = NULL;
 	uint64_t t0 = trajectory_now();
 	char verdict[512];
 	int r;
@@ -615,6 +645,9 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 			   "rejected by an integrity gate: %s", gate_verdicts_failure(v));
 		return 0;
 	}
+	r = gates_summary(v, &gates);
+	if (r < 0)
+		return r;
 	r = do_build(c, step, a->diff, &log);
 	if (r == -ENOEXEC) {
 		set_result(a, SCORE_BUILD_ERROR, log, "the patched kernel does not build");
@@ -645,9 +678,12 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 		set_result(a, SCORE_OTHER_CRASH, a->outcome.leaks,
 			   "the crash is gone but kmemleak found memory the reproducer leaked in "
 			   "%u/%u runs", a->outcome.leaked, a->outcome.runs);
-	else if (a->outcome.crashed == 0)
+	else if (a->outcome.crashed == 0) {
 		set_result(a, SCORE_VALIDATED, NULL, "no crash in %u/%u runs", a->outcome.survived,
 			   a->outcome.runs);
+		free(c->gates_passed);
+		c->gates_passed = TAKE_PTR(gates);
+	}
 	else if (same_crash(c, a->outcome.title))
 		set_result(a, SCORE_SAME_CRASH, crash, "still crashes (%u/%u): %s",
 			   a->outcome.crashed, a->outcome.runs, a->outcome.title);
@@ -984,6 +1020,7 @@ static void ctx_free(struct repair_ctx *c)
 	free(c->title);
 	free(c->extid);
 	free(c->probe_output);
+	free(c->gates_passed);
 	json_decref(c->tools);
 	json_decref(c->vars);
 	json_decref(c->locations);

@@ -342,6 +342,7 @@ static int add_patch(struct pipeline *p, const json_t *outcome, const struct ite
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_free_ char *diff = NULL, *msg = NULL, *md = NULL, *subject = NULL;
 	_cleanup_free_ char *root = NULL, *evid = NULL, *nt = NULL, *ev_text = NULL, *traj = NULL;
+	_cleanup_free_ char *tested = NULL;
 	_cleanup_free_ char *expl = NULL;
 	_cleanup_json_ json_t *ev = NULL;
 	struct store_patch patch = {};
@@ -359,12 +360,14 @@ static int add_patch(struct pipeline *p, const json_t *outcome, const struct ite
 	root = md_section(md, "Root cause");
 	evid = md_section(md, "Evidence");
 	nt = md_section(md, "Not tested");
+	tested = md_section(md, "Tested");
 	if (job_file(p, "trajectory.jsonl", &traj) < 0 || job_file(p, "explanation.md", &expl) < 0)
 		return -ENOMEM;
 	if (it && read_job_file(p, "changes.txt", &changes) < 0)
 		changes = NULL;
-	ev = json_pack("{s:o, s:s?, s:s?, s:I, s:s, s:s, s:O?, s:s?, s:I}", "table", repro_table(md),
-		       "evidence", evid, "not_tested", nt, "job", (json_int_t)ctx->job->id,
+	ev = json_pack("{s:o, s:s?, s:s?, s:s?, s:I, s:s, s:s, s:O?, s:s?, s:I}", "table",
+		       repro_table(md), "evidence", evid, "tested", tested, "not_tested", nt, "job",
+		       (json_int_t)ctx->job->id,
 		       "trajectory", traj, "explanation_file", expl, "llm",
 		       json_object_get(outcome, "llm"), "changes", changes, "previous",
 		       (json_int_t)(it ? it->previous : 0));

@@ -43,6 +43,7 @@ struct patch_mail {
 	const char *evidence;	 /* execution evidence */
 	const struct mail_repro_row *repro;
 	size_t n_repro;
+	const char *tested;	/* what ran and passed: runs, kmemleak, gates */
 	const char *not_tested; /* what was not tested, said plainly */
 	const char *diff;	/* "diff --git ..." as produced by libgit2 */
 	const char *base_commit; /* 40 hex digits */

@@ -50,6 +50,7 @@ s = {
     "explanation": "packets_out is 0 when the timer fires late.\n--- a/not-a-diff\ndiff --git a/x b/x",
     "evidence": "a probe at tcp_timer.c:5 printed packets_out=0 before the crash",
     "repro": [["base " + base[:12], "crashed in 3 of 3 runs"], ["patched", "no crash in 3 of 3 runs"]],
+    "tested": "- reproducer: 3 of 3 runs without a crash\n- kmemleak: no leak after 3 of 3 runs",
     "not_tested": "Only the syzbot reproducer ran; no selftests.",
     "diff": open(diff).read(), "base_commit": base,
 }
@@ -71,6 +72,11 @@ grep -q '^To: =?UTF-8?B?' "$T/p.eml" || fail "non-ASCII name not encoded"
 # the kernel's trailer order
 sed -n '/^Fixes:/,/^Signed-off-by:/p' "$T/p.eml" | cut -d: -f1 | tr '\n' ' ' >"$T/order"
 [ "$(cat "$T/order")" = "Fixes Assisted-by Reported-by Closes Signed-off-by " ] || fail "trailer order: $(cat "$T/order")"
+# what ran is said before what did not, below the "---"
+sed -n '/^---$/,/^diff --git/p' "$T/p.eml" | grep -n '^Tested:$\|^ *- kmemleak: no leak\|^Not tested:$' \
+	| cut -d: -f2- | sed 's/^ *//' | tr '\n' '|' >"$T/tested"
+[ "$(cat "$T/tested")" = "Tested:|- kmemleak: no leak after 3 of 3 runs|Not tested:|" ] \
+	|| fail "Tested section: $(cat "$T/tested")"
 # the text from the model cannot start a diff in the notes
 grep -q '^--- a/not-a-diff' "$T/p.eml" && fail "notes line read as a diff"
 (cd "$R" && perl "$T/k/scripts/checkpatch.pl" --no-tree "$T/p.eml") >"$T/cp" 2>&1 || fail "checkpatch: $(cat "$T/cp")"

@@ -340,6 +340,17 @@ static void test_story(void **state)
 	for (const char *l2 = s->commit_message; l2; l2 = strchr(l2, '\n') ? strchr(l2, '\n') + 1 : NULL)
 		assert_true(strcspn(l2, "\n") <= 75 || startswith(l2, "Closes:") ||
 			    startswith(l2, "Reported-by:"));
+	{
+		_cleanup_free_ char *md = NULL;
+
+		/* the explanation says what ran and what did not */
+		snprintf(path, sizeof(path), "%s/explanation.md", out);
+		assert_int_equal(read_file_bounded(path, 1 << 20, &md, NULL), 0);
+		assert_non_null(strstr(md, "## Tested\n\n- reproducer: the base kernel crashed in 2 of 2"));
+		assert_non_null(strstr(md, "- integrity gates passed: scope, size, probes, checks, "
+					   "silence, amputation, resources"));
+		assert_non_null(strstr(md, "## Not tested\n\n- kmemleak: the kernel under test has none"));
+	}
 	snprintf(path, sizeof(path), "%s/0001-fix.patch", out);
 	assert_int_equal(read_file_bounded(path, 1 << 20, &patch, NULL), 0);
 	assert_non_null(strstr(patch, "Subject: [PATCH] net: foo: clear the item list"));
