@@ -31,7 +31,8 @@ struct daemon {
 	char *self_exe;
 	struct config *cfg;
 	sd_event *event;
-	sd_event_source *tick;
+	sd_event_source *tick, *watchdog;
+	uint64_t watchdog_usec;
 	struct store *store;
 	struct workers *workers;
 	struct outbox *outbox;
@@ -320,6 +321,35 @@ void daemon_block_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/* systemd restarts kfixd when the watchdog is not fed; a loop that runs
+ * is not enough: the HTTP front must be served too, or a wedged front
+ * would stay up and deaf for ever. */
+static int on_watchdog(sd_event_source *es, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+	static bool warned;
+
+	if (front_alive(d->front)) {
+		(void)sd_notify(false, "WATCHDOG=1");
+		warned = false;
+	} else if (!warned) {
+		log_error("the HTTP front has not run for seconds: no longer feeding the watchdog");
+		warned = true;
+	}
+	return sd_event_source_set_time_relative(es, d->watchdog_usec / 2) < 0 ? 0 :
+	       sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+}
+
+static int setup_watchdog(struct daemon *d)
+{
+	int r = sd_watchdog_enabled(false, &d->watchdog_usec);
+
+	if (r <= 0 || d->watchdog_usec == 0)
+		return 0; /* no watchdog asked for */
+	return sd_event_add_time_relative(d->event, &d->watchdog, CLOCK_MONOTONIC,
+					  d->watchdog_usec / 2, 0, on_watchdog, d);
+}
+
 static int setup_loop(struct daemon *d)
 {
 	int r;
@@ -333,7 +363,7 @@ static int setup_loop(struct daemon *d)
 	if (r >= 0)
 		r = sd_event_add_signal(d->event, NULL, SIGHUP, on_hup, d);
 	if (r >= 0)
-		r = sd_event_set_watchdog(d->event, true);
+		r = setup_watchdog(d);
 	if (r >= 0)
 		r = sd_event_add_time_relative(d->event, &d->tick, CLOCK_MONOTONIC,
 					       0, 100000, on_tick, d);
@@ -384,6 +414,7 @@ void daemon_free(struct daemon *d)
 		return;
 	modules_stop(d);
 	sd_event_source_unref(d->tick);
+	sd_event_source_unref(d->watchdog);
 	sd_event_unref(d->event);
 	config_free(d->cfg);
 	free(d->config_path);

@@ -94,9 +94,14 @@ int front_reload(struct front *f, const struct config *cfg)
 	return 0;
 }
 
+bool front_alive(const struct front *f)
+{
+	return !f || !f->http || http_server_alive(f->http);
+}
+
 static int load_limits(const struct config *cfg, struct http_limits *l)
 {
-	int64_t maxconn = 256;
+	int64_t maxconn = 256, per_ip = 32;
 	int r = config_get_size(cfg, "http", NULL, "max-body", &l->max_body);
 
 	if (r >= 0)
@@ -104,8 +109,15 @@ static int load_limits(const struct config *cfg, struct http_limits *l)
 	if (r >= 0)
 		r = config_get_int(cfg, "http", NULL, "max-connections", &maxconn);
 	if (r >= 0)
+		r = config_get_int(cfg, "http", NULL, "max-connections-per-ip", &per_ip);
+	if (r >= 0)
 		r = config_get_duration(cfg, "http", NULL, "timeout", &l->timeout_usec);
+	if (r >= 0)
+		r = config_get_duration(cfg, "http", NULL, "request-timeout", &l->request_usec);
+	if (r >= 0)
+		r = config_get_size(cfg, "http", NULL, "max-buffered", &l->max_buffered);
 	l->max_connections = (unsigned)maxconn;
+	l->max_per_ip = (unsigned)per_ip;
 	return r;
 }
 

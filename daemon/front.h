@@ -4,6 +4,7 @@
 #ifndef KFIX_DAEMON_FRONT_H
 #define KFIX_DAEMON_FRONT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
@@ -25,6 +26,8 @@ void front_set_config(struct front *f, const struct config *cfg);
  * of cfg take effect; listener limits and TLS wait for a restart.  On
  * failure (logged) the running settings stay and cfg is not used. */
 int front_reload(struct front *f, const struct config *cfg);
+/* The HTTP front is being served (see http_server_alive()). */
+bool front_alive(const struct front *f);
 DEFINE_CLEANUP(struct front, front_free)
 
 #endif

@@ -22,6 +22,9 @@
 
 #define HTTP_MAX_ROUTES 64
 #define HTTP_MAX_LISTENERS 16
+/* MHD runs at least this often; the liveness check allows ten ticks. */
+#define HTTP_TICK_MS 500
+#define HTTP_ALIVE_USEC (10ULL * HTTP_TICK_MS * 1000)
 
 struct route {
 	char *method, *path;
@@ -38,6 +41,7 @@ struct listener {
 	char *address; /* as configured; NULL for a socket from systemd */
 	bool closing;  /* no longer listening; open connections finish */
 	sd_event_source *io, *timer, *kick;
+	uint64_t last_run; /* CLOCK_MONOTONIC usec of the last MHD_run */
 };
 
 struct http_server {
@@ -51,6 +55,7 @@ struct http_server {
 	struct listener *listeners[HTTP_MAX_LISTENERS];
 	size_t n_listeners;
 	struct http_request *suspended; /* list, resumed with 503 on free */
+	uint64_t buffered;		/* body bytes not yet handed to a handler */
 };
 
 struct http_request {
@@ -64,6 +69,7 @@ struct http_request {
 	struct MHD_Response *response;
 	unsigned status;
 	uint64_t start_usec;
+	uint64_t accounted;		/* its share of srv->buffered */
 	struct http_request *prev, *next; /* in srv->suspended */
 };
 
@@ -209,6 +215,19 @@ enum http_scope http_request_scope(struct http_request *r)
 	return r->scope;
 }
 
+bool http_server_alive(const struct http_server *s)
+{
+	uint64_t now = clock_mono_usec();
+
+	for (size_t i = 0; i < s->n_listeners; i++) {
+		const struct listener *l = s->listeners[i];
+
+		if (!l->closing && now - l->last_run > HTTP_ALIVE_USEC)
+			return false;
+	}
+	return true;
+}
+
 static void listener_kick(struct listener *l);
 
 int http_reply(struct http_request *r, unsigned status, const char *ctype,
@@ -283,10 +302,19 @@ static void suspended_unlink(struct http_request *r)
 	r->prev = r->next = NULL;
 }
 
+/* The body is the handler's now: it no longer counts against the
+ * budget of what strangers can make kfixd hold. */
+static void request_release_budget(struct http_request *r)
+{
+	r->l->srv->buffered -= r->accounted;
+	r->accounted = 0;
+}
+
 static void request_free(struct http_request *r)
 {
 	if (!r)
 		return;
+	request_release_budget(r);
 	if (r->response)
 		MHD_destroy_response(r->response);
 	buf_free(&r->body);
@@ -414,6 +442,20 @@ static struct http_request *request_new(struct listener *l,
 	return r;
 }
 
+/* Drops the connection of a request that broke a limit no answer would
+ * reach in time, counted by reason. */
+static enum MHD_Result refuse(struct http_server *s, const char *why)
+{
+	char labels[64];
+
+	if (s->metrics) {
+		snprintf(labels, sizeof(labels), "reason=\"%s\"", why);
+		metrics_counter_add(s->metrics, "kfix_http_dropped_total",
+				    "Connections dropped for a request past a limit.", labels, 1);
+	}
+	return MHD_NO;
+}
+
 static bool declared_too_large(struct http_server *s, struct MHD_Connection *c)
 {
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -450,12 +492,25 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
 	if (r->response && !r->suspended)
 		return r->queued ? MHD_YES : queue(r);
 	if (*data_size > 0) {
-		if (!r->too_large && buf_append(&r->body, data, *data_size) < 0)
-			r->too_large = true;
+		size_t n = *data_size;
+
 		*data_size = 0;
+		/* The idle time-out restarts on every byte: a body trickled
+		 * slowly enough would hold its slot for ever. */
+		if (s->limits.request_usec && clock_mono_usec() - r->start_usec > s->limits.request_usec)
+			return refuse(s, "request-timeout");
+		if (s->limits.max_buffered && s->buffered + n > s->limits.max_buffered)
+			return refuse(s, "buffer-budget");
+		if (!r->too_large && buf_append(&r->body, data, n) < 0)
+			r->too_large = true;
+		else if (!r->too_large) {
+			r->accounted += n;
+			s->buffered += n;
+		}
 		/* a chunked body past the limit: drop the connection */
 		return r->too_large ? MHD_NO : MHD_YES;
 	}
+	request_release_budget(r);
 	dispatch(s, r);
 	if (r->response)
 		return queue(r);
@@ -482,8 +537,13 @@ static int listener_run(struct listener *l)
 	int r;
 
 	MHD_run(l->mhd);
-	if (MHD_get_timeout(l->mhd, &ms) != MHD_YES)
-		return sd_event_source_set_enabled(l->timer, SD_EVENT_OFF);
+	l->last_run = clock_mono_usec();
+	/* At its connection limit MHD takes the listening socket out of its
+	 * epoll set and puts it back only from MHD_run, after the last
+	 * connection closed: nothing in the set would wake us again.  So
+	 * MHD always runs again within a tick, whatever it asks for. */
+	if (MHD_get_timeout(l->mhd, &ms) != MHD_YES || ms > HTTP_TICK_MS)
+		ms = HTTP_TICK_MS;
 	r = sd_event_now(l->srv->event, CLOCK_MONOTONIC, &now);
 	if (r < 0)
 		return r;
@@ -555,6 +615,9 @@ static int listener_start(struct http_server *s, struct listener *l)
 		{ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)on_mhd_log, s },
 		{ MHD_OPTION_LISTEN_SOCKET, l->fd, NULL },
 		{ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->limits.max_connections, NULL },
+		{ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		  (intptr_t)(s->limits.max_per_ip ? s->limits.max_per_ip : s->limits.max_connections),
+		  NULL },
 		{ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)timeout_s, NULL },
 		{ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->limits.max_header, NULL },
 		{ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s },
@@ -565,8 +628,8 @@ static int listener_start(struct http_server *s, struct listener *l)
 
 	if (s->tls_cert) {
 		flags |= MHD_USE_TLS;
-		opts[6] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert };
-		opts[7] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key };
+		opts[7] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, s->tls_cert };
+		opts[8] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, s->tls_key };
 	}
 	l->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_access, l,
 				  MHD_OPTION_ARRAY, opts, MHD_OPTION_END);

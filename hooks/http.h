@@ -31,7 +31,10 @@ struct http_limits {
 	uint64_t max_body;	     /* bytes */
 	uint64_t max_header;	     /* bytes of request line and headers */
 	unsigned max_connections;    /* per listening socket */
+	unsigned max_per_ip;	     /* connections from one address, per socket */
 	uint64_t timeout_usec;	     /* idle connection timeout */
+	uint64_t request_usec;	     /* a request's whole body, trickled or not */
+	uint64_t max_buffered;	     /* bodies held before their handler, all requests */
 };
 
 /* Returns 0 after answering or suspending the request, <0 for a 500. */
@@ -39,6 +42,9 @@ typedef int (*http_handler_fn)(struct http_request *req, void *userdata);
 
 int http_server_new(sd_event *event, const struct http_limits *limits,
 		    struct metrics *metrics, struct http_server **ret);
+/* Every listener's server ran within the last few seconds: what the
+ * watchdog asks before it tells systemd kfixd is alive. */
+bool http_server_alive(const struct http_server *s);
 void http_server_free(struct http_server *s);
 DEFINE_CLEANUP(struct http_server, http_server_free)
 

@@ -25,6 +25,7 @@ HOOKS_INTEGRATION_TESTS = \
 	tests/integration/http-webhooks.sh \
 	tests/integration/http-api.sh \
 	tests/integration/http-tls.sh \
+	tests/integration/http-flood.sh \
 	tests/integration/feed-syzbot.sh \
 	tests/integration/webhook-kill9.sh \
 	tests/integration/kfixctl-api.sh \
