@@ -232,13 +232,107 @@ static const char *build_file_reason(const char *path)
 	if (startswith(base, "Kconfig") || endswith(base, ".config") || endswith(base, "defconfig") ||
 	    streq(base, ".config"))
 		return "is kernel configuration";
-	if (startswith(path, "scripts/") || startswith(path, "tools/testing/"))
-		return "belongs to the build or test tooling";
+	if (startswith(path, "scripts/") || startswith(path, "tools/"))
+		return "belongs to the build or test tooling, which runs on the build host";
+	if (startswith(path, "arch/") && strstr(path, "/tools/"))
+		return "is a host program of the architecture's build (arch/*/tools/)";
 	if (endswith(base, ".syz") || startswith(base, "repro"))
 		return "is a reproducer";
 	if (!endswith(base, ".c") && !endswith(base, ".h"))
 		return "is not a C source or header";
 	return NULL;
+}
+
+/* Is base (a .c file of dir) one of the host programs dir's Makefile
+ * builds ("hostprogs += name" or "hostprogs-y := a b")?  They run on the
+ * build host, outside any guest. */
+static bool is_hostprog(const char *src, const char *path)
+{
+	_cleanup_free_ char *mk = NULL, *text = NULL;
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t stem = strlen(base) - 2;
+
+	if (!src || !endswith(base, ".c") ||
+	    asprintf(&mk, "%s/%.*sMakefile", src, (int)(base - path), path) < 0 ||
+	    read_file_bounded(mk, GATE_FILE_MAX, &text, NULL) < 0)
+		return false;
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *p = l + strspn(l, " \t"), *end = strchr(p, '\n') ?: p + strlen(p);
+
+		if (!startswith(p, "hostprogs") && !startswith(p, "always-y") &&
+		    !startswith(p, "userprogs"))
+			continue;
+		for (const char *w = p; (w = memmem(w, (size_t)(end - w), base, stem)); w++)
+			if (w > p && !gate_ident_char(w[-1]) && w[-1] != '-' && w[-1] != '/' &&
+			    !gate_ident_char(w[stem]) && w[stem] != '-' && w[stem] != '.')
+				return true;
+	}
+	return false;
+}
+
+/* Ways a source line makes the compiler read a file outside the tree:
+ * an absolute or climbing #include, or embedding a file's bytes (.incbin
+ * in asm, C23's #embed).  Judged on the raw line: the path is a string. */
+static const char *embed_reason(const char *line)
+{
+	const char *p = line + strspn(line, " \t");
+
+	if (*p == '#') {
+		p += 1 + strspn(p + 1, " \t");
+		if (startswith(p, "embed"))
+			return "embeds a file with #embed";
+		if (startswith(p, "include")) {
+			p += 7 + strspn(p + 7, " \t");
+			if ((*p == '"' || *p == '<') && (p[1] == '/' || strstr(p, "..")))
+				return "includes a file outside the tree";
+			if (*p != '"' && *p != '<')
+				return "includes a computed path";
+		}
+	}
+	return NULL;
+}
+
+static int embed_line(struct gate_ctx *g, const struct udiff_file *f, const struct udiff_line *l,
+		      const char *code, void *ud)
+{
+	const char *why;
+	_cleanup_free_ char *esc = NULL;
+
+	(void)ud;
+	if (l->kind != '+' || !(why = embed_reason(code)))
+		return 0;
+	esc = str_escape(code, strlen(code), 120);
+	return gate_verdict(g, "scope", GATE_FAIL, "%s: an added line %s (%s)",
+			    udiff_file_path(f), why, esc ?: "") ?: 1;
+}
+
+/* The added lines of f joined, with adjacent string literals merged
+ * ("\".inc\" \"bin\"" is ".incbin" to the assembler), searched for the
+ * assembler's file-embedding directive. */
+static bool embeds_incbin(const struct udiff_file *f)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(GATE_FILE_MAX);
+
+	for (size_t j = 0; j < f->n_hunks; j++)
+		for (size_t k = 0; k < f->hunks[j].n_lines; k++)
+			if (f->hunks[j].lines[k].kind == '+')
+				(void)buf_printf(&b, "%s\n", f->hunks[j].lines[k].text);
+	if (!b.data)
+		return false;
+	for (char *p = b.data, *o = b.data;; p++) {
+		if (*p == '"') {
+			char *q = p + 1 + strspn(p + 1, " \t\n\\");
+
+			if (*q == '"') {
+				p = q;
+				continue;
+			}
+		}
+		*o++ = (char)tolower((unsigned char)*p);
+		if (!*p)
+			break;
+	}
+	return strstr(b.data, "incbin") != NULL;
 }
 
 static int gate_scope(struct gate_ctx *g)
@@ -260,6 +354,13 @@ static int gate_scope(struct gate_ctx *g)
 			return gate_verdict(g, "scope", GATE_FAIL, "%s: touches the reproducer", esc);
 		if ((why = build_file_reason(path)))
 			return gate_verdict(g, "scope", GATE_FAIL, "%s %s", esc, why);
+		if (embeds_incbin(f))
+			return gate_verdict(g, "scope", GATE_FAIL, "%s: an added line embeds a file "
+					    "with .incbin", esc);
+		if (is_hostprog(g->src, path))
+			return gate_verdict(g, "scope", GATE_FAIL,
+					    "%s is a host program its Makefile builds and runs on the "
+					    "build host", esc);
 		if (g->src) {
 			_cleanup_free_ char *full = NULL;
 			struct stat st;
@@ -269,6 +370,12 @@ static int gate_scope(struct gate_ctx *g)
 			if (lstat(full, &st) < 0 || !S_ISREG(st.st_mode))
 				return gate_verdict(g, "scope", GATE_FAIL, "%s is not a regular file of the tree", esc);
 		}
+	}
+	{
+		int r = gate_each_changed_line(g, embed_line, NULL, true);
+
+		if (r != 0)
+			return r < 0 ? r : 0;
 	}
 	return gate_verdict(g, "scope", GATE_PASS, "%zu file(s), all C sources inside the tree", g->d->n_files);
 }
@@ -662,9 +769,25 @@ static int gate_checkpatch(struct gate_ctx *g, const char *diff, size_t len)
 	return gate_verdict(g, "checkpatch", GATE_PASS, "no errors (%u warning(s))", n_warn);
 }
 
-int gates_run(const char *diff, size_t diff_len, const char *report,
-	      size_t report_len, const char *src_dir,
-	      const struct gate_limits *lim, struct gate_verdicts **ret)
+static int run_gates(const char *diff, size_t diff_len, const char *report, size_t report_len,
+		     const char *src_dir, const struct gate_limits *lim, bool probe,
+		     struct gate_verdicts **ret);
+
+int gates_run_probe(const char *diff, size_t diff_len, const char *src_dir,
+		    struct gate_verdicts **ret)
+{
+	return run_gates(diff, diff_len, NULL, 0, src_dir, NULL, true, ret);
+}
+
+int gates_run(const char *diff, size_t diff_len, const char *report, size_t report_len,
+	      const char *src_dir, const struct gate_limits *lim, struct gate_verdicts **ret)
+{
+	return run_gates(diff, diff_len, report, report_len, src_dir, lim, false, ret);
+}
+
+static int run_gates(const char *diff, size_t diff_len, const char *report, size_t report_len,
+		     const char *src_dir, const struct gate_limits *lim, bool probe,
+		     struct gate_verdicts **ret)
 {
 	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = calloc(1, sizeof(*v));
 	_cleanup_(udiff_freep) struct udiff *d = NULL;
@@ -691,10 +814,10 @@ int gates_run(const char *diff, size_t diff_len, const char *report,
 	} else {
 		g.d = d;
 		r = gate_verdict(&g, "parse", GATE_PASS, "%zu file(s), %zu hunk(s)", d->n_files, d->n_hunks);
-		for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(gates); i++)
+		for (size_t i = 0; r >= 0 && i < (probe ? 1 : ARRAY_SIZE(gates)); i++)
 			r = gates[i](&g);
 		/* checkpatch is slow: only for patches that passed the rest */
-		if (r >= 0 && gate_verdicts_accepted(v))
+		if (r >= 0 && !probe && gate_verdicts_accepted(v))
 			r = gate_checkpatch(&g, diff, diff_len);
 	}
 	if (r < 0)

@@ -44,6 +44,11 @@ int gates_run(const char *diff, size_t diff_len, const char *report,
 	      size_t report_len, const char *src_dir,
 	      const struct gate_limits *lim, struct gate_verdicts **ret);
 
+/* The gates a probe must pass: parse and scope (the tree's own C files,
+ * nothing the build host runs, no file read from outside the tree). */
+int gates_run_probe(const char *diff, size_t diff_len, const char *src_dir,
+		    struct gate_verdicts **ret);
+
 bool gate_verdicts_accepted(const struct gate_verdicts *v);
 size_t gate_verdicts_count(const struct gate_verdicts *v);
 void gate_verdicts_get(const struct gate_verdicts *v, size_t i, const char **ret_name,

@@ -442,7 +442,17 @@ static int ground(struct repair_ctx *c, char **ret_error)
 	if (!streq(tool, "request_probes"))
 		return 0;
 	r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &diff, &err);
-	if (r < 0 || !probe_edits_ok(diff)) {
+	if (r >= 0 && probe_edits_ok(diff)) {
+		_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+
+		/* a probe is model-written code built on the build host too */
+		r = gates_run_probe(diff, strlen(diff), c->p->src_dir, &v);
+		if (r < 0)
+			return r;
+		if (!gate_verdicts_accepted(v) && !(err = strdup(gate_verdicts_failure(v))))
+			return -ENOMEM;
+	}
+	if (r < 0 || err || !probe_edits_ok(diff)) {
 		repair_event(c, "probe", "guardrail", 0, json_incref(args), NULL, "probe refused",
 			     err ?: "probe edits may only add lines carrying the marker");
 		return 0;

@@ -485,6 +485,86 @@ static void test_warn_to_error(void **state)
 	EXPECT(b, tree, NULL, "checks");
 }
 
+static void put(const char *rel, const char *text)
+{
+	char path[512], dir[512];
+
+	snprintf(path, sizeof(path), "%s/%s", tree, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = '\0';
+	assert_int_equal(mkdir_p(dir, 0755), 0);
+	assert_int_equal(write_file_atomic(path, text, strlen(text), 0644), 0);
+}
+
+/* Model-written code must not read or run anything on the build host:
+ * files from outside the tree pulled in by the compiler or assembler,
+ * and the programs the build runs there, are out of scope. */
+static void test_build_host_escapes(void **state)
+{
+	static const char *const lines[] = {
+		"#include \"/run/credentials/kfixd.service/api-token\"\n",
+		"#include </etc/shadow>\n",
+		"#include \"../../../../root/.ssh/id_ed25519\"\n",
+		"# include FILE_FROM_A_MACRO\n",
+		"#embed \"/etc/passwd\"\n",
+		"asm(\".incbin \\\"/etc/shadow\\\"\");\n",
+		"asm(\".inc\" \"bin \\\"/etc/shadow\\\"\");\n",
+		"asm(\".INC\"\n\t\"BIN \\\"/etc/shadow\\\"\");\n",
+	};
+	_cleanup_free_ char *relocs = NULL, *gen = NULL, *lib = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
+		char after[256];
+		_cleanup_free_ char *d = NULL;
+
+		snprintf(after, sizeof(after), "%s#include <linux/slab.h>\n", lines[i]);
+		d = patch("net/foo/foo.c", "#include <linux/slab.h>\n", after);
+		EXPECT(d, tree, NULL, "scope");
+		EXPECT(d, NULL, NULL, "scope");
+	}
+	put("arch/x86/tools/relocs.c", "int main(void)\n{\n\treturn 0;\n}\n");
+	put("lib/Makefile", "obj-y += crc32.o\nhostprogs\t+= gen_crc32table\n"
+			    "clean-files := crc32table.h\n");
+	put("lib/gen_crc32table.c", "int main(void)\n{\n\treturn 0;\n}\n");
+	put("lib/crc32.c", "int crc32(void)\n{\n\treturn 0;\n}\n");
+	relocs = patch("arch/x86/tools/relocs.c", "\treturn 0;\n", "\tsystem(\"id\");\n\treturn 0;\n");
+	gen = patch("lib/gen_crc32table.c", "\treturn 0;\n", "\tsystem(\"id\");\n\treturn 0;\n");
+	lib = patch("lib/crc32.c", "\treturn 0;\n", "\treturn 1;\n");
+	EXPECT(relocs, tree, NULL, "scope");
+	EXPECT(relocs, NULL, NULL, "scope");
+	EXPECT(gen, tree, NULL, "scope");
+	EXPECT(lib, tree, NULL, "accepted");
+	/* an include of the tree's own header stays fine */
+	{
+		_cleanup_free_ char *d = patch("net/foo/foo.c", "#include <linux/slab.h>\n",
+					       "#include <linux/slab.h>\n#include \"foo.h\"\n");
+
+		EXPECT(d, tree, NULL, "accepted");
+	}
+}
+
+/* Probes are model-written code built on the build host as well. */
+static void test_probe_scope(void **state)
+{
+	_cleanup_free_ char *mk = patch("net/foo/Makefile", "obj-y += foo.o\n",
+					"obj-y += foo.o\n$(shell id > /tmp/x) # kfix-probe\n");
+	_cleanup_free_ char *c = patch("net/foo/foo.c", "\tit = f->items;\n",
+				       "\tit = f->items;\n\tpr_info(\"kfix-probe it=%px\\n\", it); /* kfix-probe */\n");
+	_cleanup_free_ char *inc = patch("net/foo/foo.c", "#include <linux/slab.h>\n",
+					 "#include <linux/slab.h>\n#include \"/etc/shadow\" /* kfix-probe */\n");
+	const char *const diffs[] = { mk, c, inc };
+	const bool ok[] = { false, true, false };
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(diffs); i++) {
+		_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+
+		assert_int_equal(gates_run_probe(diffs[i], strlen(diffs[i]), tree, &v), 0);
+		assert_int_equal(gate_verdicts_accepted(v), ok[i]);
+	}
+}
+
 static void test_scope(void **state)
 {
 	_cleanup_free_ char *mk = patch("net/foo/Makefile", "obj-y += foo.o\n", "obj-n += foo.o\n");
@@ -735,6 +815,8 @@ int main(void)
 		cmocka_unit_test(test_syscall_fixes),
 		cmocka_unit_test(test_warn_to_error),
 		cmocka_unit_test(test_scope),
+		cmocka_unit_test(test_build_host_escapes),
+		cmocka_unit_test(test_probe_scope),
 		cmocka_unit_test(test_probes_and_silencers),
 		cmocka_unit_test(test_size_and_parse),
 		cmocka_unit_test(test_edit_errors),
