@@ -48,6 +48,11 @@ const char *udiff_file_path(const struct udiff_file *f)
  * otherwise: the gates judge them. */
 static int parse_path(const char *s, size_t n, char **ret)
 {
+	const char *tab = memchr(s, '\t', n);
+
+	/* "diff -u" puts the file's time after a tab */
+	if (tab)
+		n = (size_t)(tab - s);
 	while (n > 0 && (s[n - 1] == '\t' || s[n - 1] == ' '))
 		n--;
 	if (n == 9 && strncmp(s, "/dev/null", 9) == 0) {
@@ -180,7 +185,9 @@ static int header_line(struct parser *p, const char *line)
 	const char *v;
 	int r = 0;
 
-	if (startswith(line, "diff --git ")) {
+	if (startswith(line, "diff --git ") ||
+	    /* plain "diff -u" output: each file starts at its "--- " line */
+	    (startswith(line, "--- ") && (!p->f || p->f->n_hunks > 0))) {
 		r = add_file(p);
 		if (r < 0)
 			return r;

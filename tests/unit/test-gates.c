@@ -746,6 +746,24 @@ static void test_edit_errors(void **state)
 	}
 }
 
+/* Plain "diff -u" output (no "diff --git" lines), as people and syzbot's
+ * #syz test mails send it, is read file by file. */
+static void test_plain_unified_diff(void **state)
+{
+	static const char d[] = "a commit message line\n"
+				"--- a/x.c\n+++ b/x.c\n@@ -1 +1 @@\n-a\n+b\n"
+				"--- a/y.c\t2026-01-01\n+++ b/y.c\t2026-01-01\n@@ -1,2 +1,2 @@\n c\n-d\n+e\n";
+	_cleanup_(udiff_freep) struct udiff *u = NULL;
+	_cleanup_free_ char *err = NULL;
+
+	(void)state;
+	assert_int_equal(udiff_parse(d, strlen(d), &u, &err), 0);
+	assert_int_equal(u->n_files, 2);
+	assert_string_equal(udiff_file_path(&u->files[0]), "x.c");
+	assert_string_equal(udiff_file_path(&u->files[1]), "y.c");
+	assert_int_equal(u->files[1].hunks[0].n_lines, 3);
+}
+
 static void test_drop_hunk(void **state)
 {
 	_cleanup_json_ json_t *e = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}]",
@@ -821,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_size_and_parse),
 		cmocka_unit_test(test_edit_errors),
 		cmocka_unit_test(test_drop_hunk),
+		cmocka_unit_test(test_plain_unified_diff),
 		cmocka_unit_test(test_untrusted_patches),
 	};
 
