@@ -198,7 +198,7 @@ static int setup_kernels(struct toolstack *t, char **ret_error)
 	if (endswith(t->o.repro, ".c")) {
 		if (asprintf(&t->binary, "%s/repro", t->o.scratch) < 0)
 			return -ENOMEM;
-		r = run_compile_repro(t->o.repro, NULL, t->binary, &msg);
+		r = run_compile_repro(t->o.repro, NULL, t->binary, t->bo.sandbox, &msg);
 		if (r < 0) {
 			*ret_error = llm_errorf("the reproducer does not compile: %s", msg ?: strerror(-r));
 			return r;

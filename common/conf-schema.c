@@ -121,6 +121,7 @@ const struct config_key config_schema[] = {
 	T("build", true, "known-hosts", CONFIG_PATH, NULL),
 	I("build", true, "jobs", "0", 0, 1024),
 	T("build", true, "ccache", CONFIG_BOOL, "false"),
+	NS("build", "sandbox", "bwrap"),
 	T("build", true, "dir", CONFIG_PATH, NULL),
 	T("build", true, "timeout", CONFIG_DURATION, "2h"),
 	NS("build", "remote-dir", "kfix-build"),

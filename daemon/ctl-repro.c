@@ -547,7 +547,7 @@ static int compile_repro(struct session *s)
 		s->binary = strdup(s->a.repro);
 		return s->binary ? 0 : -ENOMEM;
 	}
-	r = run_compile_repro(s->a.repro, NULL, s->binary, &msg);
+	r = run_compile_repro(s->a.repro, NULL, s->binary, s->bo.sandbox, &msg);
 	if (r == -EINVAL)
 		return input_error(s, "repro-does-not-compile", msg);
 	return r;

@@ -396,10 +396,31 @@ static int make_command(struct build_host *h, char *const *targets, char **ret)
 	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
 	_cleanup_free_ char *cc = NULL;
 	const struct build_opts *o = h->o;
+	struct sandbox sb = { .kind = o->sandbox, .ro = { h->ssh->src }, .n_ro = 1,
+			      .rw = { h->ssh->obj }, .n_rw = 1 };
+	_cleanup_strv_ char **box = NULL;
+	int r;
 
+	/* the sandbox's words before make's, each quoted */
+	r = sandbox_argv(&sb, (char *const[]){ "make", NULL }, true, &box);
+	if (r < 0)
+		return r;
 	if (buf_printf(&b, "mkdir -p %s && cd %s || exit 125; exec 3<&0 9>>%s.lock; "
-		       "flock 9 || exit 125; setsid make -C %s O=%s", h->ssh->q_obj,
-		       h->ssh->q_src, h->ssh->q_obj, h->ssh->q_src, h->ssh->q_obj) < 0)
+		       "flock 9 || exit 125; ", h->ssh->q_obj, h->ssh->q_src, h->ssh->q_obj) < 0)
+		return -ENOMEM;
+	if (o->sandbox != SANDBOX_NONE &&
+	    buf_puts(&b, "command -v bwrap >/dev/null || { echo 'kfix: the build sandbox (bwrap) "
+		     "is not installed on this build host' >&2; exit 125; }; ") < 0)
+		return -ENOMEM;
+	if (buf_puts(&b, "setsid") < 0)
+		return -ENOMEM;
+	for (size_t i = 0; box[i]; i++) {
+		_cleanup_free_ char *q = ssh_quote(box[i]);
+
+		if (!q || buf_printf(&b, " %s", q) < 0)
+			return -ENOMEM;
+	}
+	if (buf_printf(&b, " -C %s O=%s", h->ssh->q_src, h->ssh->q_obj) < 0)
 		return -ENOMEM;
 	if ((o->jobs > 0 ? buf_printf(&b, " -j%d", o->jobs) : buf_puts(&b, " -j$(nproc)")) < 0)
 		return -ENOMEM;

@@ -175,6 +175,13 @@ int build_opts_from_config(const struct config *cfg, const char *name,
 	if (config_get_int(cfg, "build", name, "jobs", &jobs) >= 0)
 		opts->jobs = (int)jobs;
 	(void)config_get_bool(cfg, "build", name, "ccache", &opts->ccache);
+	{
+		const char *sb = "bwrap";
+
+		(void)config_get_string(cfg, "build", name, "sandbox", &sb);
+		if (sandbox_kind_parse(sb, &opts->sandbox) < 0)
+			return -EINVAL;
+	}
 	(void)config_get_duration(cfg, "build", name, "timeout", &opts->timeout_usec);
 	r = remote_from_config(cfg, name, &opts->remote);
 	if (r < 0)
@@ -599,13 +606,23 @@ static int local_get_config(struct build_host *h, size_t max, char **ret, size_t
 
 static int local_make(struct build_host *h, char *const *targets, int log_fd, struct follow *f)
 {
-	_cleanup_strv_ char **argv = NULL;
+	_cleanup_strv_ char **argv = NULL, **boxed = NULL;
+	_cleanup_free_ char *ccache = NULL;
+	struct sandbox sb = { .kind = h->o->sandbox, .ro = { h->o->src }, .n_ro = 1,
+			      .rw = { h->objdir }, .n_rw = 1 };
 	int r;
 
 	r = make_argv(h->o, h->objdir, targets, &argv);
 	if (r < 0)
 		return r;
-	return run_tool(argv, h->o->timeout_usec, log_fd, f, NULL);
+	/* ccache keeps its cache in the home the sandbox hides */
+	if (h->o->ccache && getenv("HOME") && asprintf(&ccache, "%s/.cache/ccache", getenv("HOME")) >= 0 &&
+	    mkdir_p(ccache, 0700) >= 0)
+		sb.rw[sb.n_rw++] = ccache;
+	r = sandbox_argv(&sb, argv, false, &boxed);
+	if (r < 0)
+		return r;
+	return run_tool(boxed, h->o->timeout_usec, log_fd, f, NULL);
 }
 
 static int local_fetch(struct build_host *h, const char *rel)
@@ -754,6 +771,15 @@ static int classify_log(struct build_run *br, struct build_result *res, int make
 		return no_space(res, br->b->objdir(br->h));
 	if (make_rc == 127 || make_rc < 0)
 		return build_set_message(res, BUILD_INFRA, "cannot run make (%d)", make_rc);
+	/* the build host's own checks (lock, folders, the sandbox) */
+	if (make_rc == 125)
+	{
+		const char *why = log ? strstr(log, "kfix: ") : NULL;
+
+		return build_set_message(res, BUILD_INFRA, "the build host could not build: %.*s",
+					 why ? (int)strcspn(why + 6, "\n") : 18,
+					 why ? why + 6 : "see the build log");
+	}
 	if (log) {
 		r = build_parse_errors(log, len, br->b->src(br->h), ERRORS_MAX, &res->errors,
 				       &res->n_errors);
@@ -864,6 +890,17 @@ static int build_common(const struct build_opts *o, char *const *targets,
 	r = lock_slot(srclock, &src_lock);
 	if (r < 0)
 		return r;
+	/* a build host checks for itself (exit 125: infrastructure) */
+	if (!o->remote.host[0] && sandbox_available(o->sandbox) < 0) {
+		if (build_set_message(&res, BUILD_INFRA,
+				      "the build sandbox (%s) is not installed: install bubblewrap, or "
+				      "set [build] sandbox = none for trees whose edits you trust",
+				      sandbox_kind_name(o->sandbox)) < 0)
+			return -ENOMEM;
+		*ret = res;
+		res = (struct build_result){ 0 };
+		return 0;
+	}
 	r = journal_revert(o->src, &revert_msg);
 	if (r < 0) {
 		if (build_set_message(&res, BUILD_INFRA,

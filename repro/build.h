@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sandbox.h"
+
 struct config;
 
 enum build_stage {
@@ -52,6 +54,10 @@ struct build_opts {
 	char *const *patches;	   /* applied in order for this build (NULL-terminated) */
 	int jobs;		   /* make -j; 0: number of CPUs */
 	bool ccache;
+	/* Where make runs: a build of a tree with model-written edits runs
+	 * code nobody reviewed (its Makefiles, host programs, the compiler
+	 * reading what the sources include). */
+	enum sandbox_kind sandbox;
 	uint64_t timeout_usec;	   /* 0: none */
 	build_progress_fn progress; /* optional; called from the building thread */
 	void *userdata;

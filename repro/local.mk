@@ -7,7 +7,7 @@ repro_librepro_a_SOURCES = \
 	repro/report-title.c repro/report-stack.c \
 	repro/symbolize.c \
 	repro/ssh.c repro/ssh-internal.h \
-	repro/build.c repro/build.h repro/build-internal.h repro/build-ssh.c repro/build-sync.c \
+	repro/sandbox.c repro/sandbox.h repro/build.c repro/build.h repro/build-internal.h repro/build-ssh.c repro/build-sync.c \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
 	repro/probe.c repro/probe.h \

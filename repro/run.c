@@ -78,25 +78,61 @@ void run_series_free(struct run_series *s)
 	*s = (struct run_series){ 0 };
 }
 
-int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
-		      char **ret_msg)
+/* path made absolute (its folder resolved, the last name kept, so a
+ * file not yet written works too), and that folder. */
+static int abs_path(const char *path, char **ret, char *dir, size_t n)
 {
-	_cleanup_strv_ char **argv = NULL;
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *d = slash ? strndup(path, (size_t)(slash - path) ?: 1) : strdup(".");
+	_cleanup_free_ char *real = NULL;
+
+	if (!d)
+		return -ENOMEM;
+	real = realpath(d, NULL);
+	if (!real)
+		return -errno;
+	snprintf(dir, n, "%s", real);
+	return asprintf(ret, "%s/%s", real, slash ? slash + 1 : path) < 0 ? -ENOMEM : 0;
+}
+
+int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
+		      enum sandbox_kind sandbox, char **ret_msg)
+{
+	_cleanup_strv_ char **argv = NULL, **boxed = NULL;
 	struct proc_opts po = PROC_OPTS_DEFAULT;
 	struct proc_result pr = { 0 };
+	char in_dir[4096], out_dir[4096];
+	_cleanup_free_ char *abs_c = NULL, *abs_out = NULL;
+	struct sandbox sb = { .kind = sandbox, .ro = { in_dir }, .n_ro = 1, .rw = { out_dir },
+			      .n_rw = 1 };
 	int r;
+
+	if (sandbox_available(sandbox) < 0) {
+		*ret_msg = strdup("the sandbox for untrusted code (bwrap) is not installed: "
+				  "install bubblewrap, or set [build] sandbox = none");
+		return -ENOENT;
+	}
+	/* the sandbox starts in out_dir: both paths absolute */
+	r = abs_path(c_file, &abs_c, in_dir, sizeof(in_dir));
+	if (r >= 0)
+		r = abs_path(out_path, &abs_out, out_dir, sizeof(out_dir));
+	if (r < 0)
+		return r;
 
 	if (strv_push(&argv, "gcc") < 0 || strv_push(&argv, "-static") < 0 ||
 	    strv_push(&argv, "-pthread") < 0 || strv_push(&argv, "-O1") < 0 ||
 	    strv_push(&argv, "-w") < 0 || strv_push(&argv, "-o") < 0 ||
-	    strv_push(&argv, out_path) < 0 || strv_push(&argv, c_file) < 0)
+	    strv_push(&argv, abs_out) < 0 || strv_push(&argv, abs_c) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; flags && flags[i]; i++)
 		if (strv_push(&argv, flags[i]) < 0)
 			return -ENOMEM;
 	po.timeout_usec = 120 * 1000000ULL;
 	po.output_max = 64 * 1024;
-	r = proc_run(argv, &po, &pr);
+	r = sandbox_argv(&sb, argv, false, &boxed);
+	if (r < 0)
+		return r;
+	r = proc_run(boxed, &po, &pr);
 	if (r < 0)
 		return r;
 	if (pr.exit_code != 0) {

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sandbox.h"
 #include "vm.h"
 
 enum run_outcome {
@@ -45,10 +46,13 @@ bool run_result_failed_exit(const struct run_result *r);
 void run_result_free(struct run_result *r);
 
 /* Compiles a C reproducer on this host: gcc -static -pthread -O1 plus
- * flags (syzbot gives some per bug).  On a compiler error returns -EINVAL
- * with the compiler's message in *ret_msg. */
+ * flags (syzbot gives some per bug), in the sandbox given: it sees its
+ * own folder read-only and writes only out_path's folder, so an
+ * #include of a host file finds nothing.  On a compiler error returns
+ * -EINVAL with the compiler's message in *ret_msg; -ENOENT with a
+ * message when the sandbox is not installed. */
 int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
-		      char **ret_msg);
+		      enum sandbox_kind sandbox, char **ret_msg);
 
 /* syzbot's options for a syz reproducer (its "repro-opts"). */
 struct syz_opts {

@@ -563,6 +563,100 @@ static void test_sync_plan(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+/* Untrusted code compiled in the sandbox: a reproducer that includes a
+ * file from outside its folder does not see it (and the compiler's
+ * message does not quote it), one that is fine compiles; a build's make
+ * sees neither the network nor the files kfix keeps. */
+static void test_sandbox(void **state)
+{
+	char dir[] = "/tmp/kfix-test-sandbox-XXXXXX";
+	_cleanup_free_ char *secret = NULL, *bad = NULL, *good = NULL, *out = NULL, *msg = NULL,
+			    *src = NULL, *text = NULL;
+	char line[8192];
+
+	(void)state;
+	if (sandbox_available(SANDBOX_BWRAP) < 0) {
+		fprintf(stderr, "SKIP: bwrap is not installed (apt-get install bubblewrap)\n");
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&secret, "%s/secret/token", dir) > 0);
+	assert_true(asprintf(&src, "%s/repro", dir) > 0);
+	assert_true(asprintf(&bad, "%s/repro/bad.c", dir) > 0);
+	assert_true(asprintf(&good, "%s/repro/good.c", dir) > 0);
+	assert_true(asprintf(&out, "%s/repro/bin", dir) > 0);
+	assert_int_equal(mkdir_p(src, 0755), 0);
+	{
+		char sd[4096];
+
+		snprintf(sd, sizeof(sd), "%s/secret", dir);
+		assert_int_equal(mkdir_p(sd, 0700), 0);
+	}
+	assert_int_equal(write_file_atomic(secret, "kfix_token_7f3e9a\n", 18, 0600), 0);
+	snprintf(line, sizeof(line), "#include \"%s\"\nint main(void) { return 0; }\n", secret);
+	assert_int_equal(write_file_atomic(bad, line, strlen(line), 0644), 0);
+	snprintf(line, sizeof(line), "#include <stdio.h>\nint main(void) { puts(\"ok\"); return 0; }\n");
+	assert_int_equal(write_file_atomic(good, line, strlen(line), 0644), 0);
+
+	/* outside the sandbox the include works: the test can fail */
+	assert_int_equal(run_compile_repro(bad, NULL, out, SANDBOX_NONE, &msg), -EINVAL);
+	assert_non_null(strstr(msg, "kfix_token_7f3e9a"));
+	free(msg);
+	msg = NULL;
+	assert_int_equal(run_compile_repro(bad, NULL, out, SANDBOX_BWRAP, &msg), -EINVAL);
+	assert_null(strstr(msg, "kfix_token_7f3e9a"));
+	assert_non_null(strstr(msg, "No such file"));
+	free(msg);
+	msg = NULL;
+	assert_int_equal(run_compile_repro(good, NULL, out, SANDBOX_BWRAP, &msg), 0);
+	assert_int_equal(access(out, X_OK), 0);
+
+	/* what a Makefile's $(shell ...) would try */
+	{
+		_cleanup_strv_ char **argv = NULL;
+		struct sandbox sb = { .kind = SANDBOX_BWRAP, .ro = { src }, .n_ro = 1 };
+		char cmd[8192];
+		FILE *p;
+
+		snprintf(cmd, sizeof(cmd), "cat %s 2>&1; ls /run/credentials 2>&1; "
+			 "awk -F: 'NR > 2 && $1 !~ /^ *lo$/ { print \"iface=\" $1 }' /proc/net/dev; "
+			 "touch %s/x 2>&1 || echo read-only; echo env=${KFIX_TEST_SECRET:-unset}",
+			 secret, src);
+		assert_int_equal(sandbox_argv(&sb, (char *const[]){ "bash", "-c", cmd, NULL }, false,
+					      &argv), 0);
+		setenv("KFIX_TEST_SECRET", "leaked", 1);
+		{
+			_cleanup_free_ char *joined = NULL;
+			size_t n = 0;
+
+			for (size_t i = 0; argv[i]; i++)
+				n += strlen(argv[i]) * 4 + 3;
+			joined = calloc(1, n + 1);
+			assert_non_null(joined);
+			for (size_t i = 0; argv[i]; i++) {
+				_cleanup_free_ char *q = ssh_quote(argv[i]);
+
+				strcat(joined, q);
+				strcat(joined, " ");
+			}
+			p = popen(joined, "r");
+			assert_non_null(p);
+			text = calloc(1, 65536);
+			assert_non_null(text);
+			(void)!fread(text, 1, 65535, p);
+			pclose(p);
+		}
+		unsetenv("KFIX_TEST_SECRET");
+		assert_null(strstr(text, "kfix_token_7f3e9a"));
+		/* a network namespace of its own: no interface but lo */
+		assert_null(strstr(text, "iface="));
+		assert_null(strstr(text, "awk:"));
+		assert_non_null(strstr(text, "read-only"));
+		assert_non_null(strstr(text, "env=unset"));
+	}
+	assert_int_equal(rm_rf(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -571,6 +665,7 @@ int main(void)
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
 		cmocka_unit_test(test_syz_argv),     cmocka_unit_test(test_sync_plan),
+		cmocka_unit_test(test_sandbox),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
