@@ -62,9 +62,17 @@ static char *build_log(const struct build_result *res)
 	_cleanup_buf_ struct buf b = BUF_INIT(LOG_EXCERPT);
 
 	(void)buf_printf(&b, "%s\n", res->message ?: build_status_to_string(res->status));
-	for (size_t i = 0; i < res->n_errors && i < 20; i++)
-		(void)buf_printf(&b, "%s:%d: error: %s\n", res->errors[i].file ?: "",
-				 res->errors[i].line, res->errors[i].message ?: "");
+	for (size_t i = 0, n = 0; i < res->n_errors && n < 20; i++) {
+		const char *f = res->errors[i].file ?: "";
+
+		/* only the tree's own files: a message about a file outside
+		 * it could quote what the model must not read */
+		if (f[0] == '/' || strstr(f, "..") || startswith(f, "<"))
+			continue;
+		(void)buf_printf(&b, "%s:%d: error: %s\n", f, res->errors[i].line,
+				 res->errors[i].message ?: "");
+		n++;
+	}
 	return buf_steal(&b, NULL);
 }
 
