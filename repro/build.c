@@ -771,6 +771,14 @@ static int classify_log(struct build_run *br, struct build_result *res, int make
 		return no_space(res, br->b->objdir(br->h));
 	if (make_rc == 127 || make_rc < 0)
 		return build_set_message(res, BUILD_INFRA, "cannot run make (%d)", make_rc);
+	/* bwrap's own failure (no user namespaces, a seccomp filter that
+	 * forbids mount): the sandbox, not the patch */
+	if (make_rc != 0 && log && (startswith(log, "bwrap: ") || strstr(log, "\nbwrap: "))) {
+		const char *why = startswith(log, "bwrap: ") ? log : strstr(log, "\nbwrap: ") + 1;
+
+		return build_set_message(res, BUILD_INFRA, "the build sandbox could not start: %.*s",
+					 (int)strcspn(why, "\n"), why);
+	}
 	/* the build host's own checks (lock, folders, the sandbox) */
 	if (make_rc == 125)
 	{

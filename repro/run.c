@@ -135,6 +135,12 @@ int run_compile_repro(const char *c_file, char *const *flags, const char *out_pa
 	r = proc_run(boxed, &po, &pr);
 	if (r < 0)
 		return r;
+	if (pr.exit_code != 0 && pr.output && startswith(pr.output, "bwrap: ")) {
+		/* the sandbox did not start: not the reproducer's fault */
+		*ret_msg = str_escape(pr.output, strcspn(pr.output, "\n"), 500);
+		proc_result_free(&pr);
+		return -EPERM;
+	}
 	if (pr.exit_code != 0) {
 		*ret_msg = str_escape(pr.output ? pr.output : "", pr.output_len, 2000);
 		proc_result_free(&pr);

@@ -10,7 +10,7 @@ score=$(sed -n 's/.*Overall exposure level for kfixd.service: \([0-9.]*\).*/\1/p
 [ -n "$score" ] || fail "no score: $(tail -5 "$T/sec")"
 awk -v s="$score" 'BEGIN { exit !(s <= 2.5) }' || fail "exposure $score > 2.5"
 for k in Type=notify WatchdogSec= StateDirectory= CacheDirectory= LogsDirectory= \
-	LoadCredential= NoNewPrivileges=yes ProtectSystem=strict User=kfix; do
+	LoadCredential= NoNewPrivileges=yes ProtectSystem=strict User=kfix MemoryMax= TasksMax=; do
 	grep -q "^$k" "$unit" || fail "unit lacks $k"
 done
 grep -q "^ListenStream=127.0.0.1:" "$top_srcdir/systemd/kfixd.socket" || fail "socket not on loopback"
