@@ -291,26 +291,25 @@ static bool id_ok(const char *id)
 	return true;
 }
 
-/* The deduplication key: the Message-ID for mail, the provider's delivery
- * id, or a digest of the body. */
+/* The deduplication key: the Message-ID for mail, else a digest of what
+ * the signature covers (kfix's scheme signs the timestamp too).  Never
+ * the provider's delivery id: no signature covers it, so a captured
+ * delivery re-sent with a new id would act again. */
 static int delivery_key(const struct hook *h, struct http_request *req,
 			const char *body, size_t len, const char *message_id,
 			char **ret)
 {
 	const char *id = http_request_header(req, delivery_header(h));
+	const char *ts = h->kfix_scheme ? http_request_header(req, "X-Kfix-Timestamp") : NULL;
 	char hex[AUTH_SHA256_HEX_LEN + 1];
 	int r;
 
 	if (message_id)
 		return asprintf(ret, "mail:%s", message_id) < 0 ? -ENOMEM : 0;
-	if (id) {
-		if (!id_ok(id))
-			return -EBADMSG;
-		return asprintf(ret, "%s:%s:%s", type_names[h->type], h->name, id) < 0
-			       ? -ENOMEM : 0;
-	}
+	if (id && !id_ok(id))
+		return -EBADMSG;
 	/* keyed with a constant: a content digest, not an authenticator */
-	r = auth_hmac_sha256_hex("kfix-delivery", NULL, body, len, hex);
+	r = auth_hmac_sha256_hex("kfix-delivery", ts, body, len, hex);
 	if (r < 0)
 		return r;
 	return asprintf(ret, "%s:%s:body:%s", type_names[h->type], h->name, hex) < 0

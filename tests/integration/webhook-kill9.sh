@@ -16,8 +16,6 @@ hooks_start_kfixd
 python3 - "$HOOKS_PORT" "$KFIXD_PID" "$HOOKS_TMP/acked" <<'EOP' || fail "delivery client"
 import hashlib, hmac, http.client, os, sys, threading
 port, pid, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-body = b'{"ref":"refs/heads/main","after":"abc","repository":{"full_name":"kfix/linux"}}'
-sig = "sha256=" + hmac.new(b"k9-secret", body, hashlib.sha256).hexdigest()
 acked, lock, killed = [], threading.Lock(), threading.Event()
 
 def client(n):
@@ -26,6 +24,11 @@ def client(n):
         if killed.is_set():
             return
         d = "c%d-%d" % (n, i)
+        # a delivery is its signed body: each one its own
+        body = ('{"ref":"refs/heads/main","after":"%s","repository":{"full_name":"kfix/linux"}}'
+                % d).encode()
+        sig = "sha256=" + hmac.new(b"k9-secret", body, hashlib.sha256).hexdigest()
+        key = "forge:gh:body:" + hmac.new(b"kfix-delivery", body, hashlib.sha256).hexdigest()
         try:
             c.request("POST", "/hooks/forge", body, {"X-GitHub-Event": "push",
                       "X-GitHub-Delivery": d, "X-Hub-Signature-256": sig})
@@ -35,7 +38,7 @@ def client(n):
         if r.status != 200:
             continue
         with lock:
-            acked.append(d)
+            acked.append(key)
             if len(acked) == 150 and not killed.is_set():
                 os.kill(pid, 9)      # right after this answer
                 killed.set()
@@ -51,7 +54,7 @@ KFIXD_PID=
 hooks_start_kfixd
 missing=0
 while read -r d; do
-	n=$(sql "select count(*) from inbox where key = 'forge:gh:$d'")
+	n=$(sql "select count(*) from inbox where key = '$d'")
 	[ "$n" = 1 ] || { echo "acknowledged delivery $d lost"; missing=$((missing + 1)); }
 done <"$HOOKS_TMP/acked"
 expect_eq "lost acknowledged deliveries" "$missing" 0
