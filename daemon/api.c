@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "fetch.h"
+#include "hooks/auth.h"
 #include "front-internal.h"
 #include "publish.h"
 #include "stats.h"
@@ -355,35 +356,67 @@ static int body_object(struct http_request *req, const char *const *allowed, siz
 	return 0;
 }
 
-/* A bug's texts are files the daemon reads: absolute paths it can read
- * (what kfixctl submit sends), or http(s) links its jobs fetch from the
- * hosts of [kfix] text-hosts. */
-static int body_path(struct http_request *req, const char *key, const char *path)
-{
-	if (!path || fetch_is_link(path))
-		return 0;
-	if (path[0] != '/' || strstr(path, "/../") || endswith(path, "/..")) {
-		http_reply_error(req, 400, "\"%s\" must be an absolute path", key);
-		return -EINVAL;
-	}
-	if (access(path, R_OK) < 0) {
-		int e = errno;
-		_cleanup_free_ char *p = str_escape(path, strlen(path), 200);
+/* A bug's texts arrive as their content, or as http(s) links its jobs
+ * fetch from the hosts of [kfix] text-hosts; never as paths on this
+ * host, which would let a client make kfixd read any file it can (and
+ * tell which exist).  Content is kept under STATE/submitted/, in a
+ * folder named by a digest of the bug's source and id. */
+struct api_text {
+	const char *key, *file;
+	size_t max;
+};
 
-		http_reply_error(req, 400, "\"%s\": the daemon cannot read %s: %s", key,
-				 p ? p : "?", strerror(e));
-		return -EINVAL;
+static const struct api_text api_texts[] = {
+	{ "report", "report.txt", 4u << 20 },
+	{ "repro_c", "repro.c", 1u << 20 },
+	{ "repro_syz", "repro.syz", 1u << 20 },
+	{ "kernel_config", "kernel.config", 4u << 20 },
+};
+
+static int keep_text(struct front *f, struct http_request *req, const char *source,
+		     const char *id, const struct api_text *t, const char *value, char **ret)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	char hex[AUTH_SHA256_HEX_LEN + 1];
+	int r;
+
+	*ret = NULL;
+	if (!value)
+		return 0;
+	if (fetch_is_link(value) && !strpbrk(value, "\n\r ") && strlen(value) <= API_FIELD_MAX) {
+		*ret = strdup(value);
+		return *ret ? 0 : -ENOMEM;
 	}
+	r = auth_hmac_sha256_hex("kfix-submitted", source, id, strlen(id), hex);
+	if (r < 0)
+		return r;
+	if (asprintf(&dir, "%s/submitted/%s", f->state_dir, hex) < 0 ||
+	    asprintf(&path, "%s/%s", dir, t->file) < 0)
+		return -ENOMEM;
+	r = mkdir_p(dir, 0750);
+	if (r >= 0)
+		r = write_file_atomic(path, value, strlen(value), 0640);
+	if (r < 0) {
+		http_reply_error(req, 503, "\"%s\": cannot keep the text: %s", t->key, strerror(-r));
+		return -EIO;
+	}
+	*ret = TAKE_PTR(path);
 	return 0;
+}
+
+static void texts_free(char *(*t)[ARRAY_SIZE(api_texts)])
+{
+	for (size_t i = 0; i < ARRAY_SIZE(*t); i++)
+		free((*t)[i]);
 }
 
 static int api_bug_submit(struct http_request *req, void *userdata)
 {
-	static const char *const allowed[] = { "id",	     "title", "report", "repro_c",
-					       "repro_syz", "tree",  "commit", "kernel_config",
-					       "source" };
+	static const char *const allowed[] = { "id", "title", "tree", "commit", "source",
+					       "report", "repro_c", "repro_syz", "kernel_config" };
 	struct front *f = userdata;
 	_cleanup_json_ json_t *j = NULL;
+	_cleanup_(texts_free) char *texts[ARRAY_SIZE(api_texts)] = { NULL };
 	struct store_bug b = { .source = (char *)"manual" };
 	const char *v[ARRAY_SIZE(allowed)];
 	int64_t id;
@@ -394,23 +427,28 @@ static int api_bug_submit(struct http_request *req, void *userdata)
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
 		if (body_str(req, j, allowed[i], i < 2,
-			     i == 1 ? API_TITLE_MAX : i == 8 ? 32 : API_FIELD_MAX, &v[i]) < 0)
+			     i == 1 ? API_TITLE_MAX : i == 4 ? 32 :
+			     i >= 5 ? api_texts[i - 5].max : API_FIELD_MAX, &v[i]) < 0)
 			return 0;
-	if (v[8] && strspn(v[8], "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v[8]))
+	if (v[4] && strspn(v[4], "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v[4]))
 		return http_reply_error(req, 400, "\"source\" may hold only a-z, 0-9 and '-'");
-	for (size_t i = 2; i < ARRAY_SIZE(allowed); i++)
-		if ((i <= 4 || i == 7) && body_path(req, allowed[i], v[i]) < 0)
+	if (v[4])
+		b.source = (char *)v[4];
+	for (size_t i = 0; i < ARRAY_SIZE(api_texts); i++) {
+		r = keep_text(f, req, b.source, v[0], &api_texts[i], v[5 + i], &texts[i]);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
 			return 0;
+	}
 	b.source_id = (char *)v[0];
 	b.title = (char *)v[1];
-	b.report = (char *)v[2];
-	b.repro_c = (char *)v[3];
-	b.repro_syz = (char *)v[4];
-	b.tree = (char *)v[5];
-	b.base_commit = (char *)v[6];
-	b.kernel_config = (char *)v[7];
-	if (v[8])
-		b.source = (char *)v[8];
+	b.tree = (char *)v[2];
+	b.base_commit = (char *)v[3];
+	b.report = texts[0];
+	b.repro_c = texts[1];
+	b.repro_syz = texts[2];
+	b.kernel_config = texts[3];
 	r = store_bug_add(f->store, &b, &id, &created);
 	if (r < 0)
 		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));

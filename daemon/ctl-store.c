@@ -437,19 +437,48 @@ static int submit_path(const char *opt, const char *path, char **ret)
 	return 0;
 }
 
+/* What the API is sent for a text: a link as it is, a file's content
+ * (the daemon reads no path of ours). */
+static json_t *submit_text(const char *path, int *ret_exit)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	if (!path)
+		return json_null();
+	if (fetch_is_link(path))
+		return json_string(path);
+	r = read_file_bounded(path, 4u << 20, &text, NULL);
+	if (r < 0) {
+		ctl_err("submit: %s: %s", path, strerror(-r));
+		*ret_exit = 1;
+		return NULL;
+	}
+	return json_string(text);
+}
+
 static bool submit_api(struct ctl *c, const struct store_bug *b, int *ret_exit)
 {
-	_cleanup_json_ json_t *body = json_pack(
-		"{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "id", b->source_id, "title",
-		b->title, "source", b->source, "tree", json_str_or_null(b->tree), "commit",
-		json_str_or_null(b->base_commit), "report", json_str_or_null(b->report),
-		"repro_c", json_str_or_null(b->repro_c), "kernel_config",
-		json_str_or_null(b->kernel_config));
+	_cleanup_json_ json_t *body = NULL;
 	_cleanup_json_ json_t *answer = NULL;
 	const char *key;
-	json_t *v;
+	json_t *v, *rep, *repro, *cfg;
 	void *tmp;
 
+	*ret_exit = 0;
+	rep = submit_text(b->report, ret_exit);
+	repro = submit_text(b->repro_c, ret_exit);
+	cfg = submit_text(b->kernel_config, ret_exit);
+	if (*ret_exit) {
+		json_decref(rep);
+		json_decref(repro);
+		json_decref(cfg);
+		return true;
+	}
+	body = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o?, s:o?, s:o?}", "id", b->source_id, "title",
+			 b->title, "source", b->source, "tree", json_str_or_null(b->tree), "commit",
+			 json_str_or_null(b->base_commit), "report", rep, "repro_c", repro,
+			 "kernel_config", cfg);
 	if (!body) {
 		*ret_exit = 1;
 		return true;
