@@ -15,6 +15,7 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "hooks/auth.h"
 #include "mail/smtp.h"
 #include "child.h"
 #include "outbox.h"
@@ -70,10 +71,20 @@ static int spool_open(const struct config *cfg, void **ret_state, char **ret_err
 	return 0;
 }
 
-/* A key is untrusted-ish (it carries a Message-ID): keep a safe name. */
-static void key_to_name(const char *key, char *out, size_t n)
+/* A key is untrusted-ish (it carries a Message-ID): a safe name, led by
+ * a digest of the whole key, since making it safe (and short) maps
+ * different keys to one text, and a second mail would then be taken as
+ * delivered. */
+void outbox_spool_name(const char *key, char *out, size_t n)
 {
-	size_t j = 0;
+	char hex[AUTH_SHA256_HEX_LEN + 1];
+	size_t j;
+
+	if (n < 20 || auth_hmac_sha256_hex("kfix-spool", NULL, key, strlen(key), hex) < 0) {
+		snprintf(out, n, "unnamed");
+		return;
+	}
+	j = (size_t)snprintf(out, n, "%.16s-", hex);
 
 	for (size_t i = 0; key[i] && j + 1 < n; i++) {
 		char c = key[i];
@@ -94,7 +105,7 @@ static int spool_deliver(void *state, const struct store_outbox *o, char **ret_e
 	char name[256];
 	int r;
 
-	key_to_name(o->idem_key, name, sizeof(name));
+	outbox_spool_name(o->idem_key, name, sizeof(name));
 	if (asprintf(&path, "%s/%s.eml", sp->dir, name) < 0)
 		return -ENOMEM;
 	/* delivered before a crash hid the fact from the store: done */

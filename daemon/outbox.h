@@ -37,4 +37,8 @@ int outbox_run(struct outbox *o, int max, int *ret_sent);
 int outbox_spawn(struct outbox *o, sd_event *event, const char *self_exe,
 		 const char *config_path);
 
+/* The spool transport's file name for a message key (without ".eml"):
+ * distinct keys give distinct names, whatever they hold. */
+void outbox_spool_name(const char *key, char *out, size_t n);
+
 #endif

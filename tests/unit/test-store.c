@@ -15,6 +15,9 @@
 
 #include <cmocka.h>
 
+#include "common/strutil.h"
+#include "daemon/outbox.h"
+
 #include "common/fileio.h"
 #include "daemon/store.h"
 #include "tests/unit/store-fixture.h"
@@ -325,6 +328,28 @@ static void test_held_and_report_thread(void **state)
 	assert_int_equal(store_patch_decide(f->s, id, "sent", NULL, NULL), 0);
 }
 
+/* Keys that make the same safe text, or the same text once cut, still
+ * name two files: a second mail is never taken as delivered. */
+static void test_spool_names(void **state)
+{
+	char a[256], b[256], c[256], d[256];
+	char long1[400], long2[400];
+
+	(void)state;
+	outbox_spool_name("mail:<a/b@example.org>", a, sizeof(a));
+	outbox_spool_name("mail:<a_b@example.org>", b, sizeof(b));
+	assert_string_not_equal(a, b);
+	memset(long1, 'x', sizeof(long1) - 1);
+	long1[sizeof(long1) - 1] = '\0';
+	memcpy(long2, long1, sizeof(long2));
+	long2[sizeof(long2) - 2] = 'y';
+	outbox_spool_name(long1, c, sizeof(c));
+	outbox_spool_name(long2, d, sizeof(d));
+	assert_string_not_equal(c, d);
+	assert_null(strchr(a, '/'));
+	assert_true(endswith(a, "a_b@example.org_"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +364,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_llm_usage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_and_report_thread, setup, teardown),
 		cmocka_unit_test(test_corrupt_and_future),
+		cmocka_unit_test(test_spool_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
