@@ -288,6 +288,13 @@ static int load_entry(const git_config_entry *ge, void *payload)
 		return -1;
 	}
 	why = value_check(k, ge->value ? ge->value : "", tmp, sizeof(tmp));
+	if (why && k->type == CONFIG_SECRET) {
+		/* a secret's value never reaches a message, not even in part */
+		ctx->r = config_error(ctx->ret_error, ctx->c->path,
+				      locate_line(ctx->c->path, section, sub, ekey),
+				      "key '%s': the value (not shown: a secret) %s", ge->name, why);
+		return -1;
+	}
 	if (why) {
 		_cleanup_free_ char *esc = str_escape(ge->value ? ge->value : "",
 						      strlen(ge->value ? ge->value : ""), 80);

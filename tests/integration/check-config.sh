@@ -23,6 +23,10 @@ expect "[vm \"a\"]
 	ssh-port = 70000" "bad.conf:2: key 'vm.a.ssh-port': value '70000' out of range 1..65535"
 expect "[nonsense]
 	a = b" "bad.conf:1: unknown section [nonsense]"
+# a secret's value is never echoed, not even part of it
+expect "[http]
+	api-token = secret:dir/hunter2-secret" "key 'http.api-token': the value (not shown: a secret)"
+grep -q "hunter2" "$T/err" && fail "a secret echoed: $(cat "$T/err")"
 expect "[mail \"x\"]
 	from = a" "section [mail \"x\"]: takes no name"
 expect "[kfix
