@@ -17,6 +17,10 @@
 #define MAIL_ATTACHMENTS_MAX 32
 #define MAIL_PARTS_MAX 256
 #define MAIL_DEPTH_MAX 16
+/* What the pre-scan allows before GMime sees a byte. */
+#define MAIL_HEADERS_MAX 1000
+#define MAIL_HEADER_SIZE_MAX (64U * 1024)
+#define MAIL_BOUNDARIES_MAX (2 * MAIL_DEPTH_MAX)
 #define MAIL_TRAILERS_MAX 64
 #define MAIL_FIELD_MAX 4096
 

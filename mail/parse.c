@@ -289,6 +289,99 @@ static int mail_analyse(struct mail *m)
 	return 0;
 }
 
+/* The boundary=... value at p (quoted or a token), bounded. */
+static size_t boundary_value(const char *p, const char *end, const char **ret)
+{
+	const char *q;
+
+	if (p < end && *p == '"') {
+		q = memchr(p + 1, '"', (size_t)(end - p - 1));
+		*ret = p + 1;
+		return q ? (size_t)(q - p - 1) : 0;
+	}
+	for (q = p; q < end && !strchr(" \t\r\n;\"", *q); q++)
+		;
+	*ret = p;
+	return (size_t)(q - p);
+}
+
+struct prescan {
+	const char *b[MAIL_BOUNDARIES_MAX];
+	size_t bn[MAIL_BOUNDARIES_MAX];
+	size_t n_bounds, delimiters, headers, field;
+	bool in_header;
+};
+
+static bool is_delimiter(const struct prescan *s, const char *l, size_t n)
+{
+	if (n < 3 || l[0] != '-' || l[1] != '-')
+		return false;
+	for (size_t i = 0; i < s->n_bounds; i++)
+		if (n >= 2 + s->bn[i] && !memcmp(l + 2, s->b[i], s->bn[i]))
+			return true;
+	return false;
+}
+
+/* Finds boundary= parameters on a line and remembers them. */
+static int note_boundaries(struct prescan *s, const char *l, size_t n, char **ret_error)
+{
+	for (size_t i = 0; i + 9 <= n; i++) {
+		const char *v;
+		size_t k;
+
+		if (strncasecmp(l + i, "boundary=", 9) != 0)
+			continue;
+		k = boundary_value(l + i + 9, l + n, &v);
+		if (k == 0 || k > 200)
+			continue;
+		if (s->n_bounds >= MAIL_BOUNDARIES_MAX)
+			return error_set(ret_error, -E2BIG,
+					 "more than %d multipart boundaries: nested too deep",
+					 MAIL_BOUNDARIES_MAX);
+		s->b[s->n_bounds] = v;
+		s->bn[s->n_bounds++] = k;
+	}
+	return 0;
+}
+
+/* A cheap look at the raw bytes, before GMime builds a tree of them: a
+ * hostile mail of a million empty parts or header lines would otherwise
+ * cost gigabytes and seconds before kfix's own limits apply. */
+static int mail_prescan(const char *data, size_t len, char **ret_error)
+{
+	struct prescan s = { .in_header = true };
+
+	for (const char *l = data, *end = data + len; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t n = nl ? (size_t)(nl - l) : (size_t)(end - l);
+		int r;
+
+		if (n > 0 && l[n - 1] == '\r')
+			n--;
+		if (s.in_header) {
+			if (n == 0)
+				s.in_header = false;
+			else if (l[0] == ' ' || l[0] == '\t')
+				s.field += n;
+			else {
+				s.field = n;
+				if (++s.headers > MAIL_HEADERS_MAX)
+					return error_set(ret_error, -E2BIG, "more than %d header fields",
+							 MAIL_HEADERS_MAX);
+			}
+			if (s.field > MAIL_HEADER_SIZE_MAX)
+				return error_set(ret_error, -E2BIG, "a header field of more than %u bytes",
+						 MAIL_HEADER_SIZE_MAX);
+		}
+		if (is_delimiter(&s, l, n) && ++s.delimiters > MAIL_PARTS_MAX + MAIL_BOUNDARIES_MAX)
+			return error_set(ret_error, -E2BIG, "more than %d MIME parts", MAIL_PARTS_MAX);
+		if (n >= 9 && (r = note_boundaries(&s, l, n, ret_error)) < 0)
+			return r;
+		l = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
 int mail_parse(const char *data, size_t len, size_t max, struct mail **ret,
 	       char **ret_error)
 {
@@ -303,6 +396,9 @@ int mail_parse(const char *data, size_t len, size_t max, struct mail **ret,
 			  len, max);
 		return -EFBIG;
 	}
+	r = mail_prescan(data, len, ret_error);
+	if (r < 0)
+		return r;
 	pthread_once(&gmime_once, gmime_setup);
 	m = calloc(1, sizeof(*m));
 	if (!m)

@@ -267,6 +267,74 @@ static void test_malformed_and_limits(void **state)
 		mail_free(none);
 }
 
+/* Mails built to cost GMime gigabytes: a million empty parts, nesting
+ * deeper than kfix reads, a flood of header fields, one huge folded
+ * field.  Each is refused before parsing, with the reason; a mail of
+ * 200 parts just below the limits is read. */
+static void test_hostile_structure(void **state)
+{
+	static const char head[] = "From: a@example.org\nSubject: x\nMIME-Version: 1.0\n"
+				   "Content-Type: multipart/mixed; boundary=\"b\"\n\n";
+	struct mail *none = NULL;
+	char *buf;
+	size_t cap = 16u * 1024 * 1024, n;
+
+	(void)state;
+	buf = malloc(cap);
+	assert_non_null(buf);
+	/* 1.5 million empty parts in under 16 MB */
+	n = (size_t)snprintf(buf, cap, "%s", head);
+	for (int i = 0; i < 1500000 && n + 16 < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "--b\n\n");
+	n += (size_t)snprintf(buf + n, cap - n, "--b--\n");
+	{
+		_cleanup_free_ char *err = NULL;
+
+		assert_int_equal(mail_parse(buf, n, 16u * 1024 * 1024, &none, &err), -E2BIG);
+		assert_non_null(strstr(err, "MIME parts"));
+	}
+	/* 40 nested multiparts */
+	n = (size_t)snprintf(buf, cap, "From: a@example.org\nMIME-Version: 1.0\n");
+	for (int i = 0; i < 40; i++)
+		n += (size_t)snprintf(buf + n, cap - n,
+				      "Content-Type: multipart/mixed; boundary=\"n%d\"\n\n--n%d\n", i, i);
+	{
+		_cleanup_free_ char *err = NULL;
+
+		assert_int_equal(mail_parse(buf, n, 0, &none, &err), -E2BIG);
+		assert_non_null(strstr(err, "nested"));
+	}
+	/* header fields */
+	n = 0;
+	for (int i = 0; i < 5000; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "X-H%d: v\n", i);
+	n += (size_t)snprintf(buf + n, cap - n, "\nbody\n");
+	{
+		_cleanup_free_ char *err = NULL;
+
+		assert_int_equal(mail_parse(buf, n, 0, &none, &err), -E2BIG);
+		assert_non_null(strstr(err, "header fields"));
+	}
+	n = (size_t)snprintf(buf, cap, "Subject: x\n");
+	for (int i = 0; i < 20000; i++)
+		n += (size_t)snprintf(buf + n, cap - n, " folded\n");
+	n += (size_t)snprintf(buf + n, cap - n, "\nbody\n");
+	{
+		_cleanup_free_ char *err = NULL;
+
+		assert_int_equal(mail_parse(buf, n, 0, &none, &err), -E2BIG);
+		assert_non_null(strstr(err, "header field of more than"));
+	}
+	/* 200 small parts: within the limits, read */
+	n = (size_t)snprintf(buf, cap, "%s", head);
+	for (int i = 0; i < 200; i++)
+		n += (size_t)snprintf(buf + n, cap - n, "--b\nContent-Type: text/plain\n\npart %d\n", i);
+	n += (size_t)snprintf(buf + n, cap - n, "--b--\n");
+	assert_int_equal(mail_parse(buf, n, 0, &none, NULL), 0);
+	mail_free(none);
+	free(buf);
+}
+
 static void test_json_shape(void **state)
 {
 	_cleanup_(mail_freep) struct mail *m = parse_fixture("reply-test-attached.eml");
@@ -467,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_commands_rules),
 		cmocka_unit_test(test_inline_patch),
 		cmocka_unit_test(test_malformed_and_limits),
+		cmocka_unit_test(test_hostile_structure),
 		cmocka_unit_test(test_json_shape),
 		cmocka_unit_test(test_allowlist),
 		cmocka_unit_test(test_refusal),
