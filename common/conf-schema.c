@@ -86,6 +86,7 @@ const struct config_key config_schema[] = {
 	T("tree", true, "push-ssh-key", CONFIG_PATH, NULL),
 	T("tree", true, "push-known-hosts", CONFIG_PATH, NULL),
 	T("tree", true, "allow-commands", CONFIG_LIST, NULL),
+	NS("tree", "command-auth", "dkim"),
 	I("tree", true, "priority", "0", -1000, 1000),
 	T("tree", true, "fetch-interval", CONFIG_DURATION, "1h"),
 	T("tree", true, "ask-syzbot-test", CONFIG_BOOL, "false"),
@@ -134,6 +135,9 @@ const struct config_key config_schema[] = {
 	T("mail", false, "smtp-password", CONFIG_SECRET, NULL),
 	T("mail", false, "spool-dir", CONFIG_PATH, NULL),
 	I("mail", false, "max-tries", "20", 1, 1000),
+	T("mail", false, "dkim-keys", CONFIG_PATH, NULL),
+	T("mail", false, "trusted-authserv-id", CONFIG_STRING, NULL),
+	T("mail", false, "syzbot-auth", CONFIG_STRING, "dkim"),
 
 	/* [http]: the listener (when not socket-activated) */
 	T("http", false, "listen", CONFIG_LIST, NULL),

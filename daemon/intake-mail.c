@@ -14,6 +14,7 @@
 #include "hooks/forge.h"
 #include "intake-mail.h"
 #include "intake-review.h"
+#include "mail/auth.h"
 #include "mail/compose.h"
 #include "mail/parse.h"
 #include "store.h"
@@ -203,6 +204,42 @@ bool intake_mail_wanted(const struct intake_mail *im)
 	return !im->ignore_why;
 }
 
+/* Is the raw mail authenticated for its From: by one of the methods the
+ * config word lists?  0 with *ret_why when not. */
+static int authenticated(const struct config *cfg, const struct store_inbox *in,
+			 const char *methods_word, const char **ret_why)
+{
+	_cleanup_(mail_auth_freep) struct mail_auth *a = NULL;
+	struct mail_auth_opts o;
+	unsigned methods;
+	int r;
+
+	if (mail_auth_methods_parse(methods_word, &methods) < 0) {
+		*ret_why = "the configured authentication is not dkim, authres or none";
+		return 0;
+	}
+	mail_auth_opts_from_config(cfg, &o);
+	r = mail_auth_check(in->payload, in->payload_len, &o, &a);
+	if (r < 0)
+		return r;
+	return mail_auth_from_ok(a, methods, ret_why) ? 1 : 0;
+}
+
+/* syzbot's reports and test results become bugs and verdicts whose text
+ * the model reads: only from syzbot's own domain, with its signature. */
+static int from_syzbot(const struct config *cfg, const struct intake_mail *im,
+		       const struct store_inbox *in, const char **ret_why)
+{
+	const char *methods = "dkim";
+
+	if (!im->from || !endswith(im->from, "@" SYZBOT_DOMAIN)) {
+		*ret_why = "not sent from syzbot's domain " SYZBOT_DOMAIN;
+		return 0;
+	}
+	(void)config_get_string(cfg, "mail", NULL, "syzbot-auth", &methods);
+	return authenticated(cfg, in, methods, ret_why);
+}
+
 static int apply_report(struct store *s, const struct intake_mail *im,
 			const struct store_inbox *in)
 {
@@ -323,6 +360,23 @@ static int apply_command(struct store *s, const struct config *cfg,
 					     "command not about a known bug");
 	if (r < 0)
 		return r;
+	/* a From: line is what the sender typed: the mail must prove it */
+	if (b->tree) {
+		const char *methods = "dkim", *why = NULL;
+
+		(void)config_get_string(cfg, "tree", b->tree, "command-auth", &methods);
+		r = authenticated(cfg, in, methods, &why);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			r = add_event(s, b->id, "request.refused",
+				      json_pack("{s:s?, s:s, s:s, s:s}", "claimed_by", im->from,
+						"command", im->command, "via", "mail", "reason", why));
+			if (r < 0)
+				return r;
+			return store_inbox_set_state(s, in->id, "ignored", b->id, why);
+		}
+	}
 	/* the [tree] allow-commands list decides who may command */
 	if (!b->tree || !mail_sender_allowed(cfg, b->tree, im->from)) {
 		r = queue_refusal(s, cfg, in, b);
@@ -393,6 +447,15 @@ static int apply_other_patch(struct store *s, const struct config *cfg,
 int intake_mail_apply(struct store *s, const struct config *cfg,
 		      const struct intake_mail *im, const struct store_inbox *in)
 {
+	if (im->bug.source_id || im->test != MAIL_TEST_NONE) {
+		const char *why = NULL;
+		int r = from_syzbot(cfg, im, in, &why);
+
+		if (r < 0)
+			return r;
+		if (r == 0)
+			return store_inbox_set_state(s, in->id, "ignored", 0, why);
+	}
 	if (im->bug.source_id)
 		return apply_report(s, im, in);
 	if (im->test != MAIL_TEST_NONE)

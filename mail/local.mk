@@ -4,13 +4,13 @@ noinst_LIBRARIES += mail/libmail.a
 mail_libmail_a_SOURCES = \
 	mail/parse.h mail/mail-internal.h \
 	mail/parse.c mail/text.c mail/syzbot.c mail/commands.c mail/patch.c \
-	mail/json.c \
+	mail/json.c mail/auth.h mail/auth.c \
 	mail/compose.h mail/compose.c mail/header-internal.h mail/header.c \
 	mail/diffstat-internal.h mail/diffstat.c mail/maintainers.c \
 	mail/smtp.h mail/smtp.c mail/inbox.h mail/inbox.c
-mail_libmail_a_CFLAGS = $(AM_CFLAGS) $(GMIME_CFLAGS) $(LIBCURL_CFLAGS) \
+mail_libmail_a_CFLAGS = $(AM_CFLAGS) $(GMIME_CFLAGS) $(OPENDKIM_CFLAGS) $(LIBCURL_CFLAGS) \
 	$(LIBGIT2_CFLAGS) $(JANSSON_CFLAGS)
-MAIL_LIBS = mail/libmail.a $(GMIME_LIBS) $(LIBCURL_LIBS) $(LIBGIT2_LIBS) $(JANSSON_LIBS)
+MAIL_LIBS = mail/libmail.a $(GMIME_LIBS) $(OPENDKIM_LIBS) $(LIBCURL_LIBS) $(LIBGIT2_LIBS) $(JANSSON_LIBS)
 
 CTL_EXTRA_SOURCES += daemon/ctl-mail.c
 
@@ -28,7 +28,7 @@ endif
 # Test driver for the shell integration tests.
 check_PROGRAMS += tests/helpers/mailtool
 tests_helpers_mailtool_SOURCES = tests/helpers/mailtool.c
-tests_helpers_mailtool_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_helpers_mailtool_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS) $(OPENDKIM_CFLAGS)
 tests_helpers_mailtool_LDADD = $(MAIL_LIBS) $(COMMON_LIBS)
 
 check_PROGRAMS += tests/helpers/outboxtool
@@ -47,7 +47,7 @@ MAIL_FIXTURES = \
 MAIL_INTEGRATION_TESTS = \
 	tests/integration/mail-smtp.sh \
 	tests/integration/mail-compose.sh \
-	tests/integration/mail-inbox.sh \
+	tests/integration/mail-inbox.sh tests/integration/mail-auth.sh \
 	tests/integration/mail-kfixctl.sh
 TESTS += $(MAIL_INTEGRATION_TESTS)
 EXTRA_DIST += $(MAIL_INTEGRATION_TESTS) tests/integration/mail-lib.sh \

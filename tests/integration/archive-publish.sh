@@ -62,6 +62,8 @@ cat >> "$T/kfix.conf" <<CONF
 	url = file://$U
 	moderation-address = moderation@example.org
 	allow-commands = mod@example.org
+	# unsigned command mails here: DKIM is tested in mail-auth.sh
+	command-auth = none
 [archive "lists"]
 	url = $T/inbox
 	poll-interval = 1s

@@ -41,6 +41,8 @@ cat >> "$T/kfix.conf" <<CONF
 	moderation-address = moderation@example.org
 	push-remote = file://$T/push.git
 	allow-commands = mod@example.org
+	# unsigned command mails here: DKIM is tested in mail-auth.sh
+	command-auth = none
 [http]
 	listen = 127.0.0.1:$port
 [hook "mta"]

@@ -69,6 +69,8 @@ cat >> "$T/kfix.conf" <<CONF
 	url = file://$U
 	moderation-address = moderation@example.org
 	allow-commands = mod@example.org
+	# unsigned command mails here: DKIM is tested in mail-auth.sh
+	command-auth = none
 	push-remote = file://$T/push.git
 [archive "lists"]
 	url = $T/inbox

@@ -96,6 +96,8 @@ flow_write_config() { # LLM_SECTIONS LLM ITERATE_LLM RECORD
 	interval = 3s
 	request-interval = 100ms
 [mail]
+	# unsigned syzbot mails here: DKIM is tested in mail-auth.sh
+	syzbot-auth = none
 	transport = smtp
 	smtp-url = smtp://127.0.0.1:$(cat "$T/smtp/port")
 	from = kfix bot <kfix@kfix.example.org>
@@ -104,6 +106,8 @@ flow_write_config() { # LLM_SECTIONS LLM ITERATE_LLM RECORD
 	config = $KT_CONFIG
 	moderation-address = moderation@example.org
 	allow-commands = mod@example.org
+	# unsigned command mails here: DKIM is tested in mail-auth.sh
+	command-auth = none
 	push-remote = ssh://$(id -un)@127.0.0.1:$SSHD_PORT$T/remote.git
 	push-ssh-key = $T/id
 	push-known-hosts = $T/known_hosts
