@@ -361,20 +361,8 @@ static int body_object(struct http_request *req, const char *const *allowed, siz
  * host, which would let a client make kfixd read any file it can (and
  * tell which exist).  Content is kept under STATE/submitted/, in a
  * folder named by a digest of the bug's source and id. */
-struct api_text {
-	const char *key, *file;
-	size_t max;
-};
-
-static const struct api_text api_texts[] = {
-	{ "report", "report.txt", 4u << 20 },
-	{ "repro_c", "repro.c", 1u << 20 },
-	{ "repro_syz", "repro.syz", 1u << 20 },
-	{ "kernel_config", "kernel.config", 4u << 20 },
-};
-
 static int keep_text(struct front *f, struct http_request *req, const char *source,
-		     const char *id, const struct api_text *t, const char *value, char **ret)
+		     const char *id, const struct fetch_text *t, const char *value, char **ret)
 {
 	_cleanup_free_ char *dir = NULL, *path = NULL;
 	char hex[AUTH_SHA256_HEX_LEN + 1];
@@ -397,14 +385,14 @@ static int keep_text(struct front *f, struct http_request *req, const char *sour
 	if (r >= 0)
 		r = write_file_atomic(path, value, strlen(value), 0640);
 	if (r < 0) {
-		http_reply_error(req, 503, "\"%s\": cannot keep the text: %s", t->key, strerror(-r));
+		http_reply_error(req, 503, "\"%s\": cannot keep the text: %s", t->field, strerror(-r));
 		return -EIO;
 	}
 	*ret = TAKE_PTR(path);
 	return 0;
 }
 
-static void texts_free(char *(*t)[ARRAY_SIZE(api_texts)])
+static void texts_free(char *(*t)[FETCH_TEXTS])
 {
 	for (size_t i = 0; i < ARRAY_SIZE(*t); i++)
 		free((*t)[i]);
@@ -416,7 +404,7 @@ static int api_bug_submit(struct http_request *req, void *userdata)
 					       "report", "repro_c", "repro_syz", "kernel_config" };
 	struct front *f = userdata;
 	_cleanup_json_ json_t *j = NULL;
-	_cleanup_(texts_free) char *texts[ARRAY_SIZE(api_texts)] = { NULL };
+	_cleanup_(texts_free) char *texts[FETCH_TEXTS] = { NULL };
 	struct store_bug b = { .source = (char *)"manual" };
 	const char *v[ARRAY_SIZE(allowed)];
 	int64_t id;
@@ -428,14 +416,14 @@ static int api_bug_submit(struct http_request *req, void *userdata)
 	for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
 		if (body_str(req, j, allowed[i], i < 2,
 			     i == 1 ? API_TITLE_MAX : i == 4 ? 32 :
-			     i >= 5 ? api_texts[i - 5].max : API_FIELD_MAX, &v[i]) < 0)
+			     i >= 5 ? fetch_texts[i - 5].max : API_FIELD_MAX, &v[i]) < 0)
 			return 0;
 	if (v[4] && strspn(v[4], "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(v[4]))
 		return http_reply_error(req, 400, "\"source\" may hold only a-z, 0-9 and '-'");
 	if (v[4])
 		b.source = (char *)v[4];
-	for (size_t i = 0; i < ARRAY_SIZE(api_texts); i++) {
-		r = keep_text(f, req, b.source, v[0], &api_texts[i], v[5 + i], &texts[i]);
+	for (size_t i = 0; i < FETCH_TEXTS; i++) {
+		r = keep_text(f, req, b.source, v[0], &fetch_texts[i], v[5 + i], &texts[i]);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)

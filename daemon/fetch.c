@@ -23,12 +23,7 @@
 
 #define FETCH_TIMEOUT_SEC 120L
 
-struct text {
-	const char *field, *file;
-	size_t max;
-};
-
-static const struct text texts[] = {
+const struct fetch_text fetch_texts[FETCH_TEXTS] = {
 	{ "report", "report.txt", 4u << 20 },
 	{ "repro_c", "repro.c", 1u << 20 },
 	{ "repro_syz", "repro.syz", 1u << 20 },
@@ -129,7 +124,7 @@ static const char *field_value(const struct store_bug *b, const char *field)
 }
 
 static int fetch_one(const struct config *cfg, struct store *store, const struct store_bug *b,
-		     const char *dir, const struct text *t, char **ret_error)
+		     const char *dir, const struct fetch_text *t, char **ret_error)
 {
 	const char *url = field_value(b, t->field);
 	_cleanup_free_ char *path = NULL, *err = NULL;
@@ -161,8 +156,8 @@ int fetch_bug_texts(const struct config *cfg, struct store *store, const struct 
 	_cleanup_free_ char *state = NULL, *dir = NULL;
 	int r, n = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
-		if (!fetch_is_link(field_value(b, texts[i].field)))
+	for (size_t i = 0; i < FETCH_TEXTS; i++) {
+		if (!fetch_is_link(field_value(b, fetch_texts[i].field)))
 			continue;
 		if (!dir) {
 			r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
@@ -173,7 +168,7 @@ int fetch_bug_texts(const struct config *cfg, struct store *store, const struct 
 			if (r < 0)
 				return error_set(ret_error, r, "cannot create %s: %s", dir, strerror(-r));
 		}
-		r = fetch_one(cfg, store, b, dir, &texts[i], ret_error);
+		r = fetch_one(cfg, store, b, dir, &fetch_texts[i], ret_error);
 		if (r < 0)
 			return r;
 		n++;

@@ -3,6 +3,15 @@
 #define KFIX_FETCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+/* A bug's texts: the store's field, the file it is kept in, its limit. */
+struct fetch_text {
+	const char *field, *file;
+	size_t max;
+};
+#define FETCH_TEXTS 4
+extern const struct fetch_text fetch_texts[FETCH_TEXTS];
 
 struct config;
 struct store;

@@ -81,7 +81,7 @@ static int local_file(struct pipeline *p, const char *what, const char *value, s
 }
 
 /* Links (from a syzbot mail or relay) become local files first. */
-static int fetch_texts(struct pipeline *p)
+static int fetch_links(struct pipeline *p)
 {
 	_cleanup_free_ char *err = NULL;
 	int n = 0, r;
@@ -133,7 +133,7 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 	r = store_bug_get(ctx->store, ctx->job->bug_id, &p->bug);
 	if (r < 0)
 		return job_fail(ctx, r, "bug %lld: %s", (long long)ctx->job->bug_id, strerror(-r));
-	r = fetch_texts(p);
+	r = fetch_links(p);
 	if (r < 0)
 		return r;
 	if (!p->bug->tree)

@@ -229,6 +229,14 @@ static size_t include_type_line(const char *s, size_t start)
 	return prev;
 }
 
+/* The definition ends with the line of its closing brace. */
+static size_t line_end_after(const char *text, size_t len, size_t pos)
+{
+	while (pos < len && text[pos] != '\n')
+		pos++;
+	return pos < len ? pos + 1 : pos;
+}
+
 int c_find_function(const char *text, size_t len, const char *func,
 		    size_t *ret_start, size_t *ret_end, unsigned *ret_first_line)
 {
@@ -268,11 +276,7 @@ int c_find_function(const char *text, size_t len, const char *func,
 		sc.pos = body;
 		if (!skip_balanced(&sc, '{', '}'))
 			return -ENOENT;
-		end = sc.pos;
-		while (end < len && text[end] != '\n')
-			end++;
-		if (end < len)
-			end++;
+		end = line_end_after(text, len, sc.pos);
 		start = include_type_line(text, line_begin(text, w));
 		for (size_t i = 0; i < start; i++)
 			line += text[i] == '\n';
@@ -338,11 +342,7 @@ int c_function_at_line(const char *text, size_t len, unsigned line, size_t *ret_
 		start = include_type_line(text, line_begin(text, w));
 		if (start > at)
 			return -ENOENT;
-		end = sc.pos;
-		while (end < len && text[end] != '\n')
-			end++;
-		if (end < len)
-			end++;
+		end = line_end_after(text, len, sc.pos);
 		*ret_name = w;
 		*ret_start = start;
 		*ret_end = end;
