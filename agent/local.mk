@@ -7,7 +7,7 @@ agent_libagent_a_SOURCES = \
 	agent/crashinfo.c agent/crashinfo-internal.h \
 	agent/gates.c agent/gates.h agent/gates-internal.h \
 	agent/gates-path.c agent/gates-resources.c \
-	agent/edits.c agent/edits.h \
+	agent/edits.c agent/edits.h agent/explore.c agent/explore.h \
 	agent/trajectory.c agent/trajectory.h \
 	agent/search.c agent/search.h \
 	agent/kb.c agent/kb.h \
@@ -24,6 +24,12 @@ tests_unit_test_llm_SOURCES = tests/unit/test-llm.c tests/unit/llm-server.h
 tests_unit_test_llm_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_llm_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 EXTRA_DIST += tests/agent/llm-server.py
+
+check_PROGRAMS += tests/unit/test-explore
+TESTS += tests/unit/test-explore
+tests_unit_test_explore_SOURCES = tests/unit/test-explore.c
+tests_unit_test_explore_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_explore_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/test-gates
 TESTS += tests/unit/test-gates

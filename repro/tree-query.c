@@ -499,3 +499,44 @@ int tree_diff_commits(struct tree *t, const char *old, const char *new_rev,
 		*ret_truncated = cap.truncated;
 	return 0;
 }
+
+int tree_list_dir(struct tree *t, const char *rev, const char *path, tree_dir_fn cb,
+		  void *userdata)
+{
+	_cleanup_(git_commit_freep) git_commit *c = NULL;
+	_cleanup_(git_tree_freep) git_tree *root = NULL, *sub = NULL;
+	git_tree_entry *e = NULL;
+	const git_tree *dir;
+	int r;
+
+	r = tree_lookup_commit_t(t, rev, &c);
+	if (r < 0)
+		return r;
+	r = git_commit_tree(&root, c);
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot read commit tree");
+	dir = root;
+	if (path && *path) {
+		r = git_tree_entry_bypath(&e, root, path);
+		if (r == GIT_ENOTFOUND)
+			return tree_fail(t, -ENOENT, "no such folder");
+		if (r < 0)
+			return tree_fail_git(t, r, "cannot look up the folder");
+		if (git_tree_entry_type(e) != GIT_OBJECT_TREE) {
+			git_tree_entry_free(e);
+			return tree_fail(t, -ENOTDIR, "not a folder");
+		}
+		r = git_tree_lookup(&sub, t->repo, git_tree_entry_id(e));
+		git_tree_entry_free(e);
+		if (r < 0)
+			return tree_fail_git(t, r, "cannot read the folder");
+		dir = sub;
+	}
+	for (size_t i = 0; i < git_tree_entrycount(dir); i++) {
+		const git_tree_entry *x = git_tree_entry_byindex(dir, i);
+
+		if (cb(git_tree_entry_name(x), git_tree_entry_type(x) == GIT_OBJECT_TREE, userdata))
+			break;
+	}
+	return 0;
+}

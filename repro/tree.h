@@ -138,6 +138,12 @@ int tree_grep(struct tree *t, const char *rev, const char *path_prefix,
 	      const char *pattern, unsigned flags, size_t max_hits,
 	      tree_grep_fn cb, void *userdata);
 
+/* The entries of folder path ("" for the top) at rev, in git's order:
+ * name, and whether it is a folder.  Return non-zero to stop.  -ENOTDIR
+ * when path is not a folder. */
+typedef int (*tree_dir_fn)(const char *name, bool is_dir, void *userdata);
+int tree_list_dir(struct tree *t, const char *rev, const char *path, tree_dir_fn cb,
+		  void *userdata);
 /* Walks the history reachable from from_rev, newest first, and finds the
  * first commit whose message contains needle (e.g.
  * "Reported-by: syzbot+0123abcd").  Looks at max_commits commits (0: no

@@ -1,0 +1,274 @@
+/* The agent's exploration tools on a real git repository: answers with
+ * line numbers, limits, confinement to the tree at the base commit. */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/explore.h"
+#include "common/fileio.h"
+#include "common/json.h"
+#include "common/strutil.h"
+#include "repro/tree.h"
+
+static char dir[] = "/tmp/kfix-test-explore.XXXXXX";
+static char base[TREE_OID_HEX], later[TREE_OID_HEX], first[TREE_OID_HEX];
+static struct tree *t;
+
+static void sh(const char *fmt, ...) _printf_(1, 2);
+static void sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (system(cmd) != 0)
+		fail_msg("command failed: %s", cmd);
+}
+
+static void put(const char *rel, const char *text)
+{
+	char p[4096], d[4096];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	snprintf(d, sizeof(d), "%s", p);
+	*strrchr(d, '/') = '\0';
+	assert_int_equal(mkdir_p(d, 0755), 0);
+	assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
+}
+
+static int setup(void **state)
+{
+	char big[64 * 1024];
+	size_t n = 0;
+
+	(void)state;
+	if (!mkdtemp(dir))
+		return -1;
+	sh("cd %s && git init -q && git config user.email t@example.org && git config user.name Tester",
+	   dir);
+	put("kernel/sys.c", "// SPDX-License-Identifier: GPL-2.0\n#include <linux/syscalls.h>\n\n"
+			    "SYSCALL_DEFINE1(foo, int, fd)\n{\n\treturn fd;\n}\n");
+	sh("cd %s && git add -A && git commit -qm 'kernel: add foo'", dir);
+	sh("cd %s && git rev-parse HEAD > %s/.first", dir, dir);
+	for (int i = 1; i <= 500; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "int v%d = %d;\n", i, i);
+	put("lib/big.c", big);
+	put("include/linux/foo.h", "#ifndef FOO_H\n#define FOO_H\n#define FOO_MAX 16\n"
+				   "struct foo {\n\tint n;\n\tstruct foo *next;\n};\n#endif\n");
+	put("lib/util.c", "#include <linux/foo.h>\n\nstatic int foo_count(struct foo *f)\n{\n"
+			  "\treturn f ? f->n : 0;\n}\n");
+	sh("cd %s && ln -s /etc/passwd lib/passwd && ln -s ../../.. lib/up", dir);
+	sh("cd %s && git add -A && git commit -qm 'lib: add util'", dir);
+	sh("cd %s && git rev-parse HEAD > %s/.base", dir, dir);
+	put("lib/util.c", "/* the future */\n");
+	sh("cd %s && git commit -qam 'lib: later change'", dir);
+	sh("cd %s && git rev-parse HEAD > %s/.later", dir, dir);
+	{
+		char p[4096];
+		_cleanup_free_ char *a = NULL, *b = NULL, *c = NULL;
+
+		snprintf(p, sizeof(p), "%s/.base", dir);
+		assert_int_equal(read_file_bounded(p, 100, &a, NULL), 0);
+		snprintf(p, sizeof(p), "%s/.later", dir);
+		assert_int_equal(read_file_bounded(p, 100, &b, NULL), 0);
+		snprintf(p, sizeof(p), "%s/.first", dir);
+		assert_int_equal(read_file_bounded(p, 100, &c, NULL), 0);
+		snprintf(base, sizeof(base), "%.40s", a);
+		snprintf(later, sizeof(later), "%.40s", b);
+		snprintf(first, sizeof(first), "%.40s", c);
+	}
+	return tree_open_path(dir, NULL, &t) < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tree_free(t);
+	return rm_rf(dir);
+}
+
+/* One call; the answer, owned by the caller. */
+static char *call(const char *name, const char *args_json)
+{
+	_cleanup_(explore_freep) struct explore *e = NULL;
+	_cleanup_json_ json_t *args = json_loads(args_json, 0, NULL);
+	char *out = NULL;
+
+	assert_non_null(args);
+	assert_int_equal(explore_new(t, base, &e), 0);
+	assert_int_equal(explore_call(e, name, args, &out), 0);
+	assert_non_null(out);
+	assert_true(strlen(out) <= EXPLORE_ANSWER_MAX + 64);
+	return out;
+}
+
+static void test_read_file(void **state)
+{
+	_cleanup_free_ char *a = call("read_file", "{\"path\": \"lib/util.c\", \"start\": 3, \"end\": 5}");
+	_cleanup_free_ char *big = call("read_file", "{\"path\": \"lib/big.c\", \"start\": 100, \"end\": 900}");
+	_cleanup_free_ char *past = call("read_file", "{\"path\": \"lib/big.c\", \"start\": 600}");
+	_cleanup_free_ char *dirr = call("read_file", "{\"path\": \"lib\"}");
+
+	(void)state;
+	/* the base commit, not the later one; numbered lines */
+	assert_non_null(strstr(a, "lib/util.c, lines 3-5 of 6:\n"));
+	assert_non_null(strstr(a, "     3\tstatic int foo_count(struct foo *f)\n"));
+	assert_non_null(strstr(a, "     5\t\treturn f ? f->n : 0;\n"));
+	assert_null(strstr(a, "the future"));
+	assert_null(strstr(a, "     6\t"));
+	/* at most 200 lines a call */
+	assert_non_null(strstr(big, "   299\tint v299 = 299;\n"));
+	assert_null(strstr(big, "   300\t"));
+	assert_non_null(strstr(past, "only 500 lines"));
+	assert_true(startswith(dirr, "error: lib is a folder"));
+}
+
+/* Absolute paths, "..", .git and symlinks out of the tree give nothing
+ * of the host. */
+static void test_confinement(void **state)
+{
+	static const char *const bad[] = {
+		"{\"path\": \"/etc/passwd\"}", "{\"path\": \"../../etc/passwd\"}",
+		"{\"path\": \"lib/../../x\"}", "{\"path\": \".git/config\"}",
+		"{\"path\": \"lib/./util.c\"}", "{\"path\": \"\"}", "{}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		_cleanup_free_ char *a = call("read_file", bad[i]);
+		_cleanup_free_ char *b = call("list_dir", bad[i]);
+		_cleanup_free_ char *c = call("git_blame", bad[i]);
+
+		assert_true(startswith(a, "error: "));
+		assert_null(strstr(a, "root:"));
+		assert_true(startswith(c, "error: "));
+		if (!streq(bad[i], "{\"path\": \"\"}") && !streq(bad[i], "{}"))
+			assert_true(startswith(b, "error: "));
+	}
+	{
+		/* a symlink's blob is its target's name, never the target */
+		_cleanup_free_ char *a = call("read_file", "{\"path\": \"lib/passwd\"}");
+		_cleanup_free_ char *b = call("read_file", "{\"path\": \"lib/up/etc/passwd\"}");
+
+		assert_null(strstr(a, "root:"));
+		assert_true(startswith(b, "error: "));
+	}
+}
+
+static void test_list_and_grep(void **state)
+{
+	_cleanup_free_ char *top = call("list_dir", "{\"path\": \"\"}");
+	_cleanup_free_ char *lib = call("list_dir", "{\"path\": \"lib\"}");
+	_cleanup_free_ char *g = call("grep", "{\"pattern\": \"struct foo\"}");
+	_cleanup_free_ char *g2 = call("grep", "{\"pattern\": \"v[0-9]+ = 4[0-9]\", \"regex\": true, "
+				       "\"path\": \"lib/\"}");
+	_cleanup_free_ char *many = call("grep", "{\"pattern\": \"int v\"}");
+	_cleanup_free_ char *bad = call("grep", "{\"pattern\": \"(\", \"regex\": true}");
+	_cleanup_free_ char *none = call("grep", "{\"pattern\": \"no such text\"}");
+
+	(void)state;
+	assert_non_null(strstr(top, "include/\n"));
+	assert_non_null(strstr(top, "kernel/\n"));
+	assert_non_null(strstr(lib, "util.c\n"));
+	assert_non_null(strstr(g, "include/linux/foo.h:4: struct foo {\n"));
+	assert_non_null(strstr(g, "lib/util.c:3: static int foo_count(struct foo *f)\n"));
+	assert_non_null(strstr(g2, "lib/big.c:40: int v40 = 40;\n"));
+	assert_non_null(strstr(many, "[stopped at 100 matches"));
+	assert_true(startswith(bad, "error: "));
+	assert_non_null(strstr(none, "no match"));
+}
+
+static void test_find_definition(void **state)
+{
+	_cleanup_free_ char *fn = call("find_definition", "{\"symbol\": \"foo_count\"}");
+	_cleanup_free_ char *sys = call("find_definition", "{\"symbol\": \"__x64_sys_foo\"}");
+	_cleanup_free_ char *st = call("find_definition", "{\"symbol\": \"foo\"}");
+	_cleanup_free_ char *mac = call("find_definition", "{\"symbol\": \"FOO_MAX\"}");
+	_cleanup_free_ char *bad = call("find_definition", "{\"symbol\": \"a b\"}");
+
+	(void)state;
+	assert_non_null(strstr(fn, "lib/util.c:3: definition of foo_count:\n"));
+	assert_non_null(strstr(fn, "     5\t\treturn f ? f->n : 0;\n"));
+	assert_non_null(strstr(sys, "kernel/sys.c:4: definition of __x64_sys_foo:\n"));
+	assert_non_null(strstr(sys, "SYSCALL_DEFINE1(foo, int, fd)"));
+	assert_non_null(strstr(st, "include/linux/foo.h:4: struct foo {"));
+	assert_non_null(strstr(mac, "include/linux/foo.h:3: #define FOO_MAX 16"));
+	assert_true(startswith(bad, "error: "));
+}
+
+static void test_history(void **state)
+{
+	_cleanup_free_ char *log = call("git_log", "{\"path\": \"lib/util.c\"}");
+	_cleanup_free_ char *all = call("git_log", "{}");
+	_cleanup_free_ char *blame = call("git_blame", "{\"path\": \"kernel/sys.c\", \"start\": 4, \"end\": 5}");
+	char args[128];
+	_cleanup_free_ char *show = NULL, *future = NULL, *junk = NULL;
+
+	(void)state;
+	assert_non_null(strstr(log, "lib: add util (Tester, "));
+	/* the base's history only */
+	assert_null(strstr(log, "later change"));
+	assert_non_null(strstr(all, "kernel: add foo"));
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "     4 %.12s kernel/sys.c\n", first);
+		assert_non_null(strstr(blame, want));
+	}
+	snprintf(args, sizeof(args), "{\"commit\": \"%.12s\"}", first);
+	show = call("git_show", args);
+	assert_non_null(strstr(show, "kernel: add foo"));
+	assert_non_null(strstr(show, "+SYSCALL_DEFINE1(foo, int, fd)"));
+	snprintf(args, sizeof(args), "{\"commit\": \"%s\"}", later);
+	future = call("git_show", args);
+	assert_true(startswith(future, "error: "));
+	junk = call("git_show", "{\"commit\": \"HEAD; rm -rf /\"}");
+	assert_true(startswith(junk, "error: "));
+}
+
+static void test_defs_and_unknown(void **state)
+{
+	_cleanup_json_ json_t *defs = explore_tool_defs();
+	_cleanup_(explore_freep) struct explore *e = NULL;
+	char *out = NULL;
+	size_t i;
+	json_t *d;
+
+	(void)state;
+	assert_int_equal(json_array_size(defs), 7);
+	json_array_foreach(defs, i, d) {
+		assert_non_null(json_get_str(d, "name"));
+		assert_non_null(json_get_str(d, "description"));
+		assert_true(json_object_size(json_object_get(json_object_get(d, "parameters"),
+							     "properties")) >= 1);
+	}
+	assert_int_equal(explore_new(t, base, &e), 0);
+	assert_int_equal(explore_call(e, "run_shell", NULL, &out), -ENOENT);
+	assert_null(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_file),
+		cmocka_unit_test(test_confinement),
+		cmocka_unit_test(test_list_and_grep),
+		cmocka_unit_test(test_find_definition),
+		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_defs_and_unknown),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
