@@ -616,9 +616,20 @@ static int local_make(struct build_host *h, char *const *targets, int log_fd, st
 	if (r < 0)
 		return r;
 	/* ccache keeps its cache in the home the sandbox hides */
-	if (h->o->ccache && getenv("HOME") && asprintf(&ccache, "%s/.cache/ccache", getenv("HOME")) >= 0 &&
-	    mkdir_p(ccache, 0700) >= 0)
-		sb.rw[sb.n_rw++] = ccache;
+	if (h->o->ccache) {
+		const char *dir = getenv("CCACHE_DIR");
+
+		if (dir)
+			ccache = strdup(dir);
+		else if (getenv("HOME") && asprintf(&ccache, "%s/.cache/ccache", getenv("HOME")) < 0)
+			ccache = NULL;
+		/* inside, HOME is /tmp: CCACHE_DIR (allowed through) says where */
+		if (ccache && ccache[0] == '/' && mkdir_p(ccache, 0700) >= 0) {
+			sb.rw[sb.n_rw++] = ccache;
+			if (!dir)
+				(void)setenv("CCACHE_DIR", ccache, 0);
+		}
+	}
 	r = sandbox_argv(&sb, argv, false, &boxed);
 	if (r < 0)
 		return r;
