@@ -408,6 +408,13 @@ static int make_command(struct build_host *h, char *const *targets, char **ret)
 	if (buf_printf(&b, "mkdir -p %s && cd %s || exit 125; exec 3<&0 9>>%s.lock; "
 		       "flock 9 || exit 125; ", h->ssh->q_obj, h->ssh->q_src, h->ssh->q_obj) < 0)
 		return -ENOMEM;
+	/* a make killed outright left truncated objects that look up to
+	 * date: those written since its marker go (see build.c) */
+	if (buf_printf(&b, "k=%s/.kfix-building; if [ -e \"$k\" ]; then find %s -newer \"$k\" -type f "
+		       "\\( -name '*.o' -o -name '*.a' -o -name '*.ko' -o -name 'vmlinux*' -o "
+		       "-name bzImage \\) -delete; fi; touch \"$k\" || exit 125; ",
+		       h->ssh->q_obj, h->ssh->q_obj) < 0)
+		return -ENOMEM;
 	if (o->sandbox != SANDBOX_NONE &&
 	    buf_puts(&b, "command -v bwrap >/dev/null || { echo 'kfix: the build sandbox (bwrap) "
 		     "is not installed on this build host' >&2; exit 125; }; ") < 0)
@@ -434,7 +441,7 @@ static int make_command(struct build_host *h, char *const *targets, char **ret)
 	}
 	if (buf_puts(&b, " </dev/null 3<&- 9>&- & m=$!; "
 		     "( cat <&3; kill -TERM -- -$m ) >/dev/null 2>&1 </dev/null 9>&- & "
-		     "exec 3<&-; wait $m") < 0)
+		     "exec 3<&-; wait $m; s=$?; rm -f \"$k\"; exit $s") < 0)
 		return -ENOMEM;
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;

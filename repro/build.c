@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -604,6 +605,55 @@ static int local_get_config(struct build_host *h, size_t max, char **ret, size_t
 	return read_file_bounded(p, max, ret, ret_len);
 }
 
+/* A make killed outright (kfix killed, the sandbox torn down) leaves
+ * truncated objects that look up to date to the next make.  A marker
+ * lives in the O= folder while make runs; when one is found, what was
+ * written after it is removed so that make builds it again. */
+#define BUILDING_MARK ".kfix-building"
+
+static struct timespec mark_time;
+
+static bool is_build_output(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	return endswith(base, ".o") || endswith(base, ".a") || endswith(base, ".ko") ||
+	       startswith(base, "vmlinux") || streq(base, "bzImage");
+}
+
+static int drop_newer(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if (type == FTW_F && is_build_output(path) &&
+	    (st->st_mtim.tv_sec > mark_time.tv_sec ||
+	     (st->st_mtim.tv_sec == mark_time.tv_sec && st->st_mtim.tv_nsec >= mark_time.tv_nsec)))
+		(void)unlink(path);
+	return 0;
+}
+
+static int interrupted_build_cleanup(const char *objdir)
+{
+	_cleanup_free_ char *mark = NULL;
+	struct stat st;
+
+	if (asprintf(&mark, "%s/" BUILDING_MARK, objdir) < 0)
+		return -ENOMEM;
+	if (stat(mark, &st) == 0) {
+		/* one build at a time holds the objdir's lock: no race here */
+		mark_time = st.st_mtim;
+		(void)nftw(objdir, drop_newer, 32, FTW_PHYS | FTW_MOUNT);
+	}
+	return write_file_atomic(mark, "", 0, 0644);
+}
+
+static void building_done(const char *objdir)
+{
+	_cleanup_free_ char *mark = NULL;
+
+	if (asprintf(&mark, "%s/" BUILDING_MARK, objdir) >= 0)
+		(void)unlink(mark);
+}
+
 static int local_make(struct build_host *h, char *const *targets, int log_fd, struct follow *f)
 {
 	_cleanup_strv_ char **argv = NULL, **boxed = NULL;
@@ -633,7 +683,12 @@ static int local_make(struct build_host *h, char *const *targets, int log_fd, st
 	r = sandbox_argv(&sb, argv, false, &boxed);
 	if (r < 0)
 		return r;
-	return run_tool(boxed, h->o->timeout_usec, log_fd, f, NULL);
+	r = interrupted_build_cleanup(h->objdir);
+	if (r < 0)
+		return r;
+	r = run_tool(boxed, h->o->timeout_usec, log_fd, f, NULL);
+	building_done(h->objdir);
+	return r;
 }
 
 static int local_fetch(struct build_host *h, const char *rel)
