@@ -148,6 +148,7 @@ const struct config_key config_schema[] = {
 	I("http", false, "max-connections-per-ip", "32", 1, 65536),
 	T("http", false, "request-timeout", CONFIG_DURATION, "2min"),
 	T("http", false, "max-buffered", CONFIG_SIZE, "64M"),
+	T("http", false, "max-forge-body", CONFIG_SIZE, "1M"),
 	T("http", false, "timeout", CONFIG_DURATION, "30s"),
 	T("http", false, "tls-cert", CONFIG_PATH, NULL),
 	T("http", false, "tls-key", CONFIG_PATH, NULL),

@@ -211,6 +211,14 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 		r = metrics_new(&f->metrics);
 	if (r >= 0)
 		r = http_server_new(event, &limits, f->metrics, &f->http);
+	if (r >= 0) {
+		/* forge events are small JSON; only mail needs max-body */
+		uint64_t forge = 1u << 20;
+
+		r = config_get_size(cfg, "http", NULL, "max-forge-body", &forge);
+		if (r >= 0)
+			r = http_server_set_body_limit(f->http, "/hooks/forge", forge);
+	}
 	if (r >= 0)
 		r = load_secrets(f);
 	if (r >= 0)

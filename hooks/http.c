@@ -56,6 +56,8 @@ struct http_server {
 	size_t n_listeners;
 	struct http_request *suspended; /* list, resumed with 503 on free */
 	uint64_t buffered;		/* body bytes not yet handed to a handler */
+	struct { char *prefix; uint64_t max; } body_limits[HTTP_MAX_ROUTES];
+	size_t n_body_limits;
 };
 
 struct http_request {
@@ -70,8 +72,31 @@ struct http_request {
 	unsigned status;
 	uint64_t start_usec;
 	uint64_t accounted;		/* its share of srv->buffered */
+	uint64_t max_body;		/* this path's limit */
 	struct http_request *prev, *next; /* in srv->suspended */
 };
+
+int http_server_set_body_limit(struct http_server *s, const char *prefix, uint64_t max)
+{
+	if (s->n_body_limits >= HTTP_MAX_ROUTES)
+		return -E2BIG;
+	s->body_limits[s->n_body_limits].prefix = strdup(prefix);
+	if (!s->body_limits[s->n_body_limits].prefix)
+		return -ENOMEM;
+	s->body_limits[s->n_body_limits++].max = max;
+	return 0;
+}
+
+/* The smallest limit of the prefixes url starts with, else the server's. */
+static uint64_t body_limit(const struct http_server *s, const char *url)
+{
+	uint64_t max = s->limits.max_body;
+
+	for (size_t i = 0; i < s->n_body_limits; i++)
+		if (startswith(url, s->body_limits[i].prefix) && s->body_limits[i].max < max)
+			max = s->body_limits[i].max;
+	return max;
+}
 
 int http_server_new(sd_event *event, const struct http_limits *limits,
 		    struct metrics *metrics, struct http_server **ret)
@@ -103,6 +128,8 @@ void http_server_free(struct http_server *s)
 		free(s->routes[i].method);
 		free(s->routes[i].path);
 	}
+	for (size_t i = 0; i < s->n_body_limits; i++)
+		free(s->body_limits[i].prefix);
 	if (s->read_token)
 		explicit_bzero(s->read_token, strlen(s->read_token));
 	if (s->admin_token)
@@ -399,7 +426,7 @@ static void dispatch(struct http_server *s, struct http_request *r)
 	}
 	if (r->too_large) {
 		http_reply_error(r, 413, "body larger than %llu bytes",
-				 (unsigned long long)s->limits.max_body);
+				 (unsigned long long)r->max_body);
 		return;
 	}
 	r->scope = token_scope(s, r);
@@ -432,7 +459,8 @@ static struct http_request *request_new(struct listener *l,
 	r->l = l;
 	r->conn = c;
 	r->start_usec = clock_mono_usec();
-	r->body = BUF_INIT(l->srv->limits.max_body);
+	r->max_body = body_limit(l->srv, url);
+	r->body = BUF_INIT(r->max_body);
 	r->method = strdup(method);
 	r->path = strdup(url);
 	if (!r->method || !r->path) {
@@ -456,12 +484,12 @@ static enum MHD_Result refuse(struct http_server *s, const char *why)
 	return MHD_NO;
 }
 
-static bool declared_too_large(struct http_server *s, struct MHD_Connection *c)
+static bool declared_too_large(const struct http_request *r, struct MHD_Connection *c)
 {
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
 	uint64_t n;
 
-	return cl && parse_uint64(cl, &n) >= 0 && n > s->limits.max_body;
+	return cl && parse_uint64(cl, &n) >= 0 && n > r->max_body;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
@@ -478,13 +506,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
 		if (!r)
 			return MHD_NO;
 		*con_cls = r;
-		if (declared_too_large(s, c)) {
+		if (declared_too_large(r, c)) {
 			/* refuse before reading a byte of the body */
 			bool known;
 
 			r->route = route_find(s, method, url, &known);
 			http_reply_error(r, 413, "body larger than %llu bytes",
-					 (unsigned long long)s->limits.max_body);
+					 (unsigned long long)r->max_body);
 			return queue(r);
 		}
 		return MHD_YES;

@@ -42,6 +42,9 @@ typedef int (*http_handler_fn)(struct http_request *req, void *userdata);
 
 int http_server_new(sd_event *event, const struct http_limits *limits,
 		    struct metrics *metrics, struct http_server **ret);
+/* Requests whose path starts with prefix may carry at most max body
+ * bytes (less than max_body: forge events are small, mail is not). */
+int http_server_set_body_limit(struct http_server *s, const char *prefix, uint64_t max);
 /* Every listener's server ran within the last few seconds: what the
  * watchdog asks before it tells systemd kfixd is alive. */
 bool http_server_alive(const struct http_server *s);

@@ -22,6 +22,7 @@ hooks_write_config "	max-connections = 8
 	max-connections-per-ip = ${PER_IP:-64}
 	request-timeout = 3s
 	max-buffered = 2M
+	max-forge-body = 64K
 [hook \"relay\"]
 	type = syzbot
 	secret = s3cret"
@@ -108,6 +109,11 @@ curl -fs "$KFIX_URL/metrics" -H "Authorization: Bearer $HOOKS_READ_TOKEN" >"$T/m
 grep -q 'kfix_http_dropped_total{reason="buffer-budget"}' "$T/m" || fail "no buffer-budget drops counted"
 grep -q 'kfix_http_dropped_total{reason="request-timeout"}' "$T/m" || fail "no request-timeout drops counted"
 healthz_fast "after the body flood"
+
+# 5. forge events get a lower body limit than mail's max-body
+head -c 100000 /dev/zero | tr '\0' x >"$T/100k"
+expect_eq "a 100 KB forge event" "$(post /hooks/forge "$T/100k" -H 'X-GitHub-Event: push')" 413
+expect_eq "a 100 KB syzbot delivery is read (then refused unsigned)" "$(post /hooks/syzbot "$T/100k")" 401
 
 # 2. per-address limit: a new kfixd with 4 per address
 hooks_stop_kfixd
