@@ -249,6 +249,7 @@ struct def_state {
 	const char *sym;
 	struct buf *b;
 	unsigned found;
+	char *last_path;	/* the file looked at last */
 };
 
 static int on_def_candidate(const char *path, unsigned line_no, const char *line, size_t len,
@@ -263,10 +264,14 @@ static int on_def_candidate(const char *path, unsigned line_no, const char *line
 	(void)len;
 	if (!endswith(path, ".c") && !endswith(path, ".h"))
 		return 0;
-	if (tree_read_function(d->e->t, d->e->rev, path, d->sym, &text, &first) < 0)
+	/* one answer per file, and one read: grep reports every matching
+	 * line of a file, one after the other */
+	if (d->last_path && streq(d->last_path, path))
 		return 0;
-	/* one answer per file: the grep reports every matching line */
-	if (d->found > 0 && strstr(d->b->data ?: "", path))
+	free(d->last_path);
+	if (!(d->last_path = strdup(path)))
+		return -1;
+	if (tree_read_function(d->e->t, d->e->rev, path, d->sym, &text, &first) < 0)
 		return 0;
 	d->found++;
 	(void)buf_printf(d->b, "%s:%u: definition of %s:\n", path, first, d->sym);
@@ -318,6 +323,7 @@ static int tool_find_definition(struct explore *e, const json_t *args, char **re
 		 "(^|[^A-Za-z0-9_])%s[ \t]*\\(|SYSCALL_DEFINE[0-9]\\(%s,|^(struct|union|enum)[ \t]+%s[ \t]*\\{|"
 		 "^#[ \t]*define[ \t]+%s([ \t(]|$)", name, name, name, name);
 	r = tree_grep(e->t, e->rev, path, pattern, TREE_GREP_REGEX, 2000, on_def_candidate, &d);
+	free(d.last_path);
 	if (r < 0 && r != -EINVAL)
 		return r;
 	{

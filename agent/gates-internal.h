@@ -54,10 +54,10 @@ typedef int (*line_fn)(struct gate_ctx *g, const struct udiff_file *f,
  * (raw: as written); stops at the first non-zero return. */
 int gate_each_changed_line(struct gate_ctx *g, line_fn fn, void *ud, bool raw);
 
-/* The base file of f and the file after the patch, both whole; 1 and a
- * verdict when the patch does not apply, 0 when the file is unreadable
- * (both NULL). */
-int gate_file_texts(struct gate_ctx *g, const struct udiff_file *f, char **ret_old,
+/* The base file of f and the file after the patch, both whole; -ESRCH
+ * when the patch does not apply, 0 with both NULL when there is no tree
+ * or the file is unreadable. */
+int gate_file_texts(const struct gate_ctx *g, const struct udiff_file *f, char **ret_old,
 		    char **ret_new);
 /* The line of the patched file that old_line of the base became; -ENOENT
  * when the patch removes it. */

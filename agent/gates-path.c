@@ -225,22 +225,20 @@ static bool is_exit(const char *code)
 
 /* --- files, lines and bodies ------------------------------------------------ */
 
-int gate_file_texts(struct gate_ctx *g, const struct udiff_file *f, char **ret_old,
+int gate_file_texts(const struct gate_ctx *g, const struct udiff_file *f, char **ret_old,
 		    char **ret_new)
 {
 	_cleanup_free_ char *full = NULL, *old = NULL, *new = NULL;
 	int r;
 
 	*ret_old = *ret_new = NULL;
+	if (!g->src)
+		return 0;
 	if (asprintf(&full, "%s/%s", g->src, udiff_file_path(f)) < 0)
 		return -ENOMEM;
 	if (read_file_bounded(full, GATE_FILE_MAX, &old, NULL) < 0)
 		return 0;
 	r = udiff_apply_file(f, old, &new);
-	if (r == -ESRCH)
-		return gate_verdict(g, "amputation", GATE_FAIL,
-				    "%s: the patch does not apply to the base tree",
-				    udiff_file_path(f)) ?: 1;
 	if (r < 0)
 		return r;
 	*ret_old = TAKE_PTR(old);
@@ -322,8 +320,8 @@ static bool opener_always_runs(const char *before_brace, const char *prev)
 		p = skip_spaces(prev);
 	if (!*p || word(p, "do") || (*p == '{'))
 		return true;
-	return leading_if(p, &rest) == 1 && !*skip_spaces(rest) ? true :
-	       leading_if(p, &rest) == 1 && *skip_spaces(rest) == '{';
+	/* "if (1)" or "if (1) {" */
+	return leading_if(p, &rest) == 1 && (!*skip_spaces(rest) || *skip_spaces(rest) == '{');
 }
 
 static int body_build(const char *text, size_t start, size_t end, unsigned first,
@@ -520,7 +518,11 @@ static int amputation_in_file(struct gate_ctx *g, const struct udiff_file *f, bo
 	int r;
 
 	r = gate_file_texts(g, f, &old, &new);
-	if (r != 0 || !old)
+	if (r == -ESRCH)
+		return gate_verdict(g, "amputation", GATE_FAIL,
+				    "%s: the patch does not apply to the base tree",
+				    udiff_file_path(f)) ?: 1;
+	if (r < 0 || !old)
 		return r;
 	n = targets_for(g, f, t, ARRAY_SIZE(t));
 	r = 0;

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/fileio.h"
 #include "common/strutil.h"
 #include "crashinfo-internal.h"
 #include "gates-internal.h"
@@ -259,21 +258,15 @@ static bool judge_removed(const char *arg, void *ud)
 
 static int resources_in_file(struct gate_ctx *g, const struct udiff_file *f)
 {
-	_cleanup_free_ char *full = NULL, *old = NULL, *new = NULL;
+	_cleanup_free_ char *old = NULL, *new = NULL;
 	struct removed rm = { .g = g, .f = f };
 	bool in_comment = false;
+	int r = gate_file_texts(g, f, &old, &new);
 
-	if (g->src) {
-		if (asprintf(&full, "%s/%s", g->src, udiff_file_path(f)) < 0)
-			return -ENOMEM;
-		if (read_file_bounded(full, GATE_FILE_MAX, &old, NULL) >= 0 &&
-		    udiff_apply_file(f, old, &new) < 0)
-			return 0; /* the amputation gate says it does not apply */
-		if (!new) {
-			free(old);
-			old = NULL;
-		}
-	}
+	if (r == -ESRCH)
+		return 0; /* the amputation gate says it does not apply */
+	if (r < 0)
+		return r;
 	rm.old = old;
 	rm.new = new;
 	for (size_t j = 0; j < f->n_hunks; j++) {

@@ -580,7 +580,7 @@ static bool error_exit_cond(const struct udiff_hunk *h, size_t k, char *out, siz
 		out[strlen(out) - 1] = '\0';
 	}
 	/* past the condition: the rest of the line, else the next line */
-	rest = strstr(p, ")") ? p : p;
+	rest = p;
 	{
 		int depth = 0;
 
