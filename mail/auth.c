@@ -237,7 +237,7 @@ static int read_headers(struct mail_auth *a, const char *raw, size_t len, const 
 /* The message with CRLF line ends, as DKIM hashes it: mail arrives with
  * bare LF from files, archives and webhooks, and libopendkim's own fix
  * does not cover the end of the headers when verifying. */
-static char *to_crlf(const char *s, size_t len, size_t *ret_len)
+char *mail_auth_crlf(const char *s, size_t len, size_t *ret_len)
 {
 	char *out = malloc(2 * len + 1), *o = out;
 
@@ -265,7 +265,7 @@ static int verify_dkim(struct mail_auth *a, const char *raw, size_t len, const c
 
 	if (!lib)
 		return -ENOMEM;
-	crlf = to_crlf(raw, len, &len);
+	crlf = mail_auth_crlf(raw, len, &len);
 	if (!crlf) {
 		dkim_close(lib);
 		return -ENOMEM;

@@ -52,6 +52,9 @@ DEFINE_CLEANUP(struct mail_auth, mail_auth_free);
  * mailboxes, or a Sender: other than From:, never is.  *ret_why says
  * why not (static text). */
 bool mail_auth_from_ok(const struct mail_auth *a, unsigned methods, const char **ret_why);
+/* s with CRLF line ends (bare LF made CRLF), as DKIM hashes a message;
+ * NUL-terminated, NULL on ENOMEM. */
+char *mail_auth_crlf(const char *s, size_t len, size_t *ret_len);
 /* The From: domain (lower case) and what vouched for it, for events. */
 const char *mail_auth_from_domain(const struct mail_auth *a);
 const char *mail_auth_summary(const struct mail_auth *a);

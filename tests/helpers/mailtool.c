@@ -1,6 +1,7 @@
 /* Test driver for mail/: exposes composing, get_maintainer, SMTP sending
  * and public-inbox polling to the shell integration tests. */
 #include "common/macro.h"
+#include "mail/auth.h"
 #undef MIN
 #undef MAX
 #include <opendkim/dkim.h>
@@ -195,14 +196,9 @@ static int cmd_dkim_sign(const char *key_path, const char *selector, const char 
 		return 1;
 	}
 	/* DKIM hashes CRLF lines; the message is written back as it came */
-	crlf = malloc(2 * mlen + 1);
+	crlf = mail_auth_crlf(msg, mlen, &clen);
 	if (!crlf)
 		return 1;
-	for (size_t i = 0; i < mlen; i++) {
-		if (msg[i] == '\n' && (i == 0 || msg[i - 1] != '\r'))
-			crlf[clen++] = '\r';
-		crlf[clen++] = msg[i];
-	}
 	lib = dkim_init(NULL, NULL);
 	if (!lib)
 		return 1;
