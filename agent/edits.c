@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <git2.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -110,6 +112,113 @@ static int load(edits_read_fn rd, void *ud, struct edited *files, size_t *n, con
 	return 0;
 }
 
+struct lines {
+	const char **at;
+	size_t *len;
+	uint64_t *key;	/* the line without blanks, hashed; 0: a blank line */
+	size_t n;
+};
+
+static void lines_free(struct lines *l)
+{
+	free(l->at);
+	free(l->len);
+	free(l->key);
+}
+
+static uint64_t squeezed_key(const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	bool any = false;
+
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') {
+			h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+			any = true;
+		}
+	return any ? h | 1 : 0;
+}
+
+static bool grow(void *pp, size_t n, size_t size)
+{
+	void **p = pp, *q = reallocarray(*p, n, size);
+
+	if (!q)
+		return false;
+	*p = q;
+	return true;
+}
+
+static int split_lines(const char *text, size_t max, struct lines *ret)
+{
+	struct lines l = {};
+	size_t cap = 0;
+
+	for (const char *p = text; *p && l.n < max;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		if (l.n == cap) {
+			cap = cap ? cap * 2 : 256;
+			if (!grow(&l.at, cap, sizeof(*l.at)) || !grow(&l.len, cap, sizeof(*l.len)) ||
+			    !grow(&l.key, cap, sizeof(*l.key))) {
+				lines_free(&l);
+				return -ENOMEM;
+			}
+		}
+		l.at[l.n] = p;
+		l.len[l.n] = n;
+		l.key[l.n++] = squeezed_key(p, n);
+		p = e ? e + 1 : p + n;
+	}
+	*ret = l;
+	return 0;
+}
+
+/* Where "before" comes closest: the window of its length in which the
+ * most of its non-blank lines agree with the file's when spaces and tabs
+ * are ignored (the first such window), shown with its line numbers and
+ * the file's real text, so that a model can copy it. */
+static char *closest_match(const char *text, const char *before)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(8 * 1024);
+	struct lines t = {}, w = {};
+	size_t best = 0, best_at = 0, wanted = 0;
+
+	if (split_lines(text, 1u << 20, &t) < 0 || split_lines(before, 100, &w) < 0) {
+		lines_free(&t);
+		return NULL;
+	}
+	for (size_t k = 0; k < w.n; k++)
+		wanted += w.key[k] != 0;
+	for (size_t s = 0; s < t.n; s++) {
+		size_t agree = 0;
+
+		for (size_t k = 0; k < w.n && s + k < t.n; k++)
+			agree += w.key[k] && w.key[k] == t.key[s + k];
+		if (agree > best) {
+			best = agree;
+			best_at = s;
+		}
+	}
+	if (best == 0)
+		(void)buf_puts(&b, "No line of it occurs in the file: read the file and copy "
+			       "the text from there.");
+	else {
+		size_t from = best_at, to = best_at + w.n < t.n ? best_at + w.n : t.n;
+
+		(void)buf_printf(&b, "Closest match: lines %zu-%zu, where %zu of its %zu lines agree "
+				 "when spaces and tabs are ignored%s. The file reads there:\n",
+				 from + 1, to, best, wanted,
+				 best == wanted && w.n == to - from ? " (only the blanks differ)" : "");
+		for (size_t i = from; i < to && i < from + 60; i++)
+			(void)buf_printf(&b, "%6zu\t%.*s\n", i + 1, (int)t.len[i], t.at[i]);
+	}
+	lines_free(&t);
+	lines_free(&w);
+	return buf_steal(&b, NULL);
+}
+
 static int replace_once(struct edited *f, const char *before, const char *after,
 			size_t idx, char **ret_error)
 {
@@ -122,8 +231,11 @@ static int replace_once(struct edited *f, const char *before, const char *after,
 		return -EINVAL;
 	}
 	if (!hit) {
+		_cleanup_free_ char *near = closest_match(f->new, before);
+
 		*ret_error = llm_errorf("edit %zu: \"before\" text not found in %s "
-					"(copy it exactly, whitespace included)", idx, f->path);
+					"(copy it exactly, whitespace included). %s", idx, f->path,
+					near ?: "");
 		return -EINVAL;
 	}
 	if (strstr(hit + 1, before)) {

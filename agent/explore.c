@@ -345,6 +345,42 @@ static int tool_find_definition(struct explore *e, const json_t *args, char **re
 	return finish(&b, ret);
 }
 
+/* Uses of a symbol in C sources and headers: the callers to check when
+ * a function or a field changes. */
+static int on_ref(const char *path, unsigned line_no, const char *line, size_t len, void *ud)
+{
+	if (!endswith(path, ".c") && !endswith(path, ".h"))
+		return 0;
+	return on_hit(path, line_no, line, len, ud);
+}
+
+static int tool_find_references(struct explore *e, const json_t *args, char **ret)
+{
+	const char *sym = json_get_str(args, "symbol"), *path = json_get_str(args, "path");
+	_cleanup_buf_ struct buf b = BUF_INIT(EXPLORE_ANSWER_MAX);
+	struct hits h = { .b = &b };
+	const char *why = path && *path ? path_refusal(path) : NULL;
+	char pattern[512];
+	int r;
+
+	if (!ident_ok(sym))
+		return answer_error(ret, "symbol must be a C identifier");
+	if (why)
+		return answer_error(ret, "%s", why);
+	snprintf(pattern, sizeof(pattern), "(^|[^A-Za-z0-9_])%s([^A-Za-z0-9_]|$)",
+		 c_syscall_name(sym, NULL) ?: sym);
+	r = tree_grep(e->t, e->rev, path, pattern, TREE_GREP_REGEX, EXPLORE_GREP_HITS_MAX,
+		      on_ref, &h);
+	if (r < 0 && r != -EINVAL)
+		return r;
+	if (h.n == 0)
+		(void)buf_printf(&b, "no reference to %s found\n", sym);
+	else if (h.n >= EXPLORE_GREP_HITS_MAX)
+		(void)buf_printf(&b, "[stopped at %u references: give a path]\n",
+				 EXPLORE_GREP_HITS_MAX);
+	return finish(&b, ret);
+}
+
 /* --- history ---------------------------------------------------------------- */
 
 static int on_commit(const struct tree_commit_info *c, void *ud)
@@ -478,6 +514,10 @@ static const struct tool tools[] = {
 			     "syscall), struct, union, enum or macro is defined, with its text.",
 	  "{\"symbol\": [\"string\", \"C identifier, or a syscall wrapper like __x64_sys_read\"], "
 	  "\"path\": [\"string\", \"optional folder to look in\"]}", tool_find_definition },
+	{ "find_references", "Every line of a .c or .h file that uses a symbol (callers of a "
+			     "function, users of a field or macro), as file:line: text, at most 100.",
+	  "{\"symbol\": [\"string\", \"C identifier\"], \"path\": [\"string\", \"optional "
+	  "folder to look in\"]}", tool_find_references },
 	{ "git_log", "The latest commits of the base's history, optionally only those touching a "
 		     "path: id, subject, author, date.",
 	  "{\"path\": [\"string\", \"file or folder\"], \"max\": [\"integer\", \"at most 30\"]}",

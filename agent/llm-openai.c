@@ -79,6 +79,8 @@ static int openai_encode(const struct llm_settings *s, const json_t *req,
 			json_object_set_new(o, "tool_choice",
 					    json_pack("{s:s, s:{s:s}}", "type", "function",
 						      "function", "name", choice));
+		else if (json_is_true(json_object_get(req, "tool_required")))
+			json_object_set_new(o, "tool_choice", json_string("required"));
 	}
 	*ret_body = json_dumps(o, JSON_COMPACT);
 	return *ret_body ? 0 : -ENOMEM;

@@ -13,7 +13,8 @@
  *                     "tool_calls": [ {"id","name","arguments":{...}} ],
  *                     "tool_call_id": "..." } ],
  *     "tools": [ { "name", "description", "parameters": {JSON schema} } ],
- *     "tool_choice": "NAME" (optional: force that tool) }
+ *     "tool_choice": "NAME" (optional: force that tool),
+ *     "tool_required": true (optional: some tool, the model's pick) }
  *
  * Everything in a response is untrusted text from the network. */
 #ifndef KFIX_AGENT_LLM_H

@@ -13,7 +13,7 @@ agent_libagent_a_SOURCES = \
 	agent/kb.c agent/kb.h \
 	agent/prompt.c agent/prompt.h \
 	agent/repair.c agent/repair.h agent/repair-internal.h \
-	agent/repair-llm.c agent/repair-explain.c \
+	agent/repair-llm.c agent/repair-probe.c agent/repair-explain.c \
 	agent/toolstack.c agent/toolstack.h
 agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
 AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)
@@ -50,6 +50,12 @@ dist_agentprompts_DATA = \
 	agent/prompts/reflect.txt agent/prompts/distil.txt agent/prompts/explain.txt \
 	agent/prompts/iterate.txt agent/prompts/changes.txt \
 	agent/prompts/tools.json
+
+check_PROGRAMS += tests/unit/test-agent-loop
+TESTS += tests/unit/test-agent-loop
+tests_unit_test_agent_loop_SOURCES = tests/unit/test-agent-loop.c
+tests_unit_test_agent_loop_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_agent_loop_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 check_PROGRAMS += tests/unit/test-repair
 TESTS += tests/unit/test-repair

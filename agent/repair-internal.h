@@ -30,6 +30,9 @@ struct repair_ctx {
 	char *gates_passed;
 	struct search *search;
 	struct repair_summary *sum;
+	unsigned turns;		/* model calls so far */
+	unsigned probe_rounds;
+	json_t *tool_counts;	/* tool name -> calls, for the figures */
 	int64_t run_event;	/* parent of every step */
 	uint64_t t_start;
 };
@@ -40,6 +43,27 @@ struct repair_ctx {
 int repair_ask(struct repair_ctx *c, const char *step, const char *prompt,
 	       const char *const *names, char **ret_tool, json_t **ret_args,
 	       char **ret_error);
+/* The same as a conversation whose answer tools may send the model
+ * back: act returns 0 to end the step with that call, > 0 with
+ * *ret_feedback to make feedback the call's result and let the model go
+ * on (a failed edit, a probe that does not build), < 0 on failure. */
+typedef int (*repair_act_fn)(struct repair_ctx *c, const char *tool, const json_t *args,
+			     void *ud, char **ret_feedback);
+int repair_converse(struct repair_ctx *c, const char *step, const char *prompt,
+		    const char *const *names, repair_act_fn act, void *ud, char **ret_tool,
+		    json_t **ret_args, char **ret_error);
+/* The execution tools the model may call in step (repair.c), and one such
+ * call; -ENOENT for a name that is none. */
+json_t *repair_exec_defs(struct repair_ctx *c, const char *step);
+int repair_exec_call(struct repair_ctx *c, const char *step, const char *name,
+		     const json_t *args, char **ret_answer);
+/* Builds base plus diff and runs the reproducer on it, each an event;
+ * infrastructure failures are retried. */
+int repair_do_build(struct repair_ctx *c, const char *step, const char *diff, char **ret_log);
+int repair_do_run(struct repair_ctx *c, const char *step, unsigned runs,
+		  struct repair_outcome *ret);
+/* The probe step (repair-probe.c). */
+int repair_ground(struct repair_ctx *c, char **ret_error);
 /* Adds an event under the run. */
 int64_t repair_event(struct repair_ctx *c, const char *step, const char *kind,
 		     uint64_t start, json_t *input, json_t *output,

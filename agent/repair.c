@@ -55,6 +55,7 @@ void repair_params_default(struct repair_params *p)
 		.have_reproducer = true,
 		.limits = SEARCH_LIMITS_DEFAULT,
 		.gates = GATE_LIMITS_DEFAULT,
+		.turns = REPAIR_TURN_LIMITS_DEFAULT,
 		.base_runs = 3,
 		.validate_runs = 5,
 		.locations = 3,
@@ -82,6 +83,16 @@ int repair_params_from_config(const struct config *c, struct repair_params *p)
 	if (config_get_size(c, "agent", NULL, "context-budget", &size) >= 0)
 		p->context_budget = (size_t)size;
 	(void)config_get_bool(c, "agent", NULL, "minimise", &p->minimise);
+	if (config_get_int(c, "agent", NULL, "max-step-turns", &v) >= 0 && v > 0)
+		p->turns.step_turns = (unsigned)v;
+	if (config_get_int(c, "agent", NULL, "max-turns", &v) >= 0 && v > 0)
+		p->turns.job_turns = (unsigned)v;
+	if (config_get_size(c, "agent", NULL, "max-tool-answer", &size) >= 0 && size >= 1024)
+		p->turns.tool_answer = (size_t)size;
+	if (config_get_size(c, "agent", NULL, "max-step-answers", &size) >= 0 && size >= 1024)
+		p->turns.step_answers = (size_t)size;
+	if (config_get_size(c, "agent", NULL, "max-context", &size) >= 0 && size >= 16 * 1024)
+		p->turns.context = (size_t)size;
 	return 0;
 }
 
@@ -91,6 +102,30 @@ static char *excerpt(const char *s, size_t max)
 
 	/* the end of a log holds the error or the crash */
 	return strdup(n > max ? s + n - max : s ?: "");
+}
+
+/* The report the model reads: its head (the title line and the first
+ * trace) and its end, the middle cut at line ends when it is long. */
+#define REPORT_HEAD_MAX (8u * 1024)
+#define REPORT_TAIL_MAX (4u * 1024)
+
+static char *report_for_model(const char *s, size_t head, size_t tail)
+{
+	size_t n = s ? strlen(s) : 0, h = head, t = n - tail;
+	char *out;
+
+	if (n <= head + tail)
+		return strdup(s ?: "");
+	while (h > 0 && s[h - 1] != '\n')
+		h--;
+	while (t < n && s[t - 1] != '\n')
+		t++;
+	if (h == 0)
+		h = head;
+	if (asprintf(&out, "%.*s[... %zu bytes of the report left out ...]\n%s", (int)h, s,
+		     t - h, s + t) < 0)
+		return NULL;
+	return out;
 }
 
 static int finish(struct repair_ctx *c, enum repair_result res, const char *fmt, ...)
@@ -111,7 +146,7 @@ static int finish(struct repair_ctx *c, enum repair_result res, const char *fmt,
 
 /* --- toolstack calls, each an event ---------------------------------------- */
 
-static int do_build(struct repair_ctx *c, const char *step, const char *diff, char **ret_log)
+int repair_do_build(struct repair_ctx *c, const char *step, const char *diff, char **ret_log)
 {
 	uint64_t t0 = trajectory_now();
 	_cleanup_free_ char *log = NULL;
@@ -143,7 +178,7 @@ static const char *run_verdict(const struct repair_outcome *o, char *buf, size_t
 	return buf;
 }
 
-static int do_run(struct repair_ctx *c, const char *step, unsigned runs,
+int repair_do_run(struct repair_ctx *c, const char *step, unsigned runs,
 		  struct repair_outcome *ret)
 {
 	int r = -EIO;
@@ -239,11 +274,11 @@ static int reproduce(struct repair_ctx *c, struct repair_outcome *base, bool *re
 
 	*ret_done = true;
 	repair_progress(c, "reproduce", "building the base kernel");
-	r = do_build(c, "reproduce", NULL, &log);
+	r = repair_do_build(c, "reproduce", NULL, &log);
 	if (r < 0)
 		return r == -ENOEXEC ? finish(c, REPAIR_GAVE_UP, "the base kernel does not build") : r;
 	repair_progress(c, "reproduce", "running the reproducer %u times", c->p->base_runs);
-	r = do_run(c, "reproduce", c->p->base_runs, base);
+	r = repair_do_run(c, "reproduce", c->p->base_runs, base);
 	if (r < 0)
 		return r;
 	if (base->boot_error)
@@ -262,6 +297,15 @@ static int reproduce(struct repair_ctx *c, struct repair_outcome *base, bool *re
 }
 
 /* --- localisation --------------------------------------------------------- */
+
+static size_t count_lines(const char *p, size_t n)
+{
+	size_t k = 1;
+
+	for (size_t i = 0; i < n; i++)
+		k += p[i] == '\n';
+	return k;
+}
 
 static int add_code(struct repair_ctx *c, struct buf *b, const char *file, const char *fn,
 		    unsigned line)
@@ -287,10 +331,19 @@ static int add_code(struct repair_ctx *c, struct buf *b, const char *file, const
 				l++;
 	}
 	snprintf(head, sizeof(head), "\n== %s: %s (from line %u)\n", file, fn ?: "?", first);
-	if (b->len + strlen(head) + (end - start) > b->max)
+	/* numbered as read_file numbers them: 7 columns a line */
+	if (b->len + strlen(head) + (end - start) + 8 * count_lines(data + start, end - start) >
+	    b->max)
 		return -E2BIG;
 	(void)buf_puts(b, head);
-	return buf_append(b, data + start, end - start);
+	for (size_t i = start, l = first; i < end; l++) {
+		const char *nl = memchr(data + i, '\n', end - i);
+		size_t n = nl ? (size_t)(nl - (data + i)) : end - i;
+
+		(void)buf_printf(b, "%6zu\t%.*s\n", l, (int)n, data + i);
+		i += n + 1;
+	}
+	return 0;
 }
 
 /* Code of the crashing frames, closest first, until the budget is spent. */
@@ -388,104 +441,6 @@ static int localise(struct repair_ctx *c, char **ret_error)
 		repair_set_var(c, "locations", locs);
 		repair_progress(c, "localise", "%zu candidate location(s)", json_array_size(c->locations));
 	}
-	return 0;
-}
-
-/* --- execution grounding ----------------------------------------------------- */
-
-/* A probe may only add lines, each carrying the marker. */
-static bool probe_edits_ok(const char *diff)
-{
-	for (const char *l = diff; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		if (startswith(l, "+++") || startswith(l, "---"))
-			continue;
-		if (l[0] == '-')
-			return false;
-		if (l[0] == '+') {
-			const char *e = strchr(l, '\n');
-			_cleanup_free_ char *line = strndup(l, e ? (size_t)(e - l) : strlen(l));
-
-			if (!line || !strstr(line, KFIX_PROBE_MARKER))
-				return false;
-		}
-	}
-	return true;
-}
-
-static char *probe_lines(const char *log)
-{
-	_cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
-
-	for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		const char *e = strchr(l, '\n');
-		size_t n = e ? (size_t)(e - l) : strlen(l);
-
-		if (memmem(l, n, KFIX_PROBE_MARKER, strlen(KFIX_PROBE_MARKER)))
-			(void)buf_append_trunc(&b, l, n + (e ? 1 : 0));
-	}
-	return b.len ? buf_steal(&b, NULL) : strdup("(no probe line was printed)");
-}
-
-static int ground(struct repair_ctx *c, char **ret_error)
-{
-	static const char *const tools[] = { "request_probes", "skip_probes", NULL };
-	_cleanup_free_ char *tool = NULL, *diff = NULL, *err = NULL, *lines = NULL;
-	_cleanup_json_ json_t *args = NULL;
-	struct repair_outcome o = {};
-	uint64_t t0;
-	int r;
-
-	repair_set_var(c, "probe_output", "(no probes were run)");
-	r = repair_ask(c, "probe", "probe", tools, &tool, &args, ret_error);
-	if (r < 0)
-		return r;
-	if (!streq(tool, "request_probes"))
-		return 0;
-	r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &diff, &err);
-	if (r >= 0 && probe_edits_ok(diff)) {
-		_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
-
-		/* a probe is model-written code built on the build host too */
-		r = gates_run_probe(diff, strlen(diff), c->p->src_dir, &v);
-		if (r < 0)
-			return r;
-		if (!gate_verdicts_accepted(v) && !(err = strdup(gate_verdicts_failure(v))))
-			return -ENOMEM;
-	}
-	if (r < 0 || err || !probe_edits_ok(diff)) {
-		repair_event(c, "probe", "guardrail", 0, json_incref(args), NULL, "probe refused",
-			     err ?: "probe edits may only add lines carrying the marker");
-		return 0;
-	}
-	repair_progress(c, "probe", "building and running with probes");
-	t0 = trajectory_now();
-	if (c->ts->probe)
-		r = c->ts->probe(c->ts->ud, diff, &o);
-	else if ((r = do_build(c, "probe", diff, NULL)) >= 0)
-		r = do_run(c, "probe", 1, &o);
-	if (r < 0) {
-		repair_event(c, "probe", "tool.probe", t0, json_pack("{s:s}", "diff", diff), NULL,
-			     "probe failed", strerror(-r));
-		repair_outcome_clear(&o);
-		return 0;
-	}
-	lines = probe_lines(o.log);
-	{
-		_cleanup_free_ char *text = NULL;
-
-		if (asprintf(&text, "%s\nThe run %s%s\n", lines,
-			     o.crashed ? "crashed: " : "did not crash", o.title ?: "") < 0) {
-			repair_outcome_clear(&o);
-			return -ENOMEM;
-		}
-		repair_set_var(c, "probe_output", text);
-		free(c->probe_output);
-		c->probe_output = TAKE_PTR(text);
-	}
-	repair_event(c, "probe", "tool.probe", t0, json_pack("{s:s}", "diff", diff),
-		     json_pack("{s:s, s:s?}", "probe_lines", lines, "title", o.title),
-		     o.crashed ? "crashed" : "no crash", NULL);
-	repair_outcome_clear(&o);
 	return 0;
 }
 
@@ -658,14 +613,14 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 	r = gates_summary(v, &gates);
 	if (r < 0)
 		return r;
-	r = do_build(c, step, a->diff, &log);
+	r = repair_do_build(c, step, a->diff, &log);
 	if (r == -ENOEXEC) {
 		set_result(a, SCORE_BUILD_ERROR, log, "the patched kernel does not build");
 		return 0;
 	}
 	if (r < 0)
 		return r;
-	r = do_run(c, step, c->p->validate_runs, &a->outcome);
+	r = repair_do_run(c, step, c->p->validate_runs, &a->outcome);
 	if (r < 0)
 		return r;
 	if (a->outcome.crashed > 0 && a->outcome.log) {
@@ -732,6 +687,37 @@ static void set_lessons_var(struct repair_ctx *c)
 	repair_set_var(c, "lessons", b.len ? b.data : "");
 }
 
+/* Edits whose "before" does not match go back to the model with the
+ * closest match, this often in one step; then the attempt is lost. */
+#define EDIT_CORRECTIONS_MAX 3
+
+struct patch_answer {
+	const char *step;
+	unsigned corrections;
+	int r;		/* of apply */
+	char *diff, *err;
+};
+
+static int patch_act(struct repair_ctx *c, const char *tool, const json_t *args, void *ud,
+		     char **ret_feedback)
+{
+	struct patch_answer *pa = ud;
+
+	(void)tool;
+	free(pa->diff);
+	free(pa->err);
+	pa->diff = pa->err = NULL;
+	pa->r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &pa->diff, &pa->err);
+	if (pa->r != -EINVAL || pa->corrections >= EDIT_CORRECTIONS_MAX)
+		return 0;
+	pa->corrections++;
+	repair_event(c, pa->step, "guardrail", 0, NULL, json_pack("{s:s?}", "error", pa->err),
+		     "edits sent back", NULL);
+	*ret_feedback = llm_errorf("error: the edits do not apply: %s\nCorrect them and call "
+				   "propose_patch again.", pa->err ?: "?");
+	return *ret_feedback ? 1 : -ENOMEM;
+}
+
 /* One patch attempt: ask, apply, register, judge.  The attempt record
  * goes into c->attempts. */
 static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *hyp,
@@ -740,6 +726,7 @@ static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *h
 	static const char *const tools[] = { "propose_patch", NULL };
 	_cleanup_free_ char *tool = NULL, *err = NULL, *fb = NULL, *htext = NULL;
 	_cleanup_json_ json_t *args = NULL;
+	struct patch_answer pa = { .step = step };
 	int r, dup = 0;
 
 	htext = llm_errorf("%s\nEvidence: %s\nFix idea: %s", json_get_str(hyp, "root_cause") ?: "",
@@ -748,11 +735,16 @@ static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *h
 	fb = format_feedback(c->attempts);
 	repair_set_var(c, "feedback", fb);
 	set_lessons_var(c);
-	r = repair_ask(c, step, "patch", tools, &tool, &args, ret_error);
-	if (r < 0)
+	r = repair_converse(c, step, "patch", tools, patch_act, &pa, &tool, &args, ret_error);
+	if (r < 0) {
+		free(pa.diff);
+		free(pa.err);
 		return r;
+	}
 	a->patch_type = strdup(json_get_str(args, "patch_type") ?: "root-cause fix");
-	r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &a->diff, &err);
+	r = pa.r;
+	a->diff = pa.diff;
+	err = pa.err;
 	if (r == -EINVAL || (r >= 0 && !a->diff)) {
 		_cleanup_free_ char *key = llm_errorf("unusable edits %u", search_iterations(c->search));
 
@@ -1032,6 +1024,7 @@ static void ctx_free(struct repair_ctx *c)
 	free(c->probe_output);
 	free(c->gates_passed);
 	json_decref(c->tools);
+	json_decref(c->tool_counts);
 	json_decref(c->vars);
 	json_decref(c->locations);
 	json_decref(c->hypotheses);
@@ -1066,13 +1059,15 @@ static int setup(struct repair_ctx *c, char **ret_error)
 	c->locations = json_array();
 	c->attempts = json_array();
 	c->lessons = json_array();
+	c->tool_counts = json_object();
 	c->sum = calloc(1, sizeof(*c->sum));
-	if (!c->vars || !c->locations || !c->attempts || !c->lessons || !c->sum)
+	if (!c->vars || !c->locations || !c->attempts || !c->lessons || !c->tool_counts ||
+	    !c->sum)
 		return -ENOMEM;
 	r = search_new(&c->p->limits, trajectory_now(), &c->search);
 	if (r < 0)
 		return r;
-	report = excerpt(c->p->report, 12 * 1024);
+	report = report_for_model(c->p->report, REPORT_HEAD_MAX, REPORT_TAIL_MAX);
 	repair_set_var(c, "report", report);
 	/* empty for a first repair: its prompts read as they always did */
 	repair_set_var(c, "review", c->p->review ? c->p->review : "");
@@ -1107,7 +1102,7 @@ static int workflow(struct repair_ctx *c, char **ret_error)
 	recall(c);
 	r = localise(c, ret_error);
 	if (r >= 0)
-		r = ground(c, ret_error);
+		r = repair_ground(c, ret_error);
 	if (r >= 0)
 		r = hypothesise(c, ret_error);
 	if (r >= 0)
@@ -1144,9 +1139,10 @@ static int write_summary(struct repair_ctx *c)
 	_cleanup_free_ char *path = NULL, *text = NULL;
 	_cleanup_json_ json_t *j = NULL;
 
-	j = json_pack("{s:s, s:s?, s:s?, s:i, s:i, s:I, s:I, s:f}",
+	j = json_pack("{s:s, s:s?, s:s?, s:i, s:i, s:i, s:O, s:I, s:I, s:f}",
 		      "result", repair_result_name(c->sum->result), "reason", c->sum->reason,
 		      "title", c->title, "attempts", c->sum->attempts, "llm_calls", c->sum->llm_calls,
+		      "tool_calls", c->sum->tool_calls, "tools", c->tool_counts,
 		      "tokens_in", (json_int_t)c->sum->tokens_in,
 		      "tokens_out", (json_int_t)c->sum->tokens_out, "cost", c->sum->cost);
 	if (!j || asprintf(&path, "%s/summary.json", c->p->out_dir) < 0)

@@ -66,7 +66,26 @@ struct repair_toolstack {
 	int (*already_fixed)(void *ud, const char *needle, char **ret_commit);
 	/* Optional: recent commit subjects touching file, one per line. */
 	int (*recent_subjects)(void *ud, const char *file, char **ret);
+	/* Optional (NULL: the model gets no exploration tools): runs an
+	 * exploration tool of explore.h on the base tree; same contract as
+	 * explore_call(). */
+	int (*explore)(void *ud, const char *name, const json_t *args, char **ret);
 };
+
+/* The model's conversation in each step: it may call exploration and
+ * execution tools any number of times before the step's answer tool,
+ * within these limits. */
+struct repair_turn_limits {
+	unsigned step_turns;	/* model calls in one step */
+	unsigned job_turns;	/* model calls in the whole repair */
+	size_t tool_answer;	/* bytes of one tool answer shown to the model */
+	size_t step_answers;	/* tool answer bytes in one step */
+	size_t context;		/* request bytes above which older answers are compressed */
+	unsigned repeats;	/* the same call this often: the loop judge stops the step */
+	unsigned stale;		/* turns in a row that brought nothing new: likewise */
+};
+#define REPAIR_TURN_LIMITS_DEFAULT \
+	{ 40, 250, 16u * 1024, 192u * 1024, 320u * 1024, 3, 6 }
 
 typedef void (*repair_progress_fn)(void *ud, const char *step, const char *message);
 
@@ -87,6 +106,7 @@ struct repair_params {
 	const char *kb_path;	  /* NULL: no knowledge base */
 	struct search_limits limits;
 	struct gate_limits gates;
+	struct repair_turn_limits turns;
 	unsigned base_runs;
 	unsigned validate_runs;
 	unsigned locations;
@@ -115,6 +135,7 @@ struct repair_summary {
 	char *commit_message;
 	unsigned attempts;
 	unsigned llm_calls;
+	unsigned tool_calls;	/* exploration and execution calls */
 	uint64_t tokens_in, tokens_out;
 	double cost;
 };

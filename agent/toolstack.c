@@ -12,6 +12,7 @@
 #include "common/fileio.h"
 #include "common/strutil.h"
 #include "edits.h"
+#include "explore.h"
 #include "llm-internal.h"
 #include "repro/build.h"
 #include "repro/run.h"
@@ -34,6 +35,7 @@ struct toolstack {
 	struct vm_opts vm;
 	unsigned n_patch;
 	bool patched;	/* the last kernel built carries a patch */
+	struct explore *explore;	/* made on the first exploration call */
 };
 
 static int ts_read(void *ud, const char *path, char **ret, size_t *ret_len)
@@ -171,6 +173,19 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	ret->hung = s.counted == 0 && lost > 0 && lost == s.n_results;
 	run_series_free(&s);
 	return 0;
+}
+
+static int ts_explore(void *ud, const char *name, const json_t *args, char **ret)
+{
+	struct toolstack *t = ud;
+	int r;
+
+	if (!t->explore) {
+		r = explore_new(t->tree, t->base, &t->explore);
+		if (r < 0)
+			return r;
+	}
+	return explore_call(t->explore, name, args, ret);
 }
 
 static int first_section(const struct config *cfg, const char *section, char **ret)
@@ -339,7 +354,7 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 	t->ops = (struct repair_toolstack){
 		.ud = t, .read_file = ts_read, .apply = ts_apply, .build = ts_build,
 		.run = ts_run, .fixes_tag = ts_fixes, .already_fixed = ts_fixed,
-		.recent_subjects = ts_recent,
+		.recent_subjects = ts_recent, .explore = ts_explore,
 	};
 	*ret = TAKE_PTR(t);
 	return 0;
@@ -349,6 +364,7 @@ void toolstack_free(struct toolstack *t)
 {
 	if (!t)
 		return;
+	explore_free(t->explore);
 	if (t->tree)
 		tree_free(t->tree);
 	free(t->build_dir);

@@ -320,6 +320,13 @@ static int w_recent(void *ud, const char *file, char **ret)
 	return p->inner->recent_subjects(p->inner->ud, file, ret);
 }
 
+static int w_explore(void *ud, const char *name, const json_t *args, char **ret)
+{
+	struct pipeline *p = ud;
+
+	return p->inner->explore(p->inner->ud, name, args, ret);
+}
+
 int pipeline_prepare(struct pipeline *p, const char *rev)
 {
 	struct job_ctx *ctx = p->ctx;
@@ -355,6 +362,7 @@ int pipeline_prepare(struct pipeline *p, const char *rev)
 		.fixes_tag = p->inner->fixes_tag ? w_fixes : NULL,
 		.already_fixed = p->inner->already_fixed ? w_fixed : NULL,
 		.recent_subjects = p->inner->recent_subjects ? w_recent : NULL,
+		.explore = p->inner->explore ? w_explore : NULL,
 	};
 	p->params.report = p->report;
 	p->params.report_len = p->report_len;

@@ -15,6 +15,9 @@ each request with the next step of a script (a JSON array).  A step is:
                                        --estimate-usage, about 4 bytes a token
                                        of the request and of the answer)
   {"stop": "length"}                   finish/stop reason
+  {"expect": ["text", ...], ...}       each text must be in a tool answer of the
+                                       request (else status 400): the script only
+                                       uses what kfix showed it
 
 Every request is appended to --log as a JSON line {path, headers, body}.
 The chosen port is written to --port-file once the socket listens.
@@ -51,6 +54,23 @@ def estimate_usage(step, request):
     tools = step.get("tools") or ([[step["tool"], step.get("args", {})]] if "tool" in step else [])
     answer = len(step.get("text") or "") + sum(len(json.dumps(a)) for _, a in tools)
     return [max(1, len(json.dumps(request)) // 4), max(1, answer // 4)]
+
+
+def tool_answers(body):
+    """The tool results of a request, in either API's shape."""
+    out = []
+    for m in (body.get("messages") or []) if isinstance(body, dict) else []:
+        if m.get("role") == "tool":
+            out.append(m.get("content") or "")
+        elif isinstance(m.get("content"), list):
+            out += [b.get("content") or "" for b in m["content"]
+                    if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return out
+
+
+def missing(step, body):
+    answers = tool_answers(body)
+    return [t for t in step.get("expect", []) if not any(t in a for a in answers)]
 
 
 def openai_body(step, n):
@@ -105,6 +125,10 @@ class Handler(BaseHTTPRequestHandler):
         step = self.server.script.take({"path": self.path, "headers": headers, "body": body})
         if step is None:
             return self.answer(410, b'{"error": {"message": "script exhausted"}}')
+        lost = missing(step, body)
+        if lost:
+            msg = "script expectation failed: %r is in no tool answer" % lost[0]
+            return self.answer(400, json.dumps({"error": {"message": msg}}).encode())
         if self.server.estimate_usage and "usage" not in step:
             step = dict(step, usage=estimate_usage(step, body))
         if step.get("delay"):

@@ -176,39 +176,72 @@ def scenario(folder):
     return name, SCENARIOS[name]
 
 
+def hunks(patch):
+    """(path, first line, line count) of each hunk of a unified diff, on
+    the old side."""
+    out, path = [], None
+    for line in open(patch).read().splitlines():
+        if line.startswith("--- "):
+            path = line[4:].split("/", 1)[1]
+        m = re.match(r"^@@ -(\d+)(?:,(\d+))? ", line)
+        if m:
+            out.append((path, int(m.group(1)), int(m.group(2) or 1)))
+    return out
+
+
+def reads(patch):
+    """read_file calls that show the code each hunk of patch changes."""
+    return [{"tool": "read_file", "args": {"path": f, "start": max(1, a - 3), "end": a + n + 3}}
+            for f, a, n in hunks(patch)]
+
+
+def seen(edit_list):
+    """What the model copies into its edits' "before": each of their
+    non-blank lines must be in a tool answer kfix gave it."""
+    return sorted({l for e in edit_list for l in e["before"].splitlines() if l.strip()})
+
+
 def script(folder, flow):
+    """The scripted model's answers.  It looks before it answers: the
+    location's definition, the code the fix changes (read_file), the
+    text a drive-by edit changes (grep); each answer that copies text
+    from the tree expects that text in a tool answer of the request."""
     name, s = scenario(folder)
     loc = dict({"file": s["file"]}, **s["location"])
-    fix = edits(os.path.join(folder, "fix.patch"))
-    steps = [
-        {"tool": "propose_location", "args": loc},
+    fix_patch = os.path.join(folder, "fix.patch")
+    fix = edits(fix_patch)
+    locate = [
+        {"tool": "find_definition", "args": {"symbol": loc["function"],
+                                             "path": os.path.dirname(loc["file"])}},
+        {"tool": "propose_location", "args": loc, "expect": ["%s:" % loc["file"]]},
         {"tool": "no_more_locations", "args": {"reason": "the report points here"}},
         {"tool": "request_probes", "args": s["probe"]},
         {"tool": "state_hypotheses", "args": {"hypotheses": [s["hypothesis"]]}},
     ]
+    look = reads(fix_patch)
+    right = fix
+    if flow == "repair" and "extra" in s:
+        look.append({"tool": "grep", "args": {"pattern": s["extra"]["before"].strip(),
+                                              "path": s["extra"]["file"]}})
+        right = fix + [s["extra"]]
+    patch = look + [{"tool": "propose_patch", "expect": seen(right),
+                     "args": {"patch_type": "root-cause fix", "edits": right}}]
+    explain = [{"tool": "write_explanation", "args": s["explanation"]}]
     if flow == "repair":
-        right = fix + ([s["extra"]] if "extra" in s else [])
-        steps += [
+        return locate + [
             {"tool": "propose_patch", "args": s["cheat"]},
             {"tool": "reflect", "args": dict(s["cheat_reflection"], next="new_patch")},
             {"tool": "propose_patch", "args": {
                 "patch_type": s["wrong_type"],
                 "edits": edits(os.path.join(folder, "wrong-fix.patch"))}},
             {"tool": "reflect", "args": dict(s["wrong_reflection"], next="new_patch")},
-            {"tool": "propose_patch", "args": {"patch_type": "root-cause fix", "edits": right}},
-        ]
-    else:
-        steps.append({"tool": "propose_patch", "args": {"patch_type": "root-cause fix", "edits": fix}})
-    steps.append({"tool": "write_explanation", "args": s["explanation"]})
+        ] + patch + explain
     if flow == "v2":
-        v1 = steps
-        steps = v1 + v1[:4] + [
+        return locate + patch + explain + locate + [
             {"tool": "propose_patch", "args": {"patch_type": "root-cause fix",
                                                "edits": s["review"]["edits"]}},
-            v1[5],
-            {"text": s["review"]["changes"]},
-        ]
-    return steps
+        ] + explain + [{"text": s["review"]["changes"]}]
+    return locate + patch + explain
 
 
 def fail(what):

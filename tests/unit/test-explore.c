@@ -208,6 +208,22 @@ static void test_find_definition(void **state)
 	assert_true(startswith(bad, "error: "));
 }
 
+static void test_find_references(void **state)
+{
+	_cleanup_free_ char *refs = call("find_references", "{\"symbol\": \"foo\"}");
+	_cleanup_free_ char *none = call("find_references", "{\"symbol\": \"foo_nowhere\"}");
+	_cleanup_free_ char *bad = call("find_references", "{\"symbol\": \"f(\"}");
+
+	(void)state;
+	/* whole words only: foo_count and FOO_H are not uses of foo */
+	assert_non_null(strstr(refs, "include/linux/foo.h:4: struct foo {\n"));
+	assert_non_null(strstr(refs, "lib/util.c:3: static int foo_count(struct foo *f)\n"));
+	assert_non_null(strstr(refs, "kernel/sys.c:4: SYSCALL_DEFINE1(foo, int, fd)\n"));
+	assert_null(strstr(refs, "FOO_H"));
+	assert_non_null(strstr(none, "no reference to foo_nowhere"));
+	assert_true(startswith(bad, "error: "));
+}
+
 static void test_history(void **state)
 {
 	_cleanup_free_ char *log = call("git_log", "{\"path\": \"lib/util.c\"}");
@@ -247,7 +263,7 @@ static void test_defs_and_unknown(void **state)
 	json_t *d;
 
 	(void)state;
-	assert_int_equal(json_array_size(defs), 7);
+	assert_int_equal(json_array_size(defs), 8);
 	json_array_foreach(defs, i, d) {
 		assert_non_null(json_get_str(d, "name"));
 		assert_non_null(json_get_str(d, "description"));
@@ -266,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_confinement),
 		cmocka_unit_test(test_list_and_grep),
 		cmocka_unit_test(test_find_definition),
+		cmocka_unit_test(test_find_references),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_defs_and_unknown),
 	};

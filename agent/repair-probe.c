@@ -1,0 +1,271 @@
+/* Execution grounding: probes the model writes (kAgent), built and run
+ * by the engine, on the base or on top of a candidate patch.  A probe
+ * that does not apply, is refused by the gates or does not compile is
+ * answered with the reason, so the model can correct it; a probe that
+ * ran is answered with its lines and how the run ended. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/json.h"
+#include "common/strutil.h"
+#include "gates.h"
+#include "llm-internal.h"
+#include "repair-internal.h"
+
+/* Probe rounds in one repair: each is a kernel build and a VM run. */
+#define PROBE_ROUNDS_MAX 8
+#define COMPILER_MESSAGES_MAX 4000
+
+static const char *next_line(const char *l)
+{
+	const char *e = strchr(l, '\n');
+
+	return e ? e + 1 : l + strlen(l);
+}
+
+static bool has_marker(const char *l)
+{
+	const char *e = strchr(l, '\n');
+	size_t n = e ? (size_t)(e - l) : strlen(l);
+
+	return memmem(l, n, KFIX_PROBE_MARKER, strlen(KFIX_PROBE_MARKER)) != NULL;
+}
+
+static bool same_line(const char *a, const char *b)
+{
+	size_t na = strcspn(a, "\n"), nb = strcspn(b, "\n");
+
+	return na == nb && memcmp(a, b, na) == 0;
+}
+
+/* A probe edit only inserts lines, each carrying the marker: "after" is
+ * "before" with such lines added. */
+static bool probe_edit_ok(const json_t *e)
+{
+	const char *b = json_get_str(e, "before"), *a = json_get_str(e, "after");
+	bool added = false;
+
+	if (!a || !b)
+		return false;
+	while (*a) {
+		if (*b && same_line(a, b)) {
+			b = next_line(b);
+		} else if (has_marker(a)) {
+			added = true;
+		} else
+			return false;
+		a = next_line(a);
+	}
+	return !*b && added;
+}
+
+static char *probe_lines(const char *log)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
+
+	for (const char *l = log; l && *l; l = next_line(l))
+		if (has_marker(l))
+			(void)buf_append_trunc(&b, l, (size_t)(next_line(l) - l));
+	return b.len ? buf_steal(&b, NULL) : strdup("(no probe line was printed)\n");
+}
+
+/* The compiler's errors, with the lines after each, from a build log. */
+static char *compiler_messages(const char *log)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(COMPILER_MESSAGES_MAX);
+	int after = 0;
+
+	for (const char *l = log ?: ""; *l; l = next_line(l)) {
+		size_t n = (size_t)(next_line(l) - l);
+
+		if (memmem(l, n, "error:", 6) || memmem(l, n, "Error ", 6))
+			after = 4;
+		if (after > 0) {
+			(void)buf_append_trunc(&b, l, n);
+			after--;
+		}
+	}
+	if (b.len == 0) {
+		size_t len = strlen(log ?: "");
+
+		(void)buf_puts(&b, log ? log + (len > 2000 ? len - 2000 : 0) : "(no build log)");
+	}
+	return buf_steal(&b, NULL) ?: strdup("");
+}
+
+/* Every edit of the probe must be a probe edit; patch edits, when given,
+ * come first and are what the probe goes on top of. */
+static int probe_diff(struct repair_ctx *c, const json_t *args, char **ret_diff,
+		      char **ret_refusal)
+{
+	const json_t *edits = json_object_get(args, "edits"), *patch = json_object_get(args, "patch_edits");
+	_cleanup_json_ json_t *all = json_array();
+	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+	_cleanup_free_ char *diff = NULL, *err = NULL;
+	json_t *e;
+	size_t i;
+	int r;
+
+	if (!all)
+		return -ENOMEM;
+	if (json_array_size(edits) == 0) {
+		*ret_refusal = strdup("the probe has no edits");
+		return 0;
+	}
+	json_array_foreach(edits, i, e)
+		if (!probe_edit_ok(e)) {
+			*ret_refusal = llm_errorf("probe edit %zu must only add lines, each containing "
+						  "\"%s\" (put candidate changes in patch_edits)",
+						  i, KFIX_PROBE_MARKER);
+			return *ret_refusal ? 0 : -ENOMEM;
+		}
+	if (json_is_array(patch))
+		json_array_extend(all, (json_t *)patch);
+	json_array_extend(all, (json_t *)edits);
+	r = c->ts->apply(c->ts->ud, all, &diff, &err);
+	if (r == -EINVAL || (r >= 0 && !diff)) {
+		*ret_refusal = llm_errorf("the probe does not apply: %s", err ?: "?");
+		return *ret_refusal ? 0 : -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	/* a probe is model-written code built on the build host too */
+	r = gates_run_probe(diff, strlen(diff), c->p->src_dir, &v);
+	if (r < 0)
+		return r;
+	if (!gate_verdicts_accepted(v)) {
+		*ret_refusal = llm_errorf("the probe is refused: %s", gate_verdicts_failure(v));
+		return *ret_refusal ? 0 : -ENOMEM;
+	}
+	*ret_diff = TAKE_PTR(diff);
+	return 0;
+}
+
+/* One probe round.  *ret_answer is for the model; *ret_ran says whether
+ * the probe ran (its lines are then in c->probe_output too). */
+static int probe_round(struct repair_ctx *c, const char *step, const json_t *args,
+		       char **ret_answer, bool *ret_ran)
+{
+	_cleanup_free_ char *diff = NULL, *refusal = NULL, *log = NULL, *lines = NULL;
+	struct repair_outcome o = {};
+	uint64_t t0;
+	int r;
+
+	*ret_ran = false;
+	if (c->probe_rounds >= PROBE_ROUNDS_MAX) {
+		*ret_answer = llm_errorf("error: the %d probe rounds of this repair are spent",
+					 PROBE_ROUNDS_MAX);
+		return *ret_answer ? 0 : -ENOMEM;
+	}
+	r = probe_diff(c, args, &diff, &refusal);
+	if (r < 0)
+		return r;
+	if (refusal) {
+		repair_event(c, step, "guardrail", 0, json_incref((json_t *)args), NULL,
+			     "probe refused", refusal);
+		*ret_answer = llm_errorf("error: %s", refusal);
+		return *ret_answer ? 0 : -ENOMEM;
+	}
+	c->probe_rounds++;
+	repair_progress(c, step, "building and running with probes (round %u)", c->probe_rounds);
+	t0 = trajectory_now();
+	if (c->ts->probe)
+		r = c->ts->probe(c->ts->ud, diff, &o);
+	else if ((r = repair_do_build(c, step, diff, &log)) >= 0)
+		r = repair_do_run(c, step, 1, &o);
+	if (r == -ENOEXEC) {
+		_cleanup_free_ char *msgs = compiler_messages(log ?: o.log);
+
+		repair_event(c, step, "tool.probe", t0, json_pack("{s:s}", "diff", diff),
+			     json_pack("{s:s}", "compiler", msgs ?: ""), "build-error", NULL);
+		repair_outcome_clear(&o);
+		*ret_answer = llm_errorf("error: the probe does not compile:\n%s", msgs ?: "");
+		return *ret_answer ? 0 : -ENOMEM;
+	}
+	if (r < 0) {
+		repair_event(c, step, "tool.probe", t0, json_pack("{s:s}", "diff", diff), NULL,
+			     "probe failed", strerror(-r));
+		repair_outcome_clear(&o);
+		*ret_answer = llm_errorf("error: the probe could not be run (%s); go on without it",
+					 strerror(-r));
+		return *ret_answer ? 0 : -ENOMEM;
+	}
+	lines = probe_lines(o.log);
+	repair_event(c, step, "tool.probe", t0, json_pack("{s:s}", "diff", diff),
+		     json_pack("{s:s, s:s?}", "probe_lines", lines, "title", o.title),
+		     o.crashed ? "crashed" : "no crash", NULL);
+	r = asprintf(ret_answer, "%s\nThe run %s%s%s\n", lines,
+		     o.crashed ? "crashed: " : "did not crash",
+		     o.title ?: "", json_array_size(json_object_get(args, "patch_edits")) ?
+		     " (with the patch edits applied)" : "");
+	repair_outcome_clear(&o);
+	if (r < 0)
+		return -ENOMEM;
+	free(c->probe_output);
+	if (!(c->probe_output = strdup(*ret_answer)))
+		return -ENOMEM;
+	repair_set_var(c, "probe_output", c->probe_output);
+	*ret_ran = true;
+	return 0;
+}
+
+/* request_probes in the probe step: a probe that ran ends the step, one
+ * that failed goes back to the model. */
+static int ground_act(struct repair_ctx *c, const char *tool, const json_t *args, void *ud,
+		      char **ret_feedback)
+{
+	bool ran;
+	int r;
+
+	(void)ud;
+	if (!streq(tool, "request_probes"))
+		return 0;
+	r = probe_round(c, "probe", args, ret_feedback, &ran);
+	if (r < 0 || ran || c->probe_rounds >= PROBE_ROUNDS_MAX)
+		return r < 0 ? r : 0;
+	return 1;
+}
+
+int repair_ground(struct repair_ctx *c, char **ret_error)
+{
+	static const char *const tools[] = { "request_probes", "skip_probes", NULL };
+	_cleanup_free_ char *tool = NULL;
+	_cleanup_json_ json_t *args = NULL;
+
+	repair_set_var(c, "probe_output", "(no probes were run)");
+	return repair_converse(c, "probe", "probe", tools, ground_act, NULL, &tool, &args,
+			       ret_error);
+}
+
+/* Steps where the model may run a probe of its own. */
+static bool probing_step(const char *step)
+{
+	return streq(step, "hypotheses") || streq(step, "patch") || streq(step, "final") ||
+	       streq(step, "reflect");
+}
+
+json_t *repair_exec_defs(struct repair_ctx *c, const char *step)
+{
+	json_t *t, *out = json_array();
+	size_t i;
+
+	if (!out || !probing_step(step))
+		return out;
+	json_array_foreach(c->tools, i, t)
+		if (streq_ptr(json_get_str(t, "name"), "run_probe"))
+			json_array_append(out, t);
+	return out;
+}
+
+int repair_exec_call(struct repair_ctx *c, const char *step, const char *name,
+		     const json_t *args, char **ret_answer)
+{
+	bool ran;
+
+	if (!streq(name, "run_probe") || !probing_step(step))
+		return -ENOENT;
+	return probe_round(c, step, args, ret_answer, &ran);
+}
