@@ -12,7 +12,9 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "explore.h"
+#include "repro/tags.h"
 #include "repro/tree.h"
+#include "repro/vmlinux.h"
 
 #define FILE_MAX (16u * 1024 * 1024)
 #define LINE_SHOWN_MAX 300
@@ -20,6 +22,8 @@
 struct explore {
 	struct tree *t;
 	const char *rev;
+	char *vmlinux;	/* the base kernel's, once built; NULL before */
+	const struct tags *tags;	/* the symbol index of the base, when there is one */
 };
 
 int explore_new(struct tree *t, const char *rev, struct explore **ret)
@@ -36,7 +40,26 @@ int explore_new(struct tree *t, const char *rev, struct explore **ret)
 
 void explore_free(struct explore *e)
 {
+	if (!e)
+		return;
+	free(e->vmlinux);
 	free(e);
+}
+
+void explore_set_tags(struct explore *e, const struct tags *t)
+{
+	e->tags = t;
+}
+
+int explore_set_vmlinux(struct explore *e, const char *path)
+{
+	char *p = path ? strdup(path) : NULL;
+
+	if (path && !p)
+		return -ENOMEM;
+	free(e->vmlinux);
+	e->vmlinux = p;
+	return 0;
 }
 
 /* A path inside the tree: relative, no "." or ".." component, not into
@@ -303,6 +326,154 @@ static bool ident_ok(const char *s)
 	return true;
 }
 
+/* --- definitions from the index ----------------------------------------------- */
+
+/* Lines from..to of a file at the base, numbered. */
+static void put_lines(struct explore *e, struct buf *b, const char *path, unsigned from,
+		      unsigned to, bool until_close)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len = 0;
+	unsigned at = 1;
+
+	if (tree_read_file(e->t, e->rev, path, FILE_MAX, &data, &len) < 0)
+		return;
+	for (const char *l = data; *l && at <= to; at++) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+
+		if (at >= from) {
+			(void)buf_printf(b, "%6u\t", at);
+			put_line(b, l, n);
+			/* a struct ends at its closing brace, a macro at its
+			 * last continuation */
+			if (until_close && at > from && n >= 2 && l[0] == '}' && memchr(l, ';', n))
+				break;
+			if (!until_close && (n == 0 || l[n - 1] != '\\'))
+				break;
+		}
+		l = nl ? nl + 1 : l + n;
+	}
+}
+
+#define INDEX_HITS_MAX 64
+#define INDEX_SHOWN_MAX 8
+
+struct idx_hit {
+	char *file;
+	unsigned line;
+	char kind[16];
+	int rank;
+};
+
+struct idx_state {
+	const char *path;
+	bool syscall;		/* the symbol names a syscall's wrapper */
+	struct idx_hit hits[INDEX_HITS_MAX];
+	size_t n;
+};
+
+/* Definitions before uses of the name as a field or a variable, and the
+ * x86 kernel (the one syzbot builds) before other architectures. */
+static int rank_of(const char *file, const char *kind)
+{
+	bool other_arch = startswith(file, "arch/") && !startswith(file, "arch/x86/");
+	bool primary = streq(kind, "function") || streq(kind, "struct") || streq(kind, "union") ||
+		       streq(kind, "enum") || streq(kind, "typedef") || streq(kind, "macro");
+
+	return (primary ? 0 : streq(kind, "member") ? 4 : 2) + other_arch;
+}
+
+static int on_tag(const char *file, unsigned line, const char *kind, void *ud)
+{
+	struct idx_state *d = ud;
+	struct idx_hit *h;
+
+	if (d->path && *d->path && !startswith(file, d->path))
+		return 0;
+	if (d->syscall && !streq(kind, "function"))
+		return 0;
+	if (d->n >= INDEX_HITS_MAX)
+		return 1;
+	h = &d->hits[d->n];
+	if (!(h->file = strdup(file)))
+		return -ENOMEM;
+	h->line = line;
+	snprintf(h->kind, sizeof(h->kind), "%s", kind);
+	h->rank = rank_of(file, kind);
+	d->n++;
+	return 0;
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const struct idx_hit *x = a, *y = b;
+
+	/* the index's order (by file) within a rank: qsort is not stable */
+	return x->rank != y->rank ? x->rank - y->rank : strcmp(x->file, y->file) ?:
+	       (int)x->line - (int)y->line;
+}
+
+static void show_hit(struct explore *e, struct buf *b, const struct idx_hit *h, const char *sym)
+{
+	_cleanup_free_ char *text = NULL;
+	unsigned first = 0;
+
+	if (streq(h->kind, "member")) {
+		(void)buf_printf(b, "%s:%u: field %s:\n", h->file, h->line, sym);
+		put_lines(e, b, h->file, h->line, h->line, false);
+	} else if (streq(h->kind, "function") &&
+		   tree_read_function(e->t, e->rev, h->file, sym, &text, &first) >= 0) {
+		unsigned at = first, shown = 0;
+
+		(void)buf_printf(b, "%s:%u: definition of %s:\n", h->file, first, sym);
+		for (const char *l = text; *l && shown < EXPLORE_READ_LINES_MAX; at++, shown++) {
+			const char *nl = strchr(l, '\n');
+			size_t n = nl ? (size_t)(nl - l) : strlen(l);
+
+			(void)buf_printf(b, "%6u\t", at);
+			put_line(b, l, n);
+			l = nl ? nl + 1 : l + n;
+		}
+		if (shown >= EXPLORE_READ_LINES_MAX)
+			(void)buf_puts(b, "[the rest: read_file]\n");
+	} else {
+		bool body = streq(h->kind, "struct") || streq(h->kind, "union") ||
+			    streq(h->kind, "enum");
+
+		(void)buf_printf(b, "%s:%u: %s %s:\n", h->file, h->line, h->kind, sym);
+		put_lines(e, b, h->file, h->line, h->line + (body ? EXPLORE_READ_LINES_MAX : 30), body);
+	}
+}
+
+static int find_in_index(struct explore *e, const char *sym, const char *name, const char *path,
+			 char **ret)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(EXPLORE_ANSWER_MAX);
+	struct idx_state *d = calloc(1, sizeof(*d));
+	int r;
+
+	if (!d)
+		return -ENOMEM;
+	d->path = path;
+	d->syscall = !streq(name, sym);
+	r = tags_find(e->tags, name, on_tag, d);
+	if (r >= 0) {
+		qsort(d->hits, d->n, sizeof(d->hits[0]), cmp_hit);
+		for (size_t i = 0; i < d->n && i < INDEX_SHOWN_MAX && !b.truncated; i++)
+			show_hit(e, &b, &d->hits[i], sym);
+		if (d->n > INDEX_SHOWN_MAX)
+			(void)buf_printf(&b, "[%zu more: give a path]\n", d->n - INDEX_SHOWN_MAX);
+		if (d->n == 0)
+			(void)buf_printf(&b, "no definition of %s found%s%s\n", sym,
+					 path ? " under " : "", path ?: "");
+	}
+	for (size_t i = 0; i < d->n; i++)
+		free(d->hits[i].file);
+	free(d);
+	return r < 0 ? r : finish(&b, ret);
+}
+
 static int tool_find_definition(struct explore *e, const json_t *args, char **ret)
 {
 	const char *sym = json_get_str(args, "symbol"), *path = json_get_str(args, "path");
@@ -318,6 +489,8 @@ static int tool_find_definition(struct explore *e, const json_t *args, char **re
 		return answer_error(ret, "%s", why);
 	/* a syscall's wrappers name the SYSCALL_DEFINE that defines it */
 	name = c_syscall_name(sym, NULL) ?: sym;
+	if (e->tags)
+		return find_in_index(e, sym, name, path, ret);
 	d.sym = sym;
 	snprintf(pattern, sizeof(pattern),
 		 "(^|[^A-Za-z0-9_])%s[ \t]*\\(|SYSCALL_DEFINE[0-9]\\(%s,|^(struct|union|enum)[ \t]+%s[ \t]*\\{|"
@@ -494,6 +667,71 @@ static int tool_git_show(struct explore *e, const json_t *args, char **ret)
 
 /* --- the table --------------------------------------------------------------- */
 
+/* --- the built kernel ---------------------------------------------------------- */
+
+static int kernel_answer(int r, char *text, const char *what, char **ret)
+{
+	if (r == -ENOENT)
+		return answer_error(ret, "the built kernel has no %s", what);
+	if (r == -ENOEXEC)
+		return answer_error(ret, "the built kernel has no debug information");
+	if (r < 0 && r != -ENOMEM)
+		return answer_error(ret, "cannot read the built kernel: %s", strerror(-r));
+	if (r < 0)
+		return r;
+	*ret = text;
+	return 0;
+}
+
+static int tool_struct_layout(struct explore *e, const json_t *args, char **ret)
+{
+	const char *type = json_get_str(args, "type");
+	const char *name = type && startswith(type, "struct ") ? type + 7 :
+			   type && startswith(type, "union ") ? type + 6 : type;
+	char *text = NULL;
+	int r;
+
+	if (!ident_ok(name))
+		return answer_error(ret, "type must be a struct or union tag, like \"struct sock\"");
+	if (!e->vmlinux)
+		return answer_error(ret, "no kernel has been built yet");
+	r = vmlinux_struct_layout(e->vmlinux, type, EXPLORE_ANSWER_MAX, &text);
+	return kernel_answer(r, text, type, ret);
+}
+
+static int tool_symbolize(struct explore *e, const json_t *args, char **ret)
+{
+	const char *a = json_get_str(args, "address");
+	char *end = NULL, *text = NULL;
+	unsigned long long addr;
+	int r;
+
+	if (!a || strlen(a) > 20)
+		return answer_error(ret, "address must be hex, like ffffffff81234567");
+	errno = 0;
+	addr = strtoull(a, &end, 16);
+	if (errno || end == a || *end)
+		return answer_error(ret, "address must be hex, like ffffffff81234567");
+	if (!e->vmlinux)
+		return answer_error(ret, "no kernel has been built yet");
+	r = vmlinux_symbolize(e->vmlinux, addr, EXPLORE_ANSWER_MAX, &text);
+	return kernel_answer(r, text, "function at that address", ret);
+}
+
+static int tool_disassemble(struct explore *e, const json_t *args, char **ret)
+{
+	const char *fn = json_get_str(args, "function");
+	char *text = NULL;
+	int r;
+
+	if (!ident_ok(fn))
+		return answer_error(ret, "function must be a C identifier");
+	if (!e->vmlinux)
+		return answer_error(ret, "no kernel has been built yet");
+	r = vmlinux_disassemble(e->vmlinux, fn, EXPLORE_ANSWER_MAX, &text);
+	return kernel_answer(r, text, "function of that name", ret);
+}
+
 struct tool {
 	const char *name, *description, *params;
 	int (*fn)(struct explore *e, const json_t *args, char **ret);
@@ -518,6 +756,14 @@ static const struct tool tools[] = {
 			     "function, users of a field or macro), as file:line: text, at most 100.",
 	  "{\"symbol\": [\"string\", \"C identifier\"], \"path\": [\"string\", \"optional "
 	  "folder to look in\"]}", tool_find_references },
+	{ "struct_layout", "Offsets and sizes of a struct's or union's members in the built base "
+			   "kernel (from its DWARF, like pahole), holes included.",
+	  "{\"type\": [\"string\", \"struct or union tag, like struct sock\"]}", tool_struct_layout },
+	{ "symbolize", "The function, file:line and inlined frames of an address of the built base "
+		       "kernel.",
+	  "{\"address\": [\"string\", \"hex, like ffffffff81234567\"]}", tool_symbolize },
+	{ "disassemble", "The machine code of a function of the built base kernel (objdump).",
+	  "{\"function\": [\"string\", \"C identifier\"]}", tool_disassemble },
 	{ "git_log", "The latest commits of the base's history, optionally only those touching a "
 		     "path: id, subject, author, date.",
 	  "{\"path\": [\"string\", \"file or folder\"], \"max\": [\"integer\", \"at most 30\"]}",

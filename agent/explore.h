@@ -12,6 +12,7 @@
 
 #include "common/macro.h"
 
+struct tags;
 struct tree;
 struct explore;
 
@@ -26,6 +27,14 @@ struct explore;
 int explore_new(struct tree *t, const char *rev, struct explore **ret);
 void explore_free(struct explore *e);
 DEFINE_CLEANUP(struct explore, explore_free);
+
+/* The symbol index of the base (repro/tags.h; borrowed, NULL: none):
+ * find_definition answers from it instead of searching the tree. */
+void explore_set_tags(struct explore *e, const struct tags *t);
+
+/* The base kernel's vmlinux for struct_layout, symbolize and
+ * disassemble (NULL: not built; those tools then say so). */
+int explore_set_vmlinux(struct explore *e, const char *path);
 
 /* The tools' definitions ({name, description, parameters} each), in the
  * form the LLM providers take. */

@@ -37,7 +37,7 @@ tests_unit_test_gates_SOURCES = tests/unit/test-gates.c
 tests_unit_test_gates_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_gates_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
-CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c daemon/ctl-repair.c daemon/ctl-trace.c
+CTL_EXTRA_SOURCES += daemon/ctl-check-patch.c daemon/ctl-explore.c daemon/ctl-repair.c daemon/ctl-trace.c
 TESTS += tests/integration/check-patch.sh
 EXTRA_DIST += tests/integration/check-patch.sh
 CLEANFILES += -r tests/cache

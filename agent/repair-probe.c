@@ -2,7 +2,8 @@
  * by the engine, on the base or on top of a candidate patch.  A probe
  * that does not apply, is refused by the gates or does not compile is
  * answered with the reason, so the model can correct it; a probe that
- * ran is answered with its lines and how the run ended. */
+ * ran is answered with its lines and how the run ended.  Candidate edits
+ * can be compiled alone (check_compile), the touched objects only. */
 #include "config.h"
 
 #include <errno.h>
@@ -240,6 +241,48 @@ int repair_ground(struct repair_ctx *c, char **ret_error)
 			       ret_error);
 }
 
+/* check_compile: the candidate edits compiled, object by object, against
+ * the cached build (no link, no run): seconds instead of a build. */
+static int compile_round(struct repair_ctx *c, const char *step, const json_t *args,
+			 char **ret_answer)
+{
+	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+	_cleanup_free_ char *diff = NULL, *err = NULL, *log = NULL;
+	uint64_t t0 = trajectory_now();
+	int r;
+
+	r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &diff, &err);
+	if (r == -EINVAL || (r >= 0 && !diff)) {
+		*ret_answer = llm_errorf("error: the edits do not apply: %s", err ?: "?");
+		return *ret_answer ? 0 : -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	/* model-written code is compiled on the build host: the same gates as a probe */
+	r = gates_run_probe(diff, strlen(diff), c->p->src_dir, &v);
+	if (r < 0)
+		return r;
+	if (!gate_verdicts_accepted(v)) {
+		*ret_answer = llm_errorf("error: refused: %s", gate_verdicts_failure(v));
+		return *ret_answer ? 0 : -ENOMEM;
+	}
+	r = c->ts->compile(c->ts->ud, diff, &log);
+	repair_event(c, step, "tool.compile", t0, json_pack("{s:s}", "diff", diff),
+		     json_pack("{s:s}", "log", log ?: ""),
+		     r >= 0 ? "compiles" : r == -ENOEXEC ? "build-error" : "infra-error",
+		     r < 0 && r != -ENOEXEC ? strerror(-r) : NULL);
+	if (r == -ENOEXEC) {
+		_cleanup_free_ char *msgs = compiler_messages(log);
+
+		*ret_answer = llm_errorf("error: does not compile:\n%s", msgs ?: "");
+	} else if (r < 0)
+		*ret_answer = llm_errorf("error: the compile check could not run (%s)", strerror(-r));
+	else
+		*ret_answer = strdup("The touched files compile (not linked, not run: only "
+				     "propose_patch tests the fix).\n");
+	return *ret_answer ? 0 : -ENOMEM;
+}
+
 /* Steps where the model may run a probe of its own. */
 static bool probing_step(const char *step)
 {
@@ -255,7 +298,8 @@ json_t *repair_exec_defs(struct repair_ctx *c, const char *step)
 	if (!out || !probing_step(step))
 		return out;
 	json_array_foreach(c->tools, i, t)
-		if (streq_ptr(json_get_str(t, "name"), "run_probe"))
+		if (streq_ptr(json_get_str(t, "name"), "run_probe") ||
+		    (c->ts->compile && streq_ptr(json_get_str(t, "name"), "check_compile")))
 			json_array_append(out, t);
 	return out;
 }
@@ -265,7 +309,11 @@ int repair_exec_call(struct repair_ctx *c, const char *step, const char *name,
 {
 	bool ran;
 
-	if (!streq(name, "run_probe") || !probing_step(step))
+	if (!probing_step(step))
+		return -ENOENT;
+	if (streq(name, "check_compile") && c->ts->compile)
+		return compile_round(c, step, args, ret_answer);
+	if (!streq(name, "run_probe"))
 		return -ENOENT;
 	return probe_round(c, step, args, ret_answer, &ran);
 }

@@ -66,6 +66,10 @@ struct repair_toolstack {
 	int (*already_fixed)(void *ud, const char *needle, char **ret_commit);
 	/* Optional: recent commit subjects touching file, one per line. */
 	int (*recent_subjects)(void *ud, const char *file, char **ret);
+	/* Optional: compiles only the objects diff touches against the
+	 * cached build, without linking; -ENOEXEC with the compiler's
+	 * messages in *ret_log when it does not compile. */
+	int (*compile)(void *ud, const char *diff, char **ret_log);
 	/* Optional (NULL: the model gets no exploration tools): runs an
 	 * exploration tool of explore.h on the base tree; same contract as
 	 * explore_call(). */

@@ -16,6 +16,7 @@
 #include "llm-internal.h"
 #include "repro/build.h"
 #include "repro/run.h"
+#include "repro/tags.h"
 #include "repro/tree.h"
 #include "repro/vm.h"
 #include "toolstack.h"
@@ -36,7 +37,25 @@ struct toolstack {
 	unsigned n_patch;
 	bool patched;	/* the last kernel built carries a patch */
 	struct explore *explore;	/* made on the first exploration call */
+	bool built_patch;	/* a patched kernel went through the build folder */
+	char *base_vmlinux;	/* a link to the base kernel's, for the tools */
+	struct tags *tags;	/* the base's symbol index, once made or loaded */
+	bool tags_tried;
 };
+
+/* The tools read the base kernel's vmlinux: a hard link keeps it when a
+ * patched build replaces the file (the linker writes a new one). */
+static void keep_base_vmlinux(struct toolstack *t, const char *vmlinux)
+{
+	_cleanup_free_ char *dst = NULL;
+
+	if (t->base_vmlinux || !vmlinux || !t->o.scratch || access(vmlinux, R_OK) < 0 ||
+	    asprintf(&dst, "%s/vmlinux.base", t->o.scratch) < 0)
+		return;
+	(void)unlink(dst);
+	if (link(vmlinux, dst) == 0)
+		t->base_vmlinux = TAKE_PTR(dst);
+}
 
 static int ts_read(void *ud, const char *path, char **ret, size_t *ret_len)
 {
@@ -100,6 +119,7 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	}
 	t->bo.patches = diff ? patches : NULL;
 	t->patched = diff != NULL;
+	t->built_patch |= t->patched;
 	r = build_kernel(&t->bo, &res);
 	t->bo.patches = NULL;
 	if (r < 0)
@@ -109,6 +129,8 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	*ret_log = build_log(&res);
 	switch (res.status) {
 	case BUILD_OK:
+		if (!diff)
+			keep_base_vmlinux(t, res.vmlinux);
 		t->bzimage = TAKE_PTR(res.bzimage);
 		r = t->bzimage ? 0 : -EIO;
 		break;
@@ -119,6 +141,35 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	default:
 		r = -EIO;
 	}
+	build_result_free(&res);
+	return r;
+}
+
+static int ts_compile(void *ud, const char *diff, char **ret_log)
+{
+	struct toolstack *t = ud;
+	struct build_result res = {};
+	_cleanup_free_ char *path = NULL;
+	char *patches[] = { NULL, NULL };
+	int r;
+
+	if (!t->kernels)
+		return -ENOSYS;
+	if (asprintf(&path, "%s/check-%u.diff", t->o.scratch, ++t->n_patch) < 0)
+		return -ENOMEM;
+	r = write_file_atomic(path, diff, strlen(diff), 0644);
+	if (r < 0)
+		return r;
+	patches[0] = path;
+	t->bo.patches = patches;
+	r = build_check_patch(&t->bo, &res);
+	t->bo.patches = NULL;
+	(void)unlink(path);
+	if (r < 0)
+		return r;
+	*ret_log = build_log(&res);
+	r = res.status == BUILD_OK ? 0 : res.status == BUILD_FAILED ||
+	    res.status == BUILD_BAD_PATCH ? -ENOEXEC : -EIO;
 	build_result_free(&res);
 	return r;
 }
@@ -175,6 +226,41 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	return 0;
 }
 
+/* Where the symbol indexes live: [agent] index-dir, else the cache
+ * folder's index/, else the scratch folder. */
+static char *index_path(const struct toolstack *t)
+{
+	_cleanup_free_ char *dir = NULL, *cache = NULL;
+	char *path = NULL;
+
+	if (t->o.cfg && config_get_path(t->o.cfg, "agent", NULL, "index-dir", &dir) >= 0)
+		;
+	else if (t->o.cfg && config_get_path(t->o.cfg, "kfix", NULL, "cache-dir", &cache) >= 0 &&
+		 asprintf(&dir, "%s/index", cache) < 0)
+		return NULL;
+	if (!dir && t->o.scratch && !(dir = strdup(t->o.scratch)))
+		return NULL;
+	if (!dir || mkdir_p(dir, 0755) < 0 || asprintf(&path, "%s/%s.tags", dir, t->base) < 0)
+		return NULL;
+	return path;
+}
+
+/* The index is made of the checkout, so only when it is at the base;
+ * without one find_definition searches the tree (slower, same answers). */
+static void open_index(struct toolstack *t)
+{
+	_cleanup_free_ char *path = NULL, *err = NULL;
+	char head[TREE_OID_HEX];
+
+	t->tags_tried = true;
+	if (!t->have_base || tree_resolve(t->tree, "HEAD", head) < 0 || !streq(head, t->base) ||
+	    !(path = index_path(t)))
+		return;
+	if (access(path, R_OK) < 0 && tags_build(t->o.src, path, &err) < 0)
+		return;
+	(void)tags_open(path, &t->tags);
+}
+
 static int ts_explore(void *ud, const char *name, const json_t *args, char **ret)
 {
 	struct toolstack *t = ud;
@@ -182,6 +268,23 @@ static int ts_explore(void *ud, const char *name, const json_t *args, char **ret
 
 	if (!t->explore) {
 		r = explore_new(t->tree, t->base, &t->explore);
+		if (r < 0)
+			return r;
+	}
+	if (!t->tags_tried) {
+		open_index(t);
+		if (t->tags)
+			explore_set_tags(t->explore, t->tags);
+	}
+	/* built by an earlier job (the reproduce job of kfixd) */
+	if (!t->base_vmlinux && !t->built_patch && t->kernels) {
+		_cleanup_free_ char *dir = NULL, *v = NULL;
+
+		if (build_objdir(&t->bo, &dir) >= 0 && asprintf(&v, "%s/vmlinux", dir) >= 0)
+			keep_base_vmlinux(t, v);
+	}
+	if (t->base_vmlinux) {
+		r = explore_set_vmlinux(t->explore, t->base_vmlinux);
 		if (r < 0)
 			return r;
 	}
@@ -355,6 +458,7 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 		.ud = t, .read_file = ts_read, .apply = ts_apply, .build = ts_build,
 		.run = ts_run, .fixes_tag = ts_fixes, .already_fixed = ts_fixed,
 		.recent_subjects = ts_recent, .explore = ts_explore,
+		.compile = t->kernels ? ts_compile : NULL,
 	};
 	*ret = TAKE_PTR(t);
 	return 0;
@@ -365,9 +469,13 @@ void toolstack_free(struct toolstack *t)
 	if (!t)
 		return;
 	explore_free(t->explore);
+	tags_free(t->tags);
 	if (t->tree)
 		tree_free(t->tree);
 	free(t->build_dir);
+	if (t->base_vmlinux)
+		(void)unlink(t->base_vmlinux);
+	free(t->base_vmlinux);
 	free(t->bzimage);
 	free(t->binary);
 	vm_opts_free(&t->vm);

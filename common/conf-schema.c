@@ -73,6 +73,12 @@ const struct config_key config_schema[] = {
 	I("agent", false, "max-lines", "60", 1, 100000),
 	T("agent", false, "checkpatch", CONFIG_BOOL, "true"),
 	T("agent", false, "minimise", CONFIG_BOOL, "true"),
+	I("agent", false, "max-step-turns", "40", 2, 1000),
+	I("agent", false, "max-turns", "250", 2, 100000),
+	T("agent", false, "max-tool-answer", CONFIG_SIZE, "16K"),
+	T("agent", false, "max-step-answers", CONFIG_SIZE, "192K"),
+	T("agent", false, "max-context", CONFIG_SIZE, "320K"),
+	T("agent", false, "index-dir", CONFIG_PATH, NULL),
 
 	/* [tree "name"]: a watched kernel tree */
 	NS("tree", "url", NULL),

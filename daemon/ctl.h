@@ -48,6 +48,7 @@ int ctl_mail(struct ctl *c, int argc, char **argv);
 int ctl_reproduce(struct ctl *c, int argc, char **argv);
 int ctl_test_patch(struct ctl *c, int argc, char **argv);
 int ctl_check_patch(struct ctl *c, int argc, char **argv);
+int ctl_explore(struct ctl *c, int argc, char **argv);
 int ctl_repair(struct ctl *c, int argc, char **argv);
 int ctl_trace(struct ctl *c, int argc, char **argv);
 int ctl_build(struct ctl *c, int argc, char **argv);

@@ -38,6 +38,8 @@ static const struct ctl_cmd commands[] = {
 	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
+	{ "explore", ctl_explore, "--src DIR [--vmlinux F] TOOL [JSON]",
+	  "answer one of the agent's exploration tools" },
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
 	  "run the agent's integrity gates on a patch" },
 };

@@ -320,6 +320,13 @@ static int w_recent(void *ud, const char *file, char **ret)
 	return p->inner->recent_subjects(p->inner->ud, file, ret);
 }
 
+static int w_compile(void *ud, const char *diff, char **ret_log)
+{
+	struct pipeline *p = ud;
+
+	return p->inner->compile(p->inner->ud, diff, ret_log);
+}
+
 static int w_explore(void *ud, const char *name, const json_t *args, char **ret)
 {
 	struct pipeline *p = ud;
@@ -363,6 +370,7 @@ int pipeline_prepare(struct pipeline *p, const char *rev)
 		.already_fixed = p->inner->already_fixed ? w_fixed : NULL,
 		.recent_subjects = p->inner->recent_subjects ? w_recent : NULL,
 		.explore = p->inner->explore ? w_explore : NULL,
+		.compile = p->inner->compile ? w_compile : NULL,
 	};
 	p->params.report = p->report;
 	p->params.report_len = p->report_len;

@@ -522,7 +522,7 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-static int objdir_path(const struct build_opts *o, char **ret)
+int build_objdir(const struct build_opts *o, char **ret)
 {
 	_cleanup_free_ char *cfg = strdup(base_name(o->config));
 	char *dot;
@@ -949,7 +949,7 @@ static int build_common(const struct build_opts *o, char *const *targets,
 	uint64_t start = clock_mono_usec();
 	int r, r2;
 
-	r = objdir_path(o, &res.objdir);
+	r = build_objdir(o, &res.objdir);
 	if (r < 0)
 		return r;
 	r = mkdir_p(res.objdir, 0755);

@@ -106,6 +106,9 @@ const char *build_status_to_string(enum build_status s);
  * itself failed (memory, cannot create the build directory). */
 int build_kernel(const struct build_opts *o, struct build_result *ret);
 
+/* The folder the kernel of o is built in (its vmlinux, its objects). */
+int build_objdir(const struct build_opts *o, char **ret);
+
 /* Compiles only the .c files the patches touch (make path/file.o), for
  * fast feedback before a full build. */
 int build_check_patch(const struct build_opts *o, struct build_result *ret);

@@ -18,7 +18,9 @@
 
 #include "common/buf.h"
 #include "common/strutil.h"
+#include "common/proc.h"
 #include "report-internal.h"
+#include "vmlinux.h"
 
 #define SYMBOLIZE_OUT_MAX (4 * REPORT_TEXT_MAX)
 #define INLINE_DEPTH_MAX 32
@@ -38,11 +40,13 @@ struct symbolizer {
 	Dwfl_Module *mod;
 	struct sym *syms;
 	size_t n_syms;
+	char *srctree;	/* the sources' folder when the build named them absolutely */
 };
 
 static void symbolizer_done(struct symbolizer *s)
 {
 	free(s->syms);
+	free(s->srctree);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 }
@@ -51,6 +55,8 @@ static int cmp_sym(const void *a, const void *b)
 {
 	return strcmp(((const struct sym *)a)->name, ((const struct sym *)b)->name);
 }
+
+static char *find_srctree(Dwfl_Module *mod);
 
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -84,6 +90,7 @@ static int symbolizer_open(const char *vmlinux, struct symbolizer *s)
 		s->syms[s->n_syms++] = (struct sym){ name, addr, sym.st_size };
 	}
 	qsort(s->syms, s->n_syms, sizeof(*s->syms), cmp_sym);
+	s->srctree = find_srctree(s->mod);
 	return 0;
 }
 
@@ -116,12 +123,36 @@ struct loc {
 	int line;
 };
 
-static char *relative_path(const char *file, const char *comp_dir)
+/* Kernels built with O= name their sources by absolute path: the source
+ * tree is where init/main.c, which every kernel has, lives. */
+static char *find_srctree(Dwfl_Module *mod)
 {
-	size_t n = comp_dir ? strlen(comp_dir) : 0;
+	static const char anchor[] = "/init/main.c";
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	while (dw && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		const char *name;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) && (name = dwarf_diename(&cu)) &&
+		    name[0] == '/' && endswith(name, anchor))
+			return strndup(name, strlen(name) - strlen(anchor));
+		off = next;
+	}
+	return NULL;
+}
+
+static char *relative_path(const char *file, const char *comp_dir, const char *srctree)
+{
+	size_t n = comp_dir ? strlen(comp_dir) : 0, t = srctree ? strlen(srctree) : 0;
 
 	if (n > 0 && strncmp(file, comp_dir, n) == 0 && file[n] == '/')
 		file += n + 1;
+	else if (t > 0 && strncmp(file, srctree, t) == 0 && file[t] == '/')
+		file += t + 1;
 	while (startswith(file, "./"))
 		file += 2;
 	return strdup(file);
@@ -204,14 +235,14 @@ static int locate(const struct symbolizer *s, GElf_Addr pc, struct loc *locs, si
 		int nchain;
 
 		locs[n++] = (struct loc){ .func = strdup(name ? name : "??"),
-					  .file = relative_path(file ? file : "??", comp_dir), .line = line };
+					  .file = relative_path(file ? file : "??", comp_dir, s->srctree), .line = line };
 		file = call_file(cudie, &cur);
 		line = call_line(&cur);
 		nchain = dwarf_getscopes_die(&cur, &chain);
 		have = nchain > 1 && first_function(chain, nchain, 1, &cur);
 		free(chain);
 	}
-	locs[n++] = (struct loc){ .file = relative_path(file ? file : "??", comp_dir), .line = line };
+	locs[n++] = (struct loc){ .file = relative_path(file ? file : "??", comp_dir, s->srctree), .line = line };
 	for (size_t i = 0; i < n; i++)
 		if (!locs[i].file || (i + 1 < n && !locs[i].func)) {
 			locs_free(locs, n);
@@ -293,4 +324,109 @@ int report_symbolize(const char *text, size_t len, const char *vmlinux, char **r
 	}
 	*ret_text = buf_steal(&out, NULL);
 	return 0;
+}
+
+/* --- one address, one function: the agent's symbolize and disassemble ---- */
+
+int vmlinux_symbolize(const char *vmlinux, uint64_t addr, size_t max, char **ret)
+{
+	struct symbolizer s;
+	struct buf out = BUF_INIT(max);
+	struct loc locs[INLINE_DEPTH_MAX];
+	GElf_Sym sym;
+	GElf_Off off = 0;
+	const char *name;
+	size_t n = 0;
+	int r;
+
+	r = symbolizer_open(vmlinux, &s);
+	if (r < 0) {
+		symbolizer_done(&s);
+		return r;
+	}
+	name = dwfl_module_addrinfo(s.mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (!name) {
+		symbolizer_done(&s);
+		return -ENOENT;
+	}
+	r = locate(&s, addr, locs, &n);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		if (locs[i].func)
+			(void)buf_printf(&out, "%s %s:%d [inline]\n", locs[i].func, locs[i].file,
+					 locs[i].line);
+		else
+			(void)buf_printf(&out, "%s+0x%" PRIx64 "/0x%" PRIx64 " %s:%d\n", name,
+					 (uint64_t)off, (uint64_t)sym.st_size, locs[i].file, locs[i].line);
+	}
+	if (r >= 0 && n == 0)
+		(void)buf_printf(&out, "%s+0x%" PRIx64 "/0x%" PRIx64 " (no line information)\n",
+				 name, (uint64_t)off, (uint64_t)sym.st_size);
+	locs_free(locs, n);
+	symbolizer_done(&s);
+	if (r < 0 || !out.data) {
+		buf_free(&out);
+		return r < 0 ? r : -ENOMEM;
+	}
+	*ret = buf_steal(&out, NULL);
+	return 0;
+}
+
+static bool func_range(const struct symbolizer *s, const char *name, GElf_Addr *ret_start,
+		       GElf_Xword *ret_size)
+{
+	struct sym key = { .name = name };
+	struct sym *hit = bsearch(&key, s->syms, s->n_syms, sizeof(*s->syms), cmp_sym);
+
+	for (; hit && hit > s->syms && streq(hit[-1].name, name); hit--)
+		;
+	if (!hit || hit->size == 0)
+		return false;
+	*ret_start = hit->addr;
+	*ret_size = hit->size;
+	return true;
+}
+
+int vmlinux_disassemble(const char *vmlinux, const char *name, size_t max, char **ret)
+{
+	struct symbolizer s;
+	struct proc_opts po = PROC_OPTS_DEFAULT;
+	struct proc_result pr = {};
+	char from[64], to[64];
+	GElf_Addr start;
+	GElf_Xword size;
+	int r;
+
+	r = symbolizer_open(vmlinux, &s);
+	if (r >= 0 && !func_range(&s, name, &start, &size))
+		r = -ENOENT;
+	symbolizer_done(&s);
+	if (r < 0)
+		return r;
+	snprintf(from, sizeof(from), "--start-address=0x%" PRIx64, (uint64_t)start);
+	snprintf(to, sizeof(to), "--stop-address=0x%" PRIx64, (uint64_t)(start + size));
+	{
+		/* the arguments are ours; the file was checked to be an ELF */
+		char *const argv[] = { "objdump", "-d", "--no-show-raw-insn", "-w", from, to,
+				       (char *)vmlinux, NULL };
+
+		po.timeout_usec = 60 * 1000000ull;
+		po.output_max = max;
+		po.discard_stderr = true;
+		r = proc_run(argv, &po, &pr);
+	}
+	if (r >= 0 && pr.exit_code != 0)
+		r = -EIO;
+	if (r >= 0) {
+		/* from the function's label on: the header is objdump's */
+		const char *p = strstr(pr.output ?: "", ">:\n");
+		const char *line = p ? p : pr.output ?: "";
+
+		while (p && line > pr.output && line[-1] != '\n')
+			line--;
+		*ret = strdup(line);
+		if (!*ret)
+			r = -ENOMEM;
+	}
+	proc_result_free(&pr);
+	return r;
 }

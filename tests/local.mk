@@ -60,8 +60,8 @@ EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh 
 
 # The repair agent end to end on each real-kernel scenario (skipped
 # likewise).
-REPAIR_KERNEL_TESTS = tests/kernel/repair-msg-uaf.sh tests/kernel/repair-watch-queue-oob.sh \
-	tests/kernel/repair-clock-null-deref.sh
+REPAIR_KERNEL_TESTS = tests/kernel/explore.sh tests/kernel/repair-msg-uaf.sh \
+	tests/kernel/repair-watch-queue-oob.sh tests/kernel/repair-clock-null-deref.sh
 TESTS += $(REPAIR_KERNEL_TESTS)
 EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/report.txt \

@@ -191,6 +191,9 @@ kt_write_config() {
 	memory = 512
 	boot-timeout = ${KT_BOOT_TIMEOUT:-180s}
 	run-timeout = 30s
+[agent]
+	# the symbol index of the prepared source, made once for all tests
+	index-dir = $KT_TOP/index
 CFG
 }
 

@@ -87,7 +87,7 @@ static const char report[] =
 
 struct ts {
 	char *built;
-	unsigned builds, probe_builds;
+	unsigned builds, probe_builds, compiles;
 };
 
 static int ts_read(void *ud, const char *path, char **ret, size_t *ret_len)
@@ -142,6 +142,20 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	return 0;
 }
 
+static int ts_compile(void *ud, const char *diff, char **ret_log)
+{
+	struct ts *t = ud;
+
+	t->compiles++;
+	if (strstr(diff, "f->nn")) {
+		*ret_log = strdup("  CC      net/foo/alloc.o\n"
+				  "net/foo/alloc.c:12:10: error: 'struct foo' has no member named 'nn'\n");
+		return -ENOEXEC;
+	}
+	*ret_log = strdup("  CC      net/foo/alloc.o\n");
+	return 0;
+}
+
 static int ts_explore(void *ud, const char *name, const json_t *args, char **ret)
 {
 	_cleanup_(explore_freep) struct explore *e = NULL;
@@ -154,7 +168,7 @@ static int ts_explore(void *ud, const char *name, const json_t *args, char **ret
 
 static const struct repair_toolstack toolstack = {
 	.read_file = ts_read, .apply = ts_apply, .build = ts_build, .run = ts_run,
-	.explore = ts_explore,
+	.explore = ts_explore, .compile = ts_compile,
 };
 
 /* --- the scripted model ------------------------------------------------------ */
@@ -164,13 +178,18 @@ enum mode { MODE_SOLVE, MODE_LOOPS, MODE_WANDERS, MODE_READS_A_LOT };
 struct model {
 	enum mode mode;
 	unsigned calls, wander;
-	bool saw_closest, saw_compiler, saw_patched_probe;
+	bool saw_closest, saw_compiler, saw_patched_probe, saw_compile_error;
 	char *fix_before;	/* what the edit's before was cut from */
 };
 
 static json_t *call1(const char *name, json_t *args)
 {
-	return json_pack("{s:[{s:s, s:s, s:o}], s:i, s:i}", "tool_calls", "id", "t1", "name", name,
+	static unsigned n;
+	char id[32];
+
+	/* ids are unique, as the providers make them */
+	snprintf(id, sizeof(id), "call_%u", ++n);
+	return json_pack("{s:[{s:s, s:s, s:o}], s:i, s:i}", "tool_calls", "id", id, "name", name,
 			 "arguments", args, "input_tokens", 500, "output_tokens", 50);
 }
 
@@ -188,6 +207,24 @@ static const char *last_answer(const json_t *req)
 			continue;
 	}
 	return NULL;
+}
+
+/* The answer to the latest call of tool in the conversation. */
+static const char *last_answer_of(const json_t *req, const char *tool)
+{
+	const json_t *msgs = json_object_get(req, "messages"), *m, *call;
+	const char *id = NULL, *found = NULL;
+	size_t i, k;
+
+	json_array_foreach(msgs, i, m) {
+		json_array_foreach(json_object_get(m, "tool_calls"), k, call)
+			if (streq_ptr(json_get_str(call, "name"), tool))
+				id = json_get_str(call, "id");
+		if (id && streq_ptr(json_get_str(m, "role"), "tool") &&
+		    streq_ptr(json_get_str(m, "tool_call_id"), id))
+			found = json_get_str(m, "content");
+	}
+	return found;
 }
 
 /* Turns of the step so far: the assistant messages. */
@@ -301,9 +338,21 @@ static json_t *solve_patch(struct model *m, const json_t *req)
 					"\tpr_err(\"kfix-probe alloc items=%px\\n\", f->items);\n")));
 	}
 	if (n == 2) {
+		_cleanup_free_ char *line = numbered_line(last_answer_of(req, "read_file"), 11);
+		_cleanup_json_ json_t *typo = fix_edits(line);
+
 		m->saw_patched_probe = strstr(ans, "kfix-probe alloc items=0000000000000000") &&
 				       strstr(ans, "did not crash (with the patch edits applied)");
 		assert_true(m->saw_patched_probe);
+		/* a typo the compile check finds in seconds */
+		json_object_set_new(json_array_get(typo, 0), "after",
+				    json_sprintf("%s\tf->nn = NULL;\n", line));
+		return call1("check_compile", json_pack("{s:O}", "edits", typo));
+	}
+	if (n == 3) {
+		m->saw_compile_error = strstr(ans, "does not compile") &&
+				       strstr(ans, "has no member named 'nn'");
+		assert_true(m->saw_compile_error);
 		/* a "before" with spaces where the file has a tab */
 		return call1("propose_patch", json_pack("{s:s, s:o}", "patch_type", "root-cause fix",
 			     "edits", fix_edits("        f->n = 0;\n")));
@@ -460,7 +509,8 @@ static void test_fix_outside_the_stack(void **state)
 	assert_int_equal(s->result, REPAIR_VALIDATED);
 	assert_non_null(strstr(s->diff, "+++ b/net/foo/alloc.c"));
 	assert_non_null(strstr(s->diff, "+\tf->items = NULL;"));
-	assert_true(m.saw_compiler && m.saw_closest && m.saw_patched_probe);
+	assert_true(m.saw_compiler && m.saw_closest && m.saw_patched_probe && m.saw_compile_error);
+	assert_int_equal(t.compiles, 1);
 	assert_non_null(m.fix_before);
 
 	ev = events(&p);
@@ -482,13 +532,15 @@ static void test_fix_outside_the_stack(void **state)
 	assert_int_equal(count(ev, "tool.explore", "grep"), 1);
 	assert_int_equal(count(ev, "tool.explore", "read_file"), 2);
 	assert_int_equal(count(ev, "tool.explore", "run_probe"), 1);
+	assert_int_equal(count(ev, "tool.explore", "check_compile"), 1);
+	assert_int_equal(count(ev, "tool.compile", "build-error"), 1);
 	assert_int_equal(count(ev, "guardrail", "edits sent back"), 1);
 	/* the probe that did not compile, the one that ran, the one on the patch */
 	assert_int_equal(count(ev, "tool.probe", "build-error"), 1);
 	assert_int_equal(count(ev, "tool.probe", "crashed"), 1);
 	assert_int_equal(count(ev, "tool.probe", "no crash"), 1);
 	assert_int_equal(t.probe_builds, 3);
-	assert_int_equal(s->tool_calls, 4);
+	assert_int_equal(s->tool_calls, 5);
 	free(m.fix_before);
 	free(t.built);
 }

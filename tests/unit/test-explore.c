@@ -18,6 +18,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
+#include "repro/tags.h"
 #include "repro/tree.h"
 
 static char dir[] = "/tmp/kfix-test-explore.XXXXXX";
@@ -208,6 +209,50 @@ static void test_find_definition(void **state)
 	assert_true(startswith(bad, "error: "));
 }
 
+/* The same answers from the ctags index as from searching the tree. */
+static void test_find_definition_indexed(void **state)
+{
+	_cleanup_(explore_freep) struct explore *e = NULL;
+	_cleanup_(tags_freep) struct tags *tags = NULL;
+	_cleanup_free_ char *err = NULL, *fn = NULL, *sys = NULL, *st = NULL, *mac = NULL, *none = NULL;
+	_cleanup_free_ char *field = NULL;
+	char path[1100], wt[1024];
+	const char *q[] = { "foo_count", "__x64_sys_foo", "foo", "FOO_MAX", "nosuch", "next" };
+	char **out[] = { &fn, &sys, &st, &mac, &none, &field };
+
+	(void)state;
+	if (system("command -v ctags >/dev/null && ctags --version | grep -q Universal") != 0) {
+		printf("SKIP: Universal Ctags is not installed\n");
+		return;
+	}
+	/* the index is made of a checkout at the base */
+	snprintf(wt, sizeof(wt), "%s.wt", dir);
+	sh("git -C %s worktree add -q --detach %s %s", dir, wt, base);
+	snprintf(path, sizeof(path), "%s/base.tags", wt);
+	if (tags_build(wt, path, &err) < 0)
+		fail_msg("tags_build: %s", err);
+	assert_int_equal(tags_open(path, &tags), 0);
+	assert_int_equal(explore_new(t, base, &e), 0);
+	explore_set_tags(e, tags);
+	for (size_t i = 0; i < ARRAY_SIZE(q); i++) {
+		_cleanup_json_ json_t *a = json_pack("{s:s}", "symbol", q[i]);
+
+		assert_int_equal(explore_call(e, "find_definition", a, out[i]), 0);
+	}
+	assert_non_null(strstr(fn, "lib/util.c:3: definition of foo_count:\n"));
+	assert_non_null(strstr(fn, "     5\t\treturn f ? f->n : 0;\n"));
+	assert_non_null(strstr(sys, "kernel/sys.c:4: definition of __x64_sys_foo:\n"));
+	assert_non_null(strstr(sys, "     4\tSYSCALL_DEFINE1(foo, int, fd)\n"));
+	/* a struct with its body, the syscall of the same name after it */
+	assert_non_null(strstr(st, "include/linux/foo.h:4: struct foo:\n     4\tstruct foo {\n"));
+	assert_non_null(strstr(st, "     7\t};\n"));
+	assert_true(strstr(st, "struct foo:") < strstr(st, "kernel/sys.c:4: definition of foo:"));
+	assert_non_null(strstr(mac, "include/linux/foo.h:3: macro FOO_MAX:\n     3\t#define FOO_MAX 16\n"));
+	assert_non_null(strstr(none, "no definition of nosuch found"));
+	assert_non_null(strstr(field, "include/linux/foo.h:6: field next:\n"));
+	sh("git -C %s worktree remove --force %s", dir, wt);
+}
+
 static void test_find_references(void **state)
 {
 	_cleanup_free_ char *refs = call("find_references", "{\"symbol\": \"foo\"}");
@@ -222,6 +267,67 @@ static void test_find_references(void **state)
 	assert_null(strstr(refs, "FOO_H"));
 	assert_non_null(strstr(none, "no reference to foo_nowhere"));
 	assert_true(startswith(bad, "error: "));
+}
+
+/* The built-kernel tools on a small program built with DWARF: the same
+ * libdw and objdump paths as on a vmlinux (tests/kernel/explore.sh
+ * compares a real kernel's layouts with gdb's). */
+static void test_built_kernel_tools(void **state)
+{
+	static const char prog[] =
+		"struct item { struct item *next; };\n"
+		"struct foo {\n\tint n;\n\tchar tag[3];\n\tunsigned int a : 3, b : 5;\n"
+		"\tunion { long l; void *p; };\n\tstruct item *items;\n\tconst char *name;\n"
+		"\tunsigned long flags[2];\n};\n"
+		"struct foo g_foo;\nint foo_main(void) { return g_foo.n; }\n"
+		"int main(void) { return foo_main(); }\n";
+	_cleanup_(explore_freep) struct explore *e = NULL;
+	_cleanup_free_ char *layout = NULL, *none = NULL, *dis = NULL, *sym = NULL, *before = NULL;
+	_cleanup_free_ char *nm = NULL;
+	_cleanup_json_ json_t *a1 = json_pack("{s:s}", "type", "struct foo");
+	_cleanup_json_ json_t *a2 = json_pack("{s:s}", "type", "nosuch");
+	_cleanup_json_ json_t *a3 = json_pack("{s:s}", "function", "foo_main");
+	char bin[1024], args[128], path[1200];
+
+	(void)state;
+	assert_int_equal(explore_new(t, base, &e), 0);
+	assert_int_equal(explore_call(e, "struct_layout", a1, &before), 0);
+	assert_string_equal(before, "error: no kernel has been built yet");
+	if (system("command -v cc >/dev/null && command -v objdump >/dev/null") != 0) {
+		printf("SKIP: no cc or objdump for the built-kernel tools\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/prog.c", dir);
+	assert_int_equal(write_file_atomic(path, prog, strlen(prog), 0644), 0);
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sh("cc -g -O0 -no-pie -o %s %s && nm %s | awk '/ foo_main$/ {print $1}' > %s.nm", bin,
+	   path, bin, bin);
+	snprintf(path, sizeof(path), "%s.nm", bin);
+	assert_int_equal(read_file_bounded(path, 100, &nm, NULL), 0);
+	assert_int_equal(explore_set_vmlinux(e, bin), 0);
+	assert_int_equal(explore_call(e, "struct_layout", a1, &layout), 0);
+	/* offsets and sizes as gdb's ptype /o gives them on x86-64 */
+	assert_non_null(strstr(layout, "struct foo {\t/* size 48 */\n"));
+	assert_non_null(strstr(layout, "     4      3     char tag[3];\n"));
+	assert_non_null(strstr(layout, "     7:3    5b    unsigned int b:5;\n"));
+	assert_non_null(strstr(layout, "     8      8     union {\n"));
+	assert_non_null(strstr(layout, "     8      8       void *p;\n"));
+	assert_non_null(strstr(layout, "    16      8     struct item *items;\n"));
+	assert_non_null(strstr(layout, "    32     16     long unsigned int flags[2];\n"));
+	assert_int_equal(explore_call(e, "struct_layout", a2, &none), 0);
+	assert_true(startswith(none, "error: the built kernel has no nosuch"));
+	assert_int_equal(explore_call(e, "disassemble", a3, &dis), 0);
+	assert_non_null(strstr(dis, "<foo_main>:\n"));
+	assert_non_null(strstr(dis, "ret"));
+	nm[strcspn(nm, "\n")] = '\0';
+	snprintf(args, sizeof(args), "{\"address\": \"%s\"}", nm);
+	{
+		_cleanup_json_ json_t *a4 = json_loads(args, 0, NULL);
+
+		assert_int_equal(explore_call(e, "symbolize", a4, &sym), 0);
+	}
+	assert_non_null(strstr(sym, "foo_main+0x0/0x"));
+	assert_non_null(strstr(sym, "prog.c:12"));
 }
 
 static void test_history(void **state)
@@ -263,7 +369,7 @@ static void test_defs_and_unknown(void **state)
 	json_t *d;
 
 	(void)state;
-	assert_int_equal(json_array_size(defs), 8);
+	assert_int_equal(json_array_size(defs), 11);
 	json_array_foreach(defs, i, d) {
 		assert_non_null(json_get_str(d, "name"));
 		assert_non_null(json_get_str(d, "description"));
@@ -282,7 +388,9 @@ int main(void)
 		cmocka_unit_test(test_confinement),
 		cmocka_unit_test(test_list_and_grep),
 		cmocka_unit_test(test_find_definition),
+		cmocka_unit_test(test_find_definition_indexed),
 		cmocka_unit_test(test_find_references),
+		cmocka_unit_test(test_built_kernel_tools),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_defs_and_unknown),
 	};
