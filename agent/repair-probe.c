@@ -97,6 +97,33 @@ static char *compiler_messages(const char *log)
 	return buf_steal(&b, NULL) ?: strdup("");
 }
 
+/* Edits to a diff, through the gates a probe passes: model-written code
+ * is built on the build host.  *ret_refusal says why not, for the model. */
+static int gated_diff(struct repair_ctx *c, const json_t *edits, char **ret_diff,
+		      char **ret_refusal)
+{
+	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
+	_cleanup_free_ char *diff = NULL, *err = NULL;
+	int r;
+
+	r = c->ts->apply(c->ts->ud, edits, &diff, &err);
+	if (r == -EINVAL || (r >= 0 && !diff)) {
+		*ret_refusal = llm_errorf("the edits do not apply: %s", err ?: "?");
+		return *ret_refusal ? 0 : -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	r = gates_run_probe(diff, strlen(diff), c->p->src_dir, &v);
+	if (r < 0)
+		return r;
+	if (!gate_verdicts_accepted(v)) {
+		*ret_refusal = llm_errorf("refused: %s", gate_verdicts_failure(v));
+		return *ret_refusal ? 0 : -ENOMEM;
+	}
+	*ret_diff = TAKE_PTR(diff);
+	return 0;
+}
+
 /* Every edit of the probe must be a probe edit; patch edits, when given,
  * come first and are what the probe goes on top of. */
 static int probe_diff(struct repair_ctx *c, const json_t *args, char **ret_diff,
@@ -104,11 +131,8 @@ static int probe_diff(struct repair_ctx *c, const json_t *args, char **ret_diff,
 {
 	const json_t *edits = json_object_get(args, "edits"), *patch = json_object_get(args, "patch_edits");
 	_cleanup_json_ json_t *all = json_array();
-	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
-	_cleanup_free_ char *diff = NULL, *err = NULL;
 	json_t *e;
 	size_t i;
-	int r;
 
 	if (!all)
 		return -ENOMEM;
@@ -126,23 +150,7 @@ static int probe_diff(struct repair_ctx *c, const json_t *args, char **ret_diff,
 	if (json_is_array(patch))
 		json_array_extend(all, (json_t *)patch);
 	json_array_extend(all, (json_t *)edits);
-	r = c->ts->apply(c->ts->ud, all, &diff, &err);
-	if (r == -EINVAL || (r >= 0 && !diff)) {
-		*ret_refusal = llm_errorf("the probe does not apply: %s", err ?: "?");
-		return *ret_refusal ? 0 : -ENOMEM;
-	}
-	if (r < 0)
-		return r;
-	/* a probe is model-written code built on the build host too */
-	r = gates_run_probe(diff, strlen(diff), c->p->src_dir, &v);
-	if (r < 0)
-		return r;
-	if (!gate_verdicts_accepted(v)) {
-		*ret_refusal = llm_errorf("the probe is refused: %s", gate_verdicts_failure(v));
-		return *ret_refusal ? 0 : -ENOMEM;
-	}
-	*ret_diff = TAKE_PTR(diff);
-	return 0;
+	return gated_diff(c, all, ret_diff, ret_refusal);
 }
 
 /* One probe round.  *ret_answer is for the model; *ret_ran says whether
@@ -246,24 +254,15 @@ int repair_ground(struct repair_ctx *c, char **ret_error)
 static int compile_round(struct repair_ctx *c, const char *step, const json_t *args,
 			 char **ret_answer)
 {
-	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
-	_cleanup_free_ char *diff = NULL, *err = NULL, *log = NULL;
+	_cleanup_free_ char *diff = NULL, *refusal = NULL, *log = NULL;
 	uint64_t t0 = trajectory_now();
 	int r;
 
-	r = c->ts->apply(c->ts->ud, json_object_get(args, "edits"), &diff, &err);
-	if (r == -EINVAL || (r >= 0 && !diff)) {
-		*ret_answer = llm_errorf("error: the edits do not apply: %s", err ?: "?");
-		return *ret_answer ? 0 : -ENOMEM;
-	}
+	r = gated_diff(c, json_object_get(args, "edits"), &diff, &refusal);
 	if (r < 0)
 		return r;
-	/* model-written code is compiled on the build host: the same gates as a probe */
-	r = gates_run_probe(diff, strlen(diff), c->p->src_dir, &v);
-	if (r < 0)
-		return r;
-	if (!gate_verdicts_accepted(v)) {
-		*ret_answer = llm_errorf("error: refused: %s", gate_verdicts_failure(v));
+	if (refusal) {
+		*ret_answer = llm_errorf("error: %s", refusal);
 		return *ret_answer ? 0 : -ENOMEM;
 	}
 	r = c->ts->compile(c->ts->ud, diff, &log);

@@ -517,6 +517,7 @@ static int hypothesise(struct repair_ctx *c, char **ret_error)
 
 struct attempt {
 	int node;
+	unsigned hyp;	 /* index in c->hypotheses of the hypothesis it came from */
 	enum attempt_score score;
 	char *diff;
 	char *result;	 /* one line */
@@ -742,6 +743,7 @@ static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *h
 		return r;
 	}
 	a->patch_type = strdup(json_get_str(args, "patch_type") ?: "root-cause fix");
+	a->hyp = hyp_idx;
 	r = pa.r;
 	a->diff = pa.diff;
 	err = pa.err;
@@ -938,6 +940,7 @@ static int minimise(struct repair_ctx *c, struct attempt *best)
 		if (t.score == SCORE_VALIDATED) {
 			free(t.patch_type);
 			t.patch_type = TAKE_PTR(best->patch_type);
+			t.hyp = best->hyp;
 			attempt_clear(best);
 			*best = t;
 		} else {
@@ -963,7 +966,8 @@ static void learn(struct repair_ctx *c, const struct attempt *best)
 		      "time", (json_int_t)(trajectory_now() / 1000000), "title", c->title,
 		      "type", c->crash && c->crash->type ? c->crash->type : "",
 		      "subsystem", subsystem ?: "", "outcome", repair_result_name(c->sum->result),
-		      "root_cause", json_get_str(json_array_get(c->hypotheses, 0), "root_cause"),
+		      "root_cause", json_get_str(json_array_get(c->hypotheses, best ? best->hyp : 0),
+						 "root_cause"),
 		      "patch_shape", best && best->patch_type ? best->patch_type : NULL,
 		      "lessons", c->lessons);
 	if (e && kb_add(c->p->kb_path, e) >= 0)
@@ -1115,7 +1119,8 @@ static int workflow(struct repair_ctx *c, char **ret_error)
 		r = minimise(c, &best);
 	if (r >= 0 && best.score == SCORE_VALIDATED) {
 		c->sum->diff = strdup(best.diff);
-		r = repair_explain(c, best.diff, json_array_get(c->hypotheses, 0),
+		/* the explanation and the lesson are the validated patch's */
+		r = repair_explain(c, best.diff, json_array_get(c->hypotheses, best.hyp),
 				   best.patch_type ?: "root-cause fix", &base, &best.outcome, ret_error);
 		if (r >= 0)
 			r = finish(c, REPAIR_VALIDATED, "validated after %u attempt(s)",

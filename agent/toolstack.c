@@ -16,6 +16,7 @@
 #include "llm-internal.h"
 #include "repro/build.h"
 #include "repro/run.h"
+#include "repro/report.h"
 #include "repro/tags.h"
 #include "repro/tree.h"
 #include "repro/vm.h"
@@ -40,6 +41,7 @@ struct toolstack {
 	bool built_patch;	/* a patched kernel went through the build folder */
 	char *base_vmlinux;	/* a link to the base kernel's, for the tools */
 	struct tags *tags;	/* the base's symbol index, once made or loaded */
+	char *vmlinux;		/* of the last kernel built: runs' crashes are symbolised */
 	bool tags_tried;
 };
 
@@ -131,6 +133,8 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	case BUILD_OK:
 		if (!diff)
 			keep_base_vmlinux(t, res.vmlinux);
+		free(t->vmlinux);
+		t->vmlinux = res.vmlinux ? strdup(res.vmlinux) : NULL;
 		t->bzimage = TAKE_PTR(res.bzimage);
 		r = t->bzimage ? 0 : -EIO;
 		break;
@@ -223,6 +227,15 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	/* the guest booted (a console) and was lost on every try */
 	ret->hung = s.counted == 0 && lost > 0 && lost == s.n_results;
 	run_series_free(&s);
+	/* file:line for every frame, as the tools number the lines */
+	if (ret->log && t->vmlinux) {
+		char *sym = NULL;
+
+		if (report_symbolize(ret->log, strlen(ret->log), t->vmlinux, &sym) >= 0) {
+			free(ret->log);
+			ret->log = sym;
+		}
+	}
 	return 0;
 }
 
@@ -473,6 +486,7 @@ void toolstack_free(struct toolstack *t)
 	if (t->tree)
 		tree_free(t->tree);
 	free(t->build_dir);
+	free(t->vmlinux);
 	if (t->base_vmlinux)
 		(void)unlink(t->base_vmlinux);
 	free(t->base_vmlinux);

@@ -88,6 +88,14 @@ print("figures %s: %d LLM calls, %d+%d tokens (estimated), wall %.1fs: build %.0
       "llm %.0f%%, agent/other %.0f%% (%.1fs)" % (sys.argv[1], s["llm_calls"], s["tokens_in"],
       s["tokens_out"], w / 1e3, 100 * ms["build"] / w, 100 * ms["vm"] / w, 100 * ms["llm"] / w,
       100 * ms["other"] / w, ms["other"] / 1e3))' "$name" >&2 || kt_fail "trace --json"
+	# the tools the model called, and the model turns that called them
+	python3 -c '
+import json, sys
+s = json.load(open(sys.argv[2] + "/summary.json"))
+assert s["tool_calls"] == sum(s["tools"].values()) and s["tools"].get("read_file"), s
+print("figures %s: %d turns, %d tool calls: %s" % (sys.argv[1], s["llm_calls"], s["tool_calls"],
+      ", ".join("%s %d" % kv for kv in sorted(s["tools"].items()))))' "$name" "$T/out" >&2 ||
+		kt_fail "the tool calls in summary.json"
 	kt_no_leaks
 	if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
 		cp "$T/cassette" "$S/repair-cassette.jsonl" || kt_fail "keeping the cassette"

@@ -308,6 +308,9 @@ def check(folder, out, cassette, base):
     title = next(e for e in ev if e["kind"] == "plan" and e["step"] == "precheck")["input"]["title"]
     expect("still crashes" in reflects[1] and json.dumps(title)[1:-1] in reflects[1],
            "the crash is not in the second reflection")
+    # the patched kernel's crash, symbolised with its vmlinux
+    expect(re.search(re.escape(s["file"]) + r":\d+", reflects[1]),
+           "the crash in the second reflection has no %s:LINE" % s["file"])
 
     # the final diff: the known fix, less what minimisation found unneeded
     patch = open(os.path.join(out, "0001-fix.patch")).read()

@@ -153,7 +153,7 @@ static const struct repair_toolstack toolstack = {
 
 /* --- scripted model -------------------------------------------------------- */
 
-enum plan { PLAN_STORY, PLAN_HOPELESS, PLAN_SAME_PATCH };
+enum plan { PLAN_STORY, PLAN_HOPELESS, PLAN_SAME_PATCH, PLAN_SECOND_HYPOTHESIS };
 
 struct model {
 	enum plan plan;
@@ -178,6 +178,10 @@ static json_t *patch_for(struct model *m)
 {
 	int n = ++m->patches;
 
+	if (m->plan == PLAN_SECOND_HYPOTHESIS && n == 1)	/* under the first: wrong */
+		return edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn 0;\n");
+	if (m->plan == PLAN_SECOND_HYPOTHESIS)	/* under the second: the fix */
+		return edit("\t\tit = next;\n\t}\n", "\t\tit = next;\n\t}\n\tf->items = NULL;\n");
 	if (m->plan == PLAN_SAME_PATCH)
 		return edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn 0;\n");
 	if (m->plan == PLAN_HOPELESS) {
@@ -242,7 +246,8 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 		m->reflections++;
 		*ret = tool("reflect", json_pack("{s:s, s:[s], s:s}", "analysis",
 			"the early return does not stop the second free",
-			"lessons", "clear the pointer after freeing", "next", "new_patch"), tok);
+			"lessons", "clear the pointer after freeing", "next",
+			m->plan == PLAN_SECOND_HYPOTHESIS ? "new_hypothesis" : "new_patch"), tok);
 	} else if (streq(name, "distil_lessons")) {
 		m->distils++;
 		*ret = tool("distil_lessons", json_pack("{s:[s], s:s}", "lessons",
@@ -476,6 +481,42 @@ static void test_story_over_http_and_replay(void **state)
 	p.gates.max_hunks = 4;
 	assert_int_equal(repair_run(&p, &ts, d, &s3, &err), -ENOMSG);
 	assert_non_null(strstr(err, "diverges"));
+	free(t.built);
+}
+
+/* The explanation and the knowledge base take the root cause of the
+ * hypothesis whose patch was validated, not the first one's. */
+static void test_explained_by_the_validated_hypothesis(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_free_ char *err = NULL, *expl = NULL, *kb = NULL;
+	struct model m = { .plan = PLAN_SECOND_HYPOTHESIS, .tokens = 100 };
+	struct ts t = {};
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512], path[1024], kbp[1024];
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/out-second", tree);
+	snprintf(kbp, sizeof(kbp), "%s/kb-second.jsonl", tree);
+	params(&p, out);
+	p.kb_path = kbp;
+	p.minimise = false;
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	if (repair_run(&p, &ts, l, &s, &err) < 0)
+		fail_msg("repair failed: %s", err);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_int_equal(m.patches, 2);
+	snprintf(path, sizeof(path), "%s/explanation.md", out);
+	assert_int_equal(read_file_bounded(path, 1 << 20, &expl, NULL), 0);
+	/* the evidence is the second hypothesis's, not the first's */
+	assert_non_null(strstr(expl, "## Evidence\n\nnone\n"));
+	assert_null(strstr(expl, "probe: items=ffff8881 on the second call"));
+	assert_int_equal(read_file_bounded(kbp, 1 << 20, &kb, NULL), 0);
+	assert_non_null(strstr(kb, "the count is wrong"));
+	assert_null(strstr(kb, "leaves f->items pointing at them"));
 	free(t.built);
 }
 
@@ -981,6 +1022,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_offsets),
 		cmocka_unit_test(test_story_over_http_and_replay),
 		cmocka_unit_test(test_hopeless_search_stops),
+		cmocka_unit_test(test_explained_by_the_validated_hypothesis),
 		cmocka_unit_test(test_same_patch_and_budget),
 		cmocka_unit_test(test_not_reproduced),
 		cmocka_unit_test(test_validation_counts_every_run),
