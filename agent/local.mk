@@ -82,3 +82,7 @@ tests_fuzz_fuzz_agent_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_agent_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_agent_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
 endif
+
+# kfixctl explore: the agent's exploration tools from the command line.
+TESTS += tests/integration/explore-cli.sh
+EXTRA_DIST += tests/integration/explore-cli.sh tests/kernel/explore.sh
