@@ -18,6 +18,7 @@
 
 #define FILE_MAX (16u * 1024 * 1024)
 #define LINE_SHOWN_MAX 300
+#define GREP_PATTERN_MAX 256
 
 struct explore {
 	struct tree *t;
@@ -248,6 +249,13 @@ static int tool_grep(struct explore *e, const json_t *args, char **ret)
 
 	if (!pattern || !*pattern)
 		return answer_error(ret, "a pattern is needed");
+	if (strlen(pattern) > GREP_PATTERN_MAX)
+		return answer_error(ret, "the pattern is longer than %d bytes", GREP_PATTERN_MAX);
+	/* back-references are the one part of glibc's regular expressions
+	 * whose matching time can explode */
+	for (const char *p = pattern; regex && *p; p++)
+		if (p[0] == '\\' && p[1] >= '1' && p[1] <= '9')
+			return answer_error(ret, "no back-references (\\%c) in patterns", p[1]);
 	if (why)
 		return answer_error(ret, "%s", why);
 	r = tree_grep(e->t, e->rev, path, pattern, regex ? TREE_GREP_REGEX : 0,

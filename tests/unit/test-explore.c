@@ -178,8 +178,13 @@ static void test_list_and_grep(void **state)
 	_cleanup_free_ char *many = call("grep", "{\"pattern\": \"int v\"}");
 	_cleanup_free_ char *bad = call("grep", "{\"pattern\": \"(\", \"regex\": true}");
 	_cleanup_free_ char *none = call("grep", "{\"pattern\": \"no such text\"}");
+	/* a back-reference could take the matcher exponential time */
+	_cleanup_free_ char *backref = call("grep", "{\"pattern\": \"((a|aa)*)\\\\1b\", \"regex\": true}");
+	_cleanup_free_ char *fixed = call("grep", "{\"pattern\": \"\\\\1\"}");
 
 	(void)state;
+	assert_true(startswith(backref, "error: no back-references"));
+	assert_non_null(strstr(fixed, "no match"));
 	assert_non_null(strstr(top, "include/\n"));
 	assert_non_null(strstr(top, "kernel/\n"));
 	assert_non_null(strstr(lib, "util.c\n"));
