@@ -1,6 +1,7 @@
 #!/bin/bash
 # Kernel toolstack figures (make bench): incremental build after a one-file
-# patch as a ratio to the full build, boot-to-SSH, one reproducer run, and
+# patch as a ratio to the full build, the agent's compile check of the same
+# patch beside it, boot-to-SSH, one reproducer run, and
 # kfix's overhead over the raw make + qemu + ssh steps for the same work.
 # The full build time is the cold build prepare.sh recorded in the cache
 # (KFIX_BENCH_FULL=1 measures a fresh one into a temporary O= directory).
@@ -33,6 +34,12 @@ incr=$(secs "$t0" "$(now)")
 t0=$(now)
 "$KFIXCTL" -c "$T/kfix.conf" build --src "$KT_SRC" --config "$KT_CONFIG" >/dev/null
 back=$(secs "$t0" "$(now)")
+# The agent's compile check of the same patch: its objects only, no link.
+t0=$(now)
+"$KFIXCTL" -c "$T/kfix.conf" build --src "$KT_SRC" --config "$KT_CONFIG" --patch "$S/msg-uaf/fix.patch" \
+	--compile-only >/dev/null
+check=$(secs "$t0" "$(now)")
+"$KFIXCTL" -c "$T/kfix.conf" build --src "$KT_SRC" --config "$KT_CONFIG" >/dev/null
 
 # kfix: a no-op build, one VM, one reproducer run.
 kfix_round() {
@@ -80,9 +87,9 @@ echo "kfix rounds: ${kfix_all[*]} s; raw rounds: ${raw_all[*]} s" >&2
 boot=$(kt_json 'round(d["base"]["outcomes"][0]["boot_ms"] / 1000, 1)')
 run=$(kt_json 'round(d["base"]["outcomes"][0]["run_ms"] / 1000, 1)')
 
-python3 - "$full" "$noop" "$incr" "$back" "$boot" "$run" "$kfix_total" "$raw_total" <<'PY'
+python3 - "$full" "$noop" "$incr" "$back" "$boot" "$run" "$kfix_total" "$raw_total" "$check" <<'PY'
 import sys
-full, noop, incr, back, boot, run, kfix, raw = sys.argv[1:]
+full, noop, incr, back, boot, run, kfix, raw, check = sys.argv[1:]
 f = lambda s: float(s) if s else None
 print("kernel toolstack (linux-source-6.1, tinyconfig+KASAN, make -j2, qemu TCG):")
 print(f"  full build               {full or 'n/a'} s (cold build recorded by prepare.sh)")
@@ -90,6 +97,7 @@ print(f"  no-op build (kfix)       {noop} s")
 print(f"  one-file patch build     {incr} s", end="")
 print(f"  ratio to full {f(incr)/f(full):.3f}" if f(full) else "")
 print(f"  back to base             {back} s")
+print(f"  compile check, same patch {check} s  ratio to the one-file build {f(check)/f(incr):.3f}")
 print(f"  boot to guest SSH        {boot} s")
 print(f"  reproducer run           {run} s (copy+run until the crash)")
 print(f"  kfix reproduce, 1 run    {kfix} s (median)")
