@@ -17,6 +17,7 @@
 
 #include "common/proc.h"
 #include "common/strutil.h"
+#include "sandbox.h"
 #include "tags.h"
 
 #define CTAGS_TIMEOUT_USEC (30 * 60 * 1000000ull)
@@ -26,13 +27,26 @@ struct tags {
 	size_t len;
 };
 
-int tags_build(const char *src_dir, const char *path, char **ret_error)
+int tags_build(const char *src_dir, const char *path_in, char **ret_error)
 {
-	_cleanup_free_ char *tmp = NULL, *out = NULL;
+	_cleanup_free_ char *tmp = NULL, *out = NULL, *abs_path = NULL, *abs_src = NULL;
+	const char *path = path_in;
 	struct proc_opts po = PROC_OPTS_DEFAULT;
 	struct proc_result pr = {};
 	int r;
 
+	/* the sandbox binds folders by absolute path */
+	abs_src = realpath(src_dir, NULL);
+	if (!abs_src)
+		return -errno;
+	if (path[0] != '/') {
+		_cleanup_free_ char *cwd = getcwd(NULL, 0);
+
+		if (!cwd || asprintf(&abs_path, "%s/%s", cwd, path) < 0)
+			return -ENOMEM;
+		path = abs_path;
+	}
+	src_dir = abs_src;
 	if (asprintf(&tmp, "%s.tmp", path) < 0 || asprintf(&out, "-f%s", tmp) < 0)
 		return -ENOMEM;
 	{
@@ -46,10 +60,25 @@ int tags_build(const char *src_dir, const char *path, char **ret_error)
 			"--exclude=asic_reg", out, ".", NULL,
 		};
 
+		_cleanup_free_ char *dir = strdup(path);
+		_cleanup_strv_ char **cmd = NULL;
+		struct sandbox sb = { .kind = SANDBOX_BWRAP, .n_ro = 1, .n_rw = 1,
+				      .ro = { src_dir }, .chdir = src_dir };
+
+		if (!dir || !strrchr(dir, '/'))
+			return -EINVAL;
+		*strrchr(dir, '/') = '\0';
+		sb.rw[0] = dir;
+		/* the tree is text from the internet: its parser sees nothing else */
+		if (sandbox_available(SANDBOX_BWRAP) < 0)
+			sb.kind = SANDBOX_NONE;
+		r = sandbox_argv(&sb, argv, false, &cmd);
+		if (r < 0)
+			return r;
 		po.cwd = src_dir;
 		po.timeout_usec = CTAGS_TIMEOUT_USEC;
 		po.output_max = 16 * 1024;
-		r = proc_run(argv, &po, &pr);
+		r = proc_run(cmd, &po, &pr);
 	}
 	if (r < 0) {
 		*ret_error = strdup(r == -ENOENT ? "ctags is not installed (universal-ctags)" :
