@@ -61,11 +61,14 @@ EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh 
 # The repair agent end to end on each real-kernel scenario (skipped
 # likewise).
 REPAIR_KERNEL_TESTS = tests/kernel/explore.sh tests/kernel/repair-msg-uaf.sh \
-	tests/kernel/repair-watch-queue-oob.sh tests/kernel/repair-clock-null-deref.sh
+	tests/kernel/repair-watch-queue-oob.sh tests/kernel/repair-clock-null-deref.sh \
+	tests/kernel/repair-timer-kclock.sh
 TESTS += $(REPAIR_KERNEL_TESTS)
 EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/report.txt \
 	tests/kernel/scenarios/clock-null-deref/report.txt \
 	tests/kernel/scenarios/clock-null-deref/repair-cassette.jsonl \
 	tests/kernel/scenarios/msg-uaf/repair-cassette.jsonl \
-	tests/kernel/scenarios/watch-queue-oob/repair-cassette.jsonl
+	tests/kernel/scenarios/watch-queue-oob/repair-cassette.jsonl \
+	tests/kernel/scenarios/timer-kclock/report.txt \
+	tests/kernel/scenarios/timer-kclock/repair-cassette.jsonl

@@ -24,8 +24,9 @@ cp "$S/report.txt" "$T/report"
 	kt_fail "the report's title: $("$KFIXCTL" report parse "$T/report" | head -1)"
 
 # The model's script: locations, a probe, a hypothesis, the scenario's fix
-# and the explanation.
-python3 "$kt_here/repairmodel.py" script "$S" --flow fix > "$T/script.json" || kt_fail "script"
+# and the explanation.  The tree is a plain folder, which the exploration
+# tools cannot read (they work on git history): none are offered.
+python3 "$kt_here/repairmodel.py" script "$S" --flow fix --no-tools > "$T/script.json" || kt_fail "script"
 
 PORT_FILE=$T/llm.port
 python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log "$T/llm.log" \

@@ -2,7 +2,7 @@
 """The scripted model of the kernel tests, one script per scenario, and the
 checks of what a repair driven by it must produce.
 
-  repairmodel.py script SCENARIO-FOLDER [--flow fix|repair|v2] > script.json
+  repairmodel.py script SCENARIO-FOLDER [--flow fix|repair|v2] [--no-tools] > script.json
   repairmodel.py check SCENARIO-FOLDER OUT-FOLDER CASSETTE BASE-COMMIT
 
 The "fix" flow answers a repair inside kfixd (pipeline.sh, e2e.sh):
@@ -134,7 +134,7 @@ SCENARIOS = {
     },
     "clock-null-deref": {
         "file": "kernel/time/posix-timers.c",
-        "location": {"function": "clock_gettime", "start_line": 1127, "end_line": 1142,
+        "location": {"function": "clock_gettime", "start_line": 1126, "end_line": 1141,
                      "reason": "the syscall calls through the k_clock clockid_to_kclock() returns"},
         "probe": {"why": "which clock the reproducer asks for when clockid_to_kclock() finds none",
                   "edits": [probe("kernel/time/posix-timers.c", "",
@@ -165,6 +165,44 @@ SCENARIOS = {
             "subject": "posix-timers: return -EINVAL from clock_gettime() for unknown clocks",
             "body": "clock_gettime() calls kc->clock_get_timespec() without checking the k_clock that clockid_to_kclock() returns, which is NULL for a clock id the kernel does not know, so clock_gettime(100, ...) dereferences NULL. Return -EINVAL for an unknown clock, as the other clock syscalls do.",
             "root_cause": "clock_gettime() dereferences NULL for an unknown clock id"},
+    },
+    # The fix is outside every function of the crash stack: the crash is
+    # a WARNING in do_timer_gettime(), the bug in do_timer_create().  The
+    # model finds it with the tools: where timers are made (grep), that
+    # function's text (find_definition), then the lines it edits
+    # (read_file); "outside" makes check() assert on the trajectory that
+    # the edit's text came from a tool answer and from no prompt.
+    "timer-kclock": {
+        "file": "kernel/time/posix-timers.c",
+        "outside": True,
+        "explore": [{"tool": "grep", "args": {"pattern": "alloc_posix_timer()", "path": "kernel/time"},
+                     "expect": ["kernel/time/posix-timers.c:"]}],
+        "location": {"function": "do_timer_create", "start_line": 504, "end_line": 573,
+                     "reason": "the timer do_timer_gettime() finds without a clock is made here"},
+        "probe": {"why": "which clock the timer has when it is read",
+                  "edits": [probe("kernel/time/posix-timers.c",
+                                  "\tmemset(setting, 0, sizeof(*setting));\n",
+                                  "\tkc = timr->kclock;\n",
+                                  "\tpr_err(\"kfix-probe timer_gettime id=%d clock=%d kclock=%px\\n\", timr->it_id, timr->it_clock, timr->kclock);\n")]},
+        "probe_says": "kfix-probe timer_gettime id=0 clock=1 kclock=0000000000000000",
+        "hypothesis": {
+            "root_cause": "do_timer_create() sets the timer's clock id but never its k_clock (new_timer->kclock), so every timer reaches do_timer_gettime() with kclock NULL and the WARN_ON_ONCE fires",
+            "evidence": "the probe prints 'clock=1 kclock=0000000000000000' for a CLOCK_MONOTONIC timer just before the WARNING in do_timer_gettime",
+            "fix_idea": "set new_timer->kclock = kc in do_timer_create(), where it_clock is set"},
+        "cheat": {"patch_type": "workaround", "edits": [{
+            "file": "kernel/time/posix-timers.c",
+            "before": "\tif (WARN_ON_ONCE(!kc || !kc->timer_get))\n\t\tret = -EINVAL;\n",
+            "after": "\tif (!kc || !kc->timer_get)\n\t\tret = 0;\n"}]},
+        "cheat_reflection": {"analysis": "taking the warning away and answering 0 hides the missing clock; timer_settime and timer_delete still find none",
+                             "lessons": ["the timer must get its clock where it is made"]},
+        "gate": ("silence", "WARN_ON_ONCE"),
+        "wrong_type": "defensive check",
+        "wrong_reflection": {"analysis": "the reproducer passes a buffer: the new check never triggers and the timer still has no clock, as the same WARNING shows",
+                             "lessons": ["look at where the timer's kclock is set, not at the syscall's arguments"]},
+        "explanation": {
+            "subject": "posix-timers: set the timer's k_clock in do_timer_create()",
+            "body": "do_timer_create() fills in the new timer's clock id but not its k_clock, so every later operation on the timer finds timr->kclock NULL: timer_gettime() hits the WARN_ON_ONCE in do_timer_gettime(), and timer_settime() and timer_delete() would too. Set new_timer->kclock where the clock id is set.",
+            "root_cause": "do_timer_create() leaves new_timer->kclock NULL"},
     },
 }
 
@@ -201,6 +239,14 @@ def seen(edit_list):
     return sorted({l for e in edit_list for l in e["before"].splitlines() if l.strip()})
 
 
+def without_tools(steps):
+    """The same answers for a tree the tools cannot read (a plain folder:
+    no exploration tools are offered): no tool calls, no expectations."""
+    tools = {"grep", "find_definition", "read_file"}
+    return [{k: v for k, v in st.items() if k != "expect"} for st in steps
+            if st.get("tool") not in tools]
+
+
 def script(folder, flow):
     """The scripted model's answers.  It looks before it answers: the
     location's definition, the code the fix changes (read_file), the
@@ -210,7 +256,7 @@ def script(folder, flow):
     loc = dict({"file": s["file"]}, **s["location"])
     fix_patch = os.path.join(folder, "fix.patch")
     fix = edits(fix_patch)
-    locate = [
+    locate = s.get("explore", []) + [
         {"tool": "find_definition", "args": {"symbol": loc["function"],
                                              "path": os.path.dirname(loc["file"])}},
         {"tool": "propose_location", "args": loc, "expect": ["%s:" % loc["file"]]},
@@ -312,6 +358,18 @@ def check(folder, out, cassette, base):
     expect(re.search(re.escape(s["file"]) + r":\d+", reflects[1]),
            "the crash in the second reflection has no %s:LINE" % s["file"])
 
+    if s.get("outside"):
+        # the edit's text was in a tool answer and in no prompt before it
+        stack = set(re.findall(r"\b([a-z_][a-z0-9_]*)\+0x", open(os.path.join(folder, "report.txt")).read()))
+        expect("do_timer_create" not in stack, "the fix's function is on the crash stack")
+        answers = "".join(e["output"]["answer"] for e in ev if e["kind"] == "tool.explore")
+        prompts = "".join(e["input"]["user"] for e in ev if e["kind"] == "llm.call"
+                          and e["step"] != "explain")
+        for l in seen(edits(os.path.join(folder, "fix.patch"))):
+            expect(l in answers, "the fix's line %r is in no tool answer" % l)
+        expect("\tnew_timer->it_clock = which_clock;" not in prompts,
+               "the fix's text was in a prompt: the model did not need the tools")
+
     # the final diff: the known fix, less what minimisation found unneeded
     patch = open(os.path.join(out, "0001-fix.patch")).read()
     diff = patch[patch.index("\n---\n") + 5:]
@@ -347,7 +405,8 @@ def check(folder, out, cassette, base):
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "script":
         flow = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--flow" else "fix"
-        print(json.dumps(script(sys.argv[2], flow)))
+        steps = script(sys.argv[2], flow)
+        print(json.dumps(without_tools(steps) if "--no-tools" in sys.argv else steps))
     elif len(sys.argv) == 6 and sys.argv[1] == "check":
         check(*sys.argv[2:])
     else:
