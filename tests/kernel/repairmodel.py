@@ -198,6 +198,11 @@ SCENARIOS = {
         "wrong_type": "defensive check",
         "wrong_reflection": {"analysis": "the reproducer passes a buffer: the new check never triggers and the timer still has no clock, as the same WARNING shows",
                              "lessons": ["look at where the timer's kclock is set, not at the syscall's arguments"]},
+        # a drive-by wording change the fix does not need
+        "extra": {"file": "kernel/time/posix-timers.c",
+                  "before": " * These are all the functions necessary to implement POSIX clocks & timers\n",
+                  "after": " * These are all the functions needed to implement POSIX clocks & timers\n",
+                  "why": "wording"},
         "explanation": {
             "subject": "posix-timers: set the timer's k_clock in do_timer_create()",
             "body": "do_timer_create() fills in the new timer's clock id but not its k_clock, so every later operation on the timer finds timr->kclock NULL: timer_gettime() hits the WARN_ON_ONCE in do_timer_gettime(), and timer_settime() and timer_delete() would too. Set new_timer->kclock where the clock id is set.",
