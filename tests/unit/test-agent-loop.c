@@ -545,62 +545,59 @@ static void test_fix_outside_the_stack(void **state)
 	free(t.built);
 }
 
-static void test_loop_judge(void **state)
+/* A repair with a model of the given mode, which must still validate;
+ * its trajectory. */
+static json_t *run_mode(enum mode mode, struct repair_params *p)
 {
 	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
-	_cleanup_json_ json_t *ev = NULL;
-	struct model m = { .mode = MODE_LOOPS };
-	struct repair_params p;
+	struct model m = { .mode = mode };
 	struct ts t = {};
+
+	run(&m, p, &t, &s);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	free(t.built);
+	return events(p);
+}
+
+static void test_loop_judge(void **state)
+{
+	_cleanup_json_ json_t *ev = NULL;
+	struct repair_params p;
 
 	(void)state;
 	params(&p, "loops");
-	run(&m, &p, &t, &s);
-	assert_int_equal(s->result, REPAIR_VALIDATED);
-	ev = events(&p);
+	ev = run_mode(MODE_LOOPS, &p);
 	/* three answers, the fourth identical call is refused and the step
 	 * must answer */
 	assert_int_equal(count(ev, "tool.explore", "grep"), 4);
 	assert_int_equal(count(ev, "guardrail", "must answer"), 1);
-	free(t.built);
 }
 
 static void test_turn_limit(void **state)
 {
-	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
 	_cleanup_json_ json_t *ev = NULL;
-	struct model m = { .mode = MODE_WANDERS };
 	struct repair_params p;
-	struct ts t = {};
 
 	(void)state;
 	params(&p, "wanders");
 	p.turns.step_turns = 5;
-	run(&m, &p, &t, &s);
-	assert_int_equal(s->result, REPAIR_VALIDATED);
-	ev = events(&p);
+	ev = run_mode(MODE_WANDERS, &p);
 	/* four exploring turns, the fifth is the forced answer */
 	assert_int_equal(count(ev, "tool.explore", "grep"), 4);
 	assert_int_equal(count(ev, "guardrail", "must answer"), 1);
-	free(t.built);
 }
 
 static void test_context_compressed(void **state)
 {
-	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
 	_cleanup_json_ json_t *ev = NULL;
-	struct model m = { .mode = MODE_READS_A_LOT };
 	struct repair_params p;
-	struct ts t = {};
 	const json_t *e;
 	size_t i;
 
 	(void)state;
 	params(&p, "reads");
 	p.turns.context = 16 * 1024;
-	run(&m, &p, &t, &s);
-	assert_int_equal(s->result, REPAIR_VALIDATED);
-	ev = events(&p);
+	ev = run_mode(MODE_READS_A_LOT, &p);
 	assert_int_equal(count(ev, "tool.explore", "read_file"), 12);
 	assert_true(count(ev, "guardrail", "context compressed") >= 1);
 	/* what was sent stayed near the budget (the last answers stay whole) */
@@ -609,7 +606,6 @@ static void test_context_compressed(void **state)
 		    streq_ptr(json_get_str(e, "verdict"), "context compressed"))
 			assert_true(json_get_int(json_object_get(e, "output"), "bytes", 0) <=
 				    16 * 1024 + 2 * 8 * 1024);
-	free(t.built);
 }
 
 /* --- fixture ---------------------------------------------------------------- */
