@@ -159,6 +159,8 @@ struct model {
 	enum plan plan;
 	int locations, patches, reflections, distils;
 	int tokens;
+	const char *knowledge;	/* text every system prompt must hold */
+	int saw_knowledge;
 };
 
 static json_t *tool(const char *name, json_t *args, int tokens)
@@ -215,6 +217,8 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 
 	assert_non_null(name);
 	assert_non_null(strstr(json_get_str(req, "system"), "kernel"));
+	if (m->knowledge && strstr(json_get_str(req, "system"), m->knowledge))
+		m->saw_knowledge++;
 	if (streq(name, "propose_location")) {
 		/* the model is told the earlier locations */
 		if (m->locations++ == 0) {
@@ -518,6 +522,27 @@ static void test_explained_by_the_validated_hypothesis(void **state)
 	assert_non_null(strstr(kb, "the count is wrong"));
 	assert_null(strstr(kb, "leaves f->items pointing at them"));
 	free(t.built);
+
+	/* the next bug of that type in that subsystem is told the lesson:
+	 * in the system prompt of every model call */
+	{
+		_cleanup_(llm_freep) struct llm *l2 = NULL;
+		_cleanup_(repair_summary_freep) struct repair_summary *s2 = NULL;
+		struct model m2 = { .plan = PLAN_STORY, .tokens = 100,
+				    .knowledge = "* " TITLE " (root-cause fix): the count is wrong" };
+		struct ts t2 = {};
+
+		snprintf(out, sizeof(out), "%s/out-second-next", tree);
+		params(&p, out);
+		p.kb_path = kbp;
+		ts.ud = &t2;
+		assert_int_equal(llm_new_scripted("m", model_fn, &m2, &l2), 0);
+		if (repair_run(&p, &ts, l2, &s2, &err) < 0)
+			fail_msg("repair failed: %s", err);
+		assert_true(m2.saw_knowledge > 0);
+		assert_int_equal(m2.saw_knowledge, (int)s2->llm_calls);
+		free(t2.built);
+	}
 }
 
 static void test_hopeless_search_stops(void **state)
