@@ -72,6 +72,12 @@ tests_fuzz_replay_agent_SOURCES = tests/fuzz/replay-main.c tests/fuzz/fuzz-agent
 tests_fuzz_replay_agent_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus-agent"'
 tests_fuzz_replay_agent_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
 EXTRA_DIST += tests/fuzz/corpus-agent
+check_PROGRAMS += tests/fuzz/replay-explore
+TESTS += tests/fuzz/replay-explore
+tests_fuzz_replay_explore_SOURCES = tests/fuzz/replay-main.c tests/fuzz/fuzz-explore.c
+tests_fuzz_replay_explore_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/corpus-explore"'
+tests_fuzz_replay_explore_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
+EXTRA_DIST += tests/fuzz/corpus-explore
 if FUZZING
 # coverage feedback needs the agent's readers instrumented
 agent_libagent_a_CFLAGS += -fsanitize=fuzzer-no-link
@@ -81,6 +87,12 @@ tests_fuzz_fuzz_agent_SOURCES = tests/fuzz/fuzz-agent.c
 tests_fuzz_fuzz_agent_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_agent_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
 tests_fuzz_fuzz_agent_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
+noinst_PROGRAMS += tests/fuzz/fuzz-explore
+FUZZ_BINS += tests/fuzz/fuzz-explore
+tests_fuzz_fuzz_explore_SOURCES = tests/fuzz/fuzz-explore.c
+tests_fuzz_fuzz_explore_CFLAGS = $(AM_CFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_explore_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_CFLAGS)
+tests_fuzz_fuzz_explore_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS)
 endif
 
 # kfixctl explore: the agent's exploration tools from the command line.
