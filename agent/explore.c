@@ -238,24 +238,82 @@ static int on_hit(const char *path, unsigned line_no, const char *line, size_t l
 	return h->b->truncated;
 }
 
+/* glibc's regcomp copies the pattern's tree for every repetition of a
+ * repeated group, and its matcher backtracks on back-references: a
+ * pattern from the model could cost kfix gigabytes or hours.  Patterns
+ * a developer greps with need none of that: at most 16 repetitions,
+ * bounds up to 100, no repetition of a repetition, groups 8 deep, no
+ * back-references. */
+static const char *regex_refusal(const char *p)
+{
+	bool has_rep[10] = { false };	/* per group depth: holds a repetition */
+	unsigned reps = 0, depth = 0;
+	bool after_rep = false;
+
+	for (; *p; p++) {
+		bool rep = false;
+
+		if (*p == '\\') {
+			if (p[1] >= '1' && p[1] <= '9')
+				return "no back-references (\\1 ... \\9) in patterns";
+			if (p[1])
+				p++;
+		} else if (*p == '[') {
+			/* a bracket expression: "]" right after "[" or "[^" is literal */
+			p += p[1] == '^';
+			p += p[1] == ']';
+			while (p[1] && p[1] != ']')
+				p += p[1] == '[' && (p[2] == ':' || p[2] == '.' || p[2] == '=') &&
+				     strchr(p + 3, ']') ? (size_t)(strchr(p + 3, ']') - p) : 1;
+			if (!p[1])
+				return NULL;	/* regcomp says what is wrong */
+			p++;
+		} else if (*p == '(') {
+			if (++depth >= ARRAY_SIZE(has_rep))
+				return "groups nest more than 8 deep";
+			has_rep[depth] = false;
+		} else if (*p == ')' && depth > 0) {
+			/* a group holding a repetition counts as one for what follows */
+			rep = has_rep[depth];
+			has_rep[--depth] |= rep;
+		} else if (*p == '*' || *p == '+' || *p == '?' || *p == '{') {
+			if (*p == '{') {
+				char *end;
+				unsigned long n = strtoul(p + 1, &end, 10);
+
+				if (n > 100 || (*end == ',' && strtoul(end + 1, &end, 10) > 100))
+					return "repetition bounds above 100";
+				if (*end != '}')
+					continue;
+				p = end;
+			}
+			if (after_rep)
+				return "a repetition of a repetition (like a++ or (a*)*)";
+			if (++reps > 16)
+				return "more than 16 repetitions";
+			has_rep[depth] = rep = true;
+		}
+		after_rep = rep;
+	}
+	return NULL;
+}
+
 static int tool_grep(struct explore *e, const json_t *args, char **ret)
 {
 	const char *pattern = json_get_str(args, "pattern"), *path = json_get_str(args, "path");
 	bool regex = json_is_true(json_object_get(args, "regex"));
 	_cleanup_buf_ struct buf b = BUF_INIT(EXPLORE_ANSWER_MAX);
 	struct hits h = { .b = &b };
-	const char *why = path && *path ? path_refusal(path) : NULL;
+	const char *why = path && *path ? path_refusal(path) : NULL, *why_re;
 	int r;
 
 	if (!pattern || !*pattern)
 		return answer_error(ret, "a pattern is needed");
 	if (strlen(pattern) > GREP_PATTERN_MAX)
 		return answer_error(ret, "the pattern is longer than %d bytes", GREP_PATTERN_MAX);
-	/* back-references are the one part of glibc's regular expressions
-	 * whose matching time can explode */
-	for (const char *p = pattern; regex && *p; p++)
-		if (p[0] == '\\' && p[1] >= '1' && p[1] <= '9')
-			return answer_error(ret, "no back-references (\\%c) in patterns", p[1]);
+	why_re = regex ? regex_refusal(pattern) : NULL;
+	if (why_re)
+		return answer_error(ret, "%s", why_re);
 	if (why)
 		return answer_error(ret, "%s", why);
 	r = tree_grep(e->t, e->rev, path, pattern, regex ? TREE_GREP_REGEX : 0,

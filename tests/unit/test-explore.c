@@ -182,7 +182,18 @@ static void test_list_and_grep(void **state)
 	_cleanup_free_ char *backref = call("grep", "{\"pattern\": \"((a|aa)*)\\\\1b\", \"regex\": true}");
 	_cleanup_free_ char *fixed = call("grep", "{\"pattern\": \"\\\\1\"}");
 
+	/* stacked and nested repetitions make glibc's regcomp copy trees */
+	_cleanup_free_ char *stacked = call("grep", "{\"pattern\": \"a<+++\", \"regex\": true}");
+	_cleanup_free_ char *nested = call("grep", "{\"pattern\": \"(x(ab)*)+\", \"regex\": true}");
+	_cleanup_free_ char *bound = call("grep", "{\"pattern\": \"a{1000}\", \"regex\": true}");
+	_cleanup_free_ char *fine = call("grep", "{\"pattern\": \"v[0-9]+ = (1|2)+;\", \"regex\": true, "
+					 "\"path\": \"lib/big.c\"}");
+
 	(void)state;
+	assert_true(startswith(stacked, "error: a repetition of a repetition"));
+	assert_true(startswith(nested, "error: a repetition of a repetition"));
+	assert_true(startswith(bound, "error: repetition bounds above 100"));
+	assert_non_null(strstr(fine, "lib/big.c:1: int v1 = 1;\n"));
 	assert_true(startswith(backref, "error: no back-references"));
 	assert_non_null(strstr(fixed, "no match"));
 	assert_non_null(strstr(top, "include/\n"));
