@@ -173,6 +173,9 @@ kt_write_config() {
 [kfix]
 	state-dir = $T/state
 	cache-dir = $T/cache
+[agent]
+	# the symbol index of the prepared source, made once for all tests
+	index-dir = $KT_TOP/index
 [build "local"]
 	dir = $KT_TOP/build
 	jobs = ${KFIX_TEST_JOBS:-2}
@@ -191,9 +194,6 @@ kt_write_config() {
 	memory = 512
 	boot-timeout = ${KT_BOOT_TIMEOUT:-180s}
 	run-timeout = 30s
-[agent]
-	# the symbol index of the prepared source, made once for all tests
-	index-dir = $KT_TOP/index
 CFG
 }
 
