@@ -12,11 +12,17 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
+#include "report.h"
 #include "ssh-internal.h"
 #include "vm.h"
 
 #define KERNEL_MAX (256 * 1024 * 1024)
 #define QEMU_OUT_MAX (64 * 1024)
+/* A boot failure's explanation: the end of qemu's output, the console's
+ * end scanned for a crash report, and how much of either is shown. */
+#define QEMU_OUT_SHOWN 4096
+#define CONSOLE_SCANNED (48 * 1024)
+#define CONSOLE_SHOWN 2000
 /* A VM outlives its run by at most this much if kfix and sshd both fail
  * to stop it. */
 #define VM_MAX_LIFETIME_SEC 3600
@@ -177,35 +183,62 @@ static int connect_guest(struct vm *vm, uint64_t banner_usec, struct ssh **ret, 
 	return ssh_connect(&g, ret, ret_msg);
 }
 
+/* What the console says of a boot that never reached SSH.  A kernel that
+ * crashed while booting gets its crash report, from the crash on: that is
+ * what a developer (or the model) reads first, and unlike the console's
+ * last bytes it does not start at a line whose place varies with the
+ * boot's timing.  Otherwise the console's last bytes. */
+static char *console_story(const char *console, size_t len)
+{
+	_cleanup_(report_freep) struct report *rep = NULL;
+	_cleanup_free_ char *title = NULL, *text = NULL;
+	const char *t;
+	char *s;
+
+	if (report_parse(console, len, &rep) >= 0 && report_title(rep) &&
+	    (t = report_text(rep))) {
+		title = str_escape(report_title(rep), strlen(report_title(rep)), 200);
+		text = str_escape(t, strlen(t), CONSOLE_SHOWN);
+		if (!title || !text)
+			return NULL;
+		return asprintf(&s, " the kernel crashed while booting: %s; its report: %s", title,
+				text) < 0 ? NULL : s;
+	}
+	t = len > CONSOLE_SHOWN ? console + len - CONSOLE_SHOWN : console;
+	text = str_escape(t, len - (size_t)(t - console), CONSOLE_SHOWN);
+	return text && asprintf(&s, " console tail: %s", text) >= 0 ? s : NULL;
+}
+
 /* Explains a VM that stopped or never answered, from qemu's own output
  * and whether the kernel printed anything. */
 static void boot_failure(struct vm *vm, bool exited, enum vm_failure *ret_failure,
 			 char **ret_msg)
 {
 	_cleanup_free_ char *out = NULL, *cmd = NULL, *q = ssh_quote(vm->dir), *esc = NULL,
-			    *tail = NULL;
+			    *story = NULL;
 	char *mark;
 	bool console;
 
-	/* The console's tail shows a crash during boot (the run's boot
-	 * error); qemu's own output shows why qemu failed. */
-	if (q && asprintf(&cmd, "cat %s/qemu.out; test -s %s/console.log && "
-			  "echo KFIX-CONSOLE && tail -c 1500 %s/console.log", q, q, q) >= 0)
+	/* qemu's own output shows why qemu failed; the console, a crash
+	 * during boot (the run's boot error). */
+	if (q && asprintf(&cmd, "tail -c %d %s/qemu.out; test -s %s/console.log && "
+			  "echo KFIX-CONSOLE && tail -c %d %s/console.log", QEMU_OUT_SHOWN, q, q,
+			  CONSOLE_SCANNED, q) >= 0)
 		(void)host_run(vm, cmd, NULL, 0, &out);
-	mark = out ? strstr(out, "KFIX-CONSOLE") : NULL;
+	mark = out ? strstr(out, "KFIX-CONSOLE\n") : NULL;
 	console = mark != NULL;
 	if (mark) {
 		*mark = '\0';
-		tail = str_escape(mark + 13, strlen(mark + 13), 1500);
+		story = console_story(mark + 13, strlen(mark + 13));
 	}
 	esc = str_escape(out ? out : "", out ? strlen(out) : 0, 300);
 	*ret_failure = console ? VM_NO_BOOT : VM_INFRA;
 	free(*ret_msg);
-	if (asprintf(ret_msg, "%s%s%s%s%s%s",
+	if (asprintf(ret_msg, "%s%s%s%s%s",
 		     exited ? "the VM stopped before guest SSH answered"
 			    : "guest SSH never answered",
 		     console ? "" : " (no console output)", esc && *esc ? ": " : "",
-		     esc ? esc : "", tail ? " console tail: " : "", tail ? tail : "") < 0)
+		     esc ? esc : "", story ? story : "") < 0)
 		*ret_msg = NULL;
 }
 

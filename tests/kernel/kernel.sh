@@ -101,6 +101,12 @@ expect_json 'd["patched"]["build"]["errors"][0]["file"]' kernel/time/posix-timer
 kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/break-boot.patch" \
 	--title "${title[$s]}" --runs 1
 expect_json 'd["verdict"]' boot-error "a kernel that cannot boot"
+# the crash that stopped the boot, by its report, from the console
+expect_json '"the kernel crashed while booting: kernel panic: kfix test: this kernel refuses to start init; its report: " in d["patched"]["outcomes"][0]["message"]' \
+	True "the boot error names the panic"
+expect_json '"\\nKernel panic - not syncing: kfix test: this kernel refuses to start init\\n" in d["patched"]["outcomes"][0]["message"]' \
+	True "the boot error shows the panic's report"
+expect_json '"Call Trace:" in d["patched"]["outcomes"][0]["message"]' True "the panic's trace"
 
 # Several counted runs in parallel across the pool.
 kt_kfixctl reproduce "${common[@]}" --repro "$S/msg-uaf/repro.c" --runs 2
