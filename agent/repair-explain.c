@@ -179,7 +179,13 @@ static void put_tested(struct buf *b, const struct repair_ctx *c, const struct r
 				 "kernel\n", patched->leak_checked, patched->runs);
 	if (c->gates_passed)
 		(void)buf_printf(b, "- integrity gates %s\n", c->gates_passed);
+	if (c->review)
+		(void)buf_printf(b, "- review: asked to find a correct caller whose behaviour the "
+				 "change alters, the model found none: %s\n", c->review);
 	(void)buf_printf(b, "\n## Not tested\n\n");
+	if (!c->review)
+		(void)buf_puts(b, "- no review of the change against its callers "
+				  "([agent] patch-review = no)\n");
 	if (!patched->leak_checked)
 		(void)buf_puts(b, "- kmemleak: the kernel under test has none (CONFIG_DEBUG_KMEMLEAK)\n");
 	(void)buf_puts(b, "- no kselftests or KUnit suites were run\n"

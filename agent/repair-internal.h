@@ -28,6 +28,9 @@ struct repair_ctx {
 	/* The gates' verdicts on the last validated diff, for the "Tested"
 	 * section: "pass: scope, size, ..." and one line per flag. */
 	char *gates_passed;
+	/* What the adversarial review of that diff found; NULL when there
+	 * was none ([agent] patch-review = no). */
+	char *review;
 	struct search *search;
 	struct repair_summary *sum;
 	unsigned turns;		/* model calls so far */

@@ -61,6 +61,7 @@ void repair_params_default(struct repair_params *p)
 		.locations = 3,
 		.context_budget = 48 * 1024,
 		.minimise = true,
+		.critique = true,
 	};
 }
 
@@ -83,6 +84,7 @@ int repair_params_from_config(const struct config *c, struct repair_params *p)
 	if (config_get_size(c, "agent", NULL, "context-budget", &size) >= 0)
 		p->context_budget = (size_t)size;
 	(void)config_get_bool(c, "agent", NULL, "minimise", &p->minimise);
+	(void)config_get_bool(c, "agent", NULL, "patch-review", &p->critique);
 	if (config_get_int(c, "agent", NULL, "max-step-turns", &v) >= 0 && v > 0)
 		p->turns.step_turns = (unsigned)v;
 	if (config_get_int(c, "agent", NULL, "max-turns", &v) >= 0 && v > 0)
@@ -523,6 +525,8 @@ struct attempt {
 	char *result;	 /* one line */
 	char *evidence;	 /* crash excerpt, build log, gate reason */
 	char *patch_type;
+	char *gates;	 /* the gates' summary, once validated */
+	char *review;	 /* the review's findings, once it found none */
 	struct repair_outcome outcome;
 };
 
@@ -532,6 +536,8 @@ static void attempt_clear(struct attempt *a)
 	free(a->result);
 	free(a->evidence);
 	free(a->patch_type);
+	free(a->gates);
+	free(a->review);
 	repair_outcome_clear(&a->outcome);
 	*a = (struct attempt){};
 }
@@ -647,8 +653,8 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 	else if (a->outcome.crashed == 0) {
 		set_result(a, SCORE_VALIDATED, NULL, "no crash in %u/%u runs", a->outcome.survived,
 			   a->outcome.runs);
-		free(c->gates_passed);
-		c->gates_passed = TAKE_PTR(gates);
+		free(a->gates);
+		a->gates = TAKE_PTR(gates);
 	}
 	else if (same_crash(c, a->outcome.title))
 		set_result(a, SCORE_SAME_CRASH, crash, "still crashes (%u/%u): %s",
@@ -659,6 +665,52 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 	snprintf(verdict, sizeof(verdict), "%s", attempt_score_name(a->score));
 	repair_event(c, step, "observation", 0, NULL, json_pack("{s:s}", "result", a->result),
 		     verdict, NULL);
+	return 0;
+}
+
+/* The adversarial review of a patch that stopped the crash.  Crash gone
+ * is not fixed (CrashFixer's crash-stopping patches were judged half
+ * wrong by hand): with the tree's tools, the model looks for a correct
+ * caller whose behaviour the change alters, and what deleted code did.
+ * Anything but "correct" makes the attempt a failure fed back. */
+static int critique(struct repair_ctx *c, struct attempt *a, char **ret_error)
+{
+	static const char *const tools[] = { "review_patch", NULL };
+	_cleanup_free_ char *tool = NULL;
+	_cleanup_json_ json_t *args = NULL;
+	const char *verdict, *findings;
+	char line[512];
+	int r;
+
+	if (!c->p->critique || a->score != SCORE_VALIDATED)
+		return 0;
+	repair_set_var(c, "diff", a->diff);
+	repair_set_var(c, "gates", a->gates ?: "");
+	r = repair_ask(c, "review", "critique", tools, &tool, &args, ret_error);
+	if (r < 0)
+		return r;
+	verdict = json_get_str(args, "verdict");
+	findings = json_get_str(args, "findings");
+	if (!findings || !*findings)
+		findings = "(the review gave no findings)";
+	repair_event(c, "review", "review", 0, json_pack("{s:s}", "diff", a->diff),
+		     json_incref(args), verdict ?: "none", NULL);
+	if (streq_ptr(verdict, "correct")) {
+		free(a->review);
+		a->review = excerpt(findings, EXCERPT_MAX);
+		if (!a->review)
+			return -ENOMEM;
+		/* one list item of the "Tested" section */
+		for (char *p = a->review; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+		return 0;
+	}
+	set_result(a, SCORE_OTHER_CRASH, findings,
+		   "the crash is gone but the review found that the change alters what correct "
+		   "callers get: %s", first_line(findings, line, sizeof(line)));
+	repair_event(c, "review", "observation", 0, NULL, json_pack("{s:s}", "result", a->result),
+		     attempt_score_name(a->score), NULL);
 	return 0;
 }
 
@@ -771,6 +823,8 @@ static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *h
 			return a->node;
 		} else {
 			r = judge(c, step, a);
+			if (r >= 0)
+				r = critique(c, a, ret_error);
 			if (r < 0)
 				return r;
 			search_score(c->search, a->node, a->score);
@@ -901,8 +955,10 @@ static int final_round(struct repair_ctx *c, struct attempt *best, char **ret_er
 	return r;
 }
 
-/* Drops hunks one at a time while the rest still validates. */
-static int minimise(struct repair_ctx *c, struct attempt *best)
+/* Drops hunks one at a time while the rest still validates; *smaller is
+ * the smallest patch that did (diff NULL when no hunk could go). */
+static int drop_hunks(struct repair_ctx *c, const struct attempt *best,
+		      struct attempt *smaller)
 {
 	_cleanup_(udiff_freep) struct udiff *d = NULL;
 	_cleanup_free_ bool *keep = NULL;
@@ -938,17 +994,38 @@ static int minimise(struct repair_ctx *c, struct attempt *best)
 		repair_event(c, "minimise", "plan", 0, json_pack("{s:i}", "dropped_hunk", (int)i + 1),
 			     NULL, t.score == SCORE_VALIDATED ? "hunk not needed" : "hunk needed", NULL);
 		if (t.score == SCORE_VALIDATED) {
-			free(t.patch_type);
-			t.patch_type = TAKE_PTR(best->patch_type);
-			t.hyp = best->hyp;
-			attempt_clear(best);
-			*best = t;
+			attempt_clear(smaller);
+			*smaller = t;
 		} else {
 			keep[i] = true;
 			attempt_clear(&t);
 		}
 	}
 	return 0;
+}
+
+/* The smaller patch is reviewed again; the reviewed full one stays when
+ * the review rejects it. */
+static int minimise(struct repair_ctx *c, struct attempt *best, char **ret_error)
+{
+	struct attempt smaller = {};
+	int r = drop_hunks(c, best, &smaller);
+
+	if (r >= 0 && smaller.diff) {
+		smaller.hyp = best->hyp;
+		smaller.patch_type = strdup(best->patch_type ?: "root-cause fix");
+		r = smaller.patch_type ? critique(c, &smaller, ret_error) : -ENOMEM;
+	}
+	if (r >= 0 && smaller.diff && smaller.score == SCORE_VALIDATED) {
+		attempt_clear(best);
+		*best = smaller;
+		return 0;
+	}
+	if (r >= 0 && smaller.diff)
+		repair_event(c, "minimise", "plan", 0, NULL, NULL,
+			     "the review rejected the smaller patch: the full one stays", NULL);
+	attempt_clear(&smaller);
+	return r;
 }
 
 static void learn(struct repair_ctx *c, const struct attempt *best)
@@ -1027,6 +1104,7 @@ static void ctx_free(struct repair_ctx *c)
 	free(c->extid);
 	free(c->probe_output);
 	free(c->gates_passed);
+	free(c->review);
 	json_decref(c->tools);
 	json_decref(c->tool_counts);
 	json_decref(c->vars);
@@ -1116,9 +1194,11 @@ static int workflow(struct repair_ctx *c, char **ret_error)
 	    !budget_stop(why))
 		r = final_round(c, &best, ret_error);
 	if (r >= 0 && best.score == SCORE_VALIDATED && c->p->minimise)
-		r = minimise(c, &best);
+		r = minimise(c, &best, ret_error);
 	if (r >= 0 && best.score == SCORE_VALIDATED) {
 		c->sum->diff = strdup(best.diff);
+		c->gates_passed = TAKE_PTR(best.gates);
+		c->review = TAKE_PTR(best.review);
 		/* the explanation and the lesson are the validated patch's */
 		r = repair_explain(c, best.diff, json_array_get(c->hypotheses, best.hyp),
 				   best.patch_type ?: "root-cause fix", &base, &best.outcome, ret_error);
@@ -1144,8 +1224,9 @@ static int write_summary(struct repair_ctx *c)
 	_cleanup_free_ char *path = NULL, *text = NULL;
 	_cleanup_json_ json_t *j = NULL;
 
-	j = json_pack("{s:s, s:s?, s:s?, s:i, s:i, s:i, s:O, s:I, s:I, s:f}",
+	j = json_pack("{s:s, s:s?, s:s?, s:s?, s:i, s:i, s:i, s:O, s:I, s:I, s:f}",
 		      "result", repair_result_name(c->sum->result), "reason", c->sum->reason,
+		      "review", c->review,
 		      "title", c->title, "attempts", c->sum->attempts, "llm_calls", c->sum->llm_calls,
 		      "tool_calls", c->sum->tool_calls, "tools", c->tool_counts,
 		      "tokens_in", (json_int_t)c->sum->tokens_in,

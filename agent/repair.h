@@ -116,6 +116,9 @@ struct repair_params {
 	unsigned locations;
 	size_t context_budget;
 	bool minimise;
+	/* The adversarial review of every patch that stops the crash: the
+	 * model looks for correct callers whose behaviour it changes. */
+	bool critique;
 	repair_progress_fn progress;
 	void *progress_ud;
 };

@@ -5,8 +5,10 @@
 # scripted model of repairmodel.py speaking the OpenAI API on loopback.
 # The model asks for a probe, states a hypothesis citing it, proposes a
 # cheating patch (a gate rejects it), the scenario's wrong fix (validation
-# fails, reflection follows with the evidence) and the right fix with a
-# hunk it does not need (validated, minimised, explained).  repairmodel.py
+# fails, reflection follows with the evidence), in timer-kclock a patch
+# whose kernel does not boot (a failed attempt, its console shown), and
+# the right fix with a hunk it does not need (validated, reviewed against
+# its callers, minimised, reviewed again, explained).  repairmodel.py
 # check asserts on the trajectory, the verdicts, the evidence the model
 # was shown, the final diff and the commit message.
 # The model is replayed from the scenario's repair-cassette.jsonl when
@@ -60,6 +62,9 @@ CFG
 	validate-runs = 2
 	locations = 2
 CFG
+	# a scenario that tries more fresh patches than the default allows
+	# says so in its agent.conf (keys of the [agent] section)
+	[ -f "$S/agent.conf" ] && cat "$S/agent.conf" >> "$T/kfix.conf"
 	"$KFIXCTL" -c "$T/kfix.conf" repair --src "$KT_SRC" --commit "$KT_BASE" --config "$KT_CONFIG" \
 		--repro "$S/repro.c" --report "$T/report" "${model[@]}" \
 		--out "$T/out" --syzbot-id 0123456789abcdef0123 > "$T/repair.txt" 2> "$T/progress.txt"

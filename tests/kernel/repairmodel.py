@@ -10,8 +10,10 @@ locations, a probe, a hypothesis, the scenario's own fix, the explanation.
 The "repair" flow (repair-*.sh) is the whole search: after the probe and
 the hypothesis the model first cheats (a gate must reject it), then
 proposes the scenario's wrong fix (validation must fail, reflection
-follows), then the right fix with one hunk it does not need (validated,
-minimised, explained).  The "v2" flow (e2e.sh, msg-uaf) is the "fix" flow
+follows), in timer-kclock a patch whose kernel does not boot (a failed
+attempt; reflection on its console), then the right fix with one hunk it
+does not need (validated, reviewed against the callers it looks up,
+minimised, reviewed again, explained).  The "v2" flow (e2e.sh, msg-uaf) is the "fix" flow
 followed by the new version a review asks for: the same fix with the
 comment the reviewer wanted, and the changelog.  Edits of the fixes come from the scenario's own
 patches, one search/replace edit per hunk."""
@@ -58,6 +60,10 @@ def probe(file, head, anchor, line):
 # them when not given), "drop" lines it must drop.
 SCENARIOS = {
     "msg-uaf": {
+        "critique": {"args": {"symbol": "freeque", "path": "ipc"},
+                     "expect": ["freeque(ns, ipcp);"],
+                     "callers": ["msgctl_down", "msg_exit_ns"],
+                     "findings": "freeque() is called where a queue is destroyed: msgctl_down() for IPC_RMID (freeque(ns, ipcp)) and, through free_ipcs(), when the namespace goes. After the loop q_cbytes is read once, by the percpu_counter_sub_local() that takes the queue's bytes off the namespace's count; without the per-message subtraction it takes all of them, as the namespace's count needs, where before it took 0. No caller reads the freed messages."},
         "file": "ipc/msg.c",
         "location": {"function": "freeque", "start_line": 275, "end_line": 300,
                      "reason": "the queue's messages are freed here"},
@@ -99,6 +105,10 @@ SCENARIOS = {
             "root_cause": "read after free in freeque()"},
     },
     "watch-queue-oob": {
+        "critique": {"args": {"symbol": "watch_queue_set_filter"},
+                     "expect": ["fs/pipe.c:"],
+                     "callers": ["pipe_ioctl"],
+                     "findings": "The only caller is pipe_ioctl() in fs/pipe.c, for IOC_WATCH_QUEUE_SET_FILTER. Filters of the types the bitmap has (below WATCH_TYPE__NR) are copied as before; other types were already left out when the filter was sized, so a valid filter is unchanged and only the types that had no slot are skipped."},
         "file": "kernel/watch_queue.c",
         "location": {"function": "watch_queue_set_filter", "start_line": 320, "end_line": 392,
                      "reason": "the filter is sized in one loop and filled in another; "
@@ -133,6 +143,10 @@ SCENARIOS = {
             "root_cause": "the copy loop's type bound is above the allocation's"},
     },
     "clock-null-deref": {
+        "critique": {"args": {"symbol": "clockid_to_kclock", "path": "kernel/time"},
+                     "expect": ["const struct k_clock *kc = clockid_to_kclock(which_clock);"],
+                     "callers": ["clock_gettime", "clock_settime", "clock_getres"],
+                     "findings": "clock_gettime() is the syscall itself. For every clock id clockid_to_kclock() knows, kc is not NULL and the call goes on as before; an unknown id now gets -EINVAL, which is what clock_settime(), clock_getres() and the other users of clockid_to_kclock() answer for it, and what the man page documents."},
         "file": "kernel/time/posix-timers.c",
         "location": {"function": "clock_gettime", "start_line": 1126, "end_line": 1141,
                      "reason": "the syscall calls through the k_clock clockid_to_kclock() returns"},
@@ -173,6 +187,10 @@ SCENARIOS = {
     # (read_file); "outside" makes check() assert on the trajectory that
     # the edit's text came from a tool answer and from no prompt.
     "timer-kclock": {
+        "critique": {"args": {"symbol": "do_timer_create", "path": "kernel/time"},
+                     "expect": ["return do_timer_create(which_clock, &event, created_timer_id);"],
+                     "callers": ["timer_create", "compat timer_create"],
+                     "findings": "do_timer_create() is called by timer_create() and its compat form, with and without a sigevent. Setting new_timer->kclock to the k_clock the clock id was checked against gives timer_gettime(), timer_settime() and timer_delete() the clock they call through; nothing else about the timer changes, and the timer is not reachable before it is set."},
         "file": "kernel/time/posix-timers.c",
         "outside": True,
         "explore": [{"tool": "grep", "args": {"pattern": "alloc_posix_timer()", "path": "kernel/time"}}],
@@ -198,6 +216,12 @@ SCENARIOS = {
         "wrong_type": "defensive check",
         "wrong_reflection": {"analysis": "the reproducer passes a buffer: the new check never triggers and the timer still has no clock, as the same WARNING shows",
                              "lessons": ["look at where the timer's kclock is set, not at the syscall's arguments"]},
+        # then a patch whose kernel cannot boot: a failed attempt, its
+        # console shown, and the search goes on
+        "boot_breaker": {"read": {"path": "init/main.c", "start": 1500, "end": 1520},
+                         "reflection": {"analysis": "the kernel panics before init starts: the patch stops every boot, not the missing clock",
+                                        "lessons": ["never panic in the boot path"]},
+                         "says": "kfix test: this kernel refuses to start init"},
         # a drive-by wording change the fix does not need
         "extra": {"file": "kernel/time/posix-timers.c",
                   "before": " * These are all the functions necessary to implement POSIX clocks & timers\n",
@@ -246,9 +270,33 @@ def seen(edit_list):
 def without_tools(steps):
     """The same answers for a tree the tools cannot read (a plain folder:
     no exploration tools are offered): no tool calls, no expectations."""
-    tools = {"grep", "find_definition", "read_file"}
+    tools = {"grep", "find_definition", "read_file", "find_references"}
     return [{k: v for k, v in st.items() if k != "expect"} for st in steps
             if st.get("tool") not in tools]
+
+
+def review(s):
+    """The review of a patch that stopped the crash: the callers of what
+    it changes (find_references), then the verdict, which names a caller
+    the answer showed."""
+    c = s["critique"]
+    return [{"tool": "find_references", "args": c["args"]},
+            {"tool": "review_patch", "expect": c["expect"],
+             "args": {"verdict": "correct", "findings": c["findings"],
+                      "callers_checked": c["callers"]}}]
+
+
+def boot_breaker(folder, s):
+    """A patch whose kernel does not boot (the shared break-boot.patch),
+    read before it is written, and the reflection on its console."""
+    if "boot_breaker" not in s:
+        return []
+    b = s["boot_breaker"]
+    e = edits(os.path.join(folder, "..", "break-boot.patch"), why="guard")
+    return [{"tool": "read_file", "args": b["read"]},
+            {"tool": "propose_patch", "expect": seen(e),
+             "args": {"patch_type": "workaround", "edits": e}},
+            {"tool": "reflect", "args": dict(b["reflection"], next="new_patch")}]
 
 
 def script(folder, flow):
@@ -274,8 +322,11 @@ def script(folder, flow):
         look.append({"tool": "grep", "args": {"pattern": s["extra"]["before"].strip(),
                                               "path": s["extra"]["file"]}})
         right = fix + [s["extra"]]
+    # reviewed once validated, and again once minimised when a hunk goes
     patch = look + [{"tool": "propose_patch", "expect": seen(right),
-                     "args": {"patch_type": "root-cause fix", "edits": right}}]
+                     "args": {"patch_type": "root-cause fix", "edits": right}}] + review(s)
+    if right != fix or "drop" in s:
+        patch += review(s)
     explain = [{"tool": "write_explanation", "args": s["explanation"]}]
     if flow == "repair":
         return locate + [
@@ -285,12 +336,12 @@ def script(folder, flow):
                 "patch_type": s["wrong_type"],
                 "edits": edits(os.path.join(folder, "wrong-fix.patch"))}},
             {"tool": "reflect", "args": dict(s["wrong_reflection"], next="new_patch")},
-        ] + patch + explain
+        ] + boot_breaker(folder, s) + patch + explain
     if flow == "v2":
         return locate + patch + explain + locate + [
             {"tool": "propose_patch", "args": {"patch_type": "root-cause fix",
                                                "edits": s["review"]["edits"]}},
-        ] + explain + [{"text": s["review"]["changes"]}]
+        ] + review(s) + explain + [{"text": s["review"]["changes"]}]
     return locate + patch + explain
 
 
@@ -318,7 +369,7 @@ def check(folder, out, cassette, base):
     # the milestones, in order
     def milestone(e):
         k, v = e["kind"], e.get("verdict")
-        if k in ("tool.probe", "gate", "reflection", "run.end"):
+        if k in ("tool.probe", "gate", "reflection", "review", "run.end"):
             return (k, v)
         if k == "observation" and v:
             return (k, v)
@@ -328,10 +379,12 @@ def check(folder, out, cassette, base):
     got = [m for m in map(milestone, ev) if m]
     want = [("tool.probe", "crashed"),
             ("gate", "rejected"), ("reflection", "new_patch"),
-            ("gate", "accepted"), ("observation", "same-crash"), ("reflection", "new_patch"),
-            ("gate", "accepted"), ("observation", "validated"),
+            ("gate", "accepted"), ("observation", "same-crash"), ("reflection", "new_patch")]
+    if "boot_breaker" in s:
+        want += [("gate", "accepted"), ("observation", "build-error"), ("reflection", "new_patch")]
+    want += [("gate", "accepted"), ("observation", "validated"), ("review", "correct"),
             ("gate", "accepted"), ("observation", "validated"), ("plan", "hunk not needed"),
-            ("run.end", "validated")]
+            ("review", "correct"), ("run.end", "validated")]
     expect(got == want, "milestones\n got  %s\n want %s" % (got, want))
     runs = [(e["step"], e["verdict"]) for e in ev if e["kind"] == "tool.run"]
     expect(runs[0][0] == "reproduce" and runs[0][1].startswith("crashed"), "base run %s" % runs)
@@ -353,7 +406,11 @@ def check(folder, out, cassette, base):
     # reflection saw the evidence: the gate's reason, then the crash
     reqs = [json.dumps(json.loads(l)["request"]) for l in open(cassette)]
     reflects = [r for r in reqs if "Call reflect." in r]
-    expect(len(reflects) == 2, "%d reflection requests" % len(reflects))
+    expect(len(reflects) == 2 + ("boot_breaker" in s), "%d reflection requests" % len(reflects))
+    if "boot_breaker" in s:
+        # the kernel that does not boot: its console, for the model
+        expect("the patched kernel does not boot" in reflects[2] and
+               s["boot_breaker"]["says"] in reflects[2], "the console is not in the third reflection")
     expect(json.dumps(failed[0]["reason"])[1:-1] in reflects[0], "the gate's reason is not in the reflection")
     title = next(e for e in ev if e["kind"] == "plan" and e["step"] == "precheck")["input"]["title"]
     expect("still crashes" in reflects[1] and json.dumps(title)[1:-1] in reflects[1],
@@ -367,8 +424,9 @@ def check(folder, out, cassette, base):
         stack = set(re.findall(r"\b([a-z_][a-z0-9_]*)\+0x", open(os.path.join(folder, "report.txt")).read()))
         expect("do_timer_create" not in stack, "the fix's function is on the crash stack")
         answers = "".join(e["output"]["answer"] for e in ev if e["kind"] == "tool.explore")
+        # the review and the explanation come after the fix, and show it
         prompts = "".join(e["input"]["user"] for e in ev if e["kind"] == "llm.call"
-                          and e["step"] != "explain")
+                          and e["step"] not in ("review", "explain"))
         for l in seen(edits(os.path.join(folder, "fix.patch"))):
             expect(l in answers, "the fix's line %r is in no tool answer" % l)
         expect("\tnew_timer->it_clock = which_clock;" not in prompts,
@@ -404,6 +462,17 @@ def check(folder, out, cassette, base):
     expl = open(os.path.join(out, "explanation.md")).read()
     expect(re.search(r"^\| patched \| 2 \| 0 \| 2 \|", expl, re.M), "reproduction table")
     expect(s["probe_says"] in expl, "the explanation does not quote the probe")
+    # the review read the callers in the tree and says so in "Tested"
+    reviews = [e for e in ev if e["kind"] == "review"]
+    expect(all(e["verdict"] == "correct" for e in reviews), "review verdicts %s" % reviews)
+    rlines = [l for l in reviews[-1]["input"]["diff"].splitlines()
+              if l[:1] in ("+", "-") and not l.startswith(("+++", "---"))]
+    expect(sorted(rlines) == sorted(lines), "the last review was of %s, not the final diff" % rlines)
+    refs = [e for e in ev if e["kind"] == "tool.explore" and e["step"] == "review"]
+    expect(refs and all(x in refs[-1]["output"]["answer"] for x in s["critique"]["expect"]),
+           "the review's find_references answer lacks %s" % s["critique"]["expect"])
+    expect("- review: asked to find a correct caller" in expl and
+           s["critique"]["findings"][:60] in expl, "the review is not in the Tested section")
 
 
 def main():

@@ -153,12 +153,15 @@ static const struct repair_toolstack toolstack = {
 
 /* --- scripted model -------------------------------------------------------- */
 
-enum plan { PLAN_STORY, PLAN_HOPELESS, PLAN_SAME_PATCH, PLAN_SECOND_HYPOTHESIS };
+enum plan { PLAN_STORY, PLAN_HOPELESS, PLAN_SAME_PATCH, PLAN_SECOND_HYPOTHESIS,
+	    PLAN_REVIEW_REJECTS };
 
 struct model {
 	enum plan plan;
-	int locations, patches, reflections, distils;
+	int locations, patches, reflections, distils, reviews;
 	int tokens;
+	bool reject_minimised;	/* the review rejects the patch without the comment hunk */
+	int saw_review_in_feedback;
 	const char *knowledge;	/* text every system prompt must hold */
 	int saw_knowledge;
 };
@@ -183,6 +186,11 @@ static json_t *patch_for(struct model *m)
 	if (m->plan == PLAN_SECOND_HYPOTHESIS && n == 1)	/* under the first: wrong */
 		return edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn 0;\n");
 	if (m->plan == PLAN_SECOND_HYPOTHESIS)	/* under the second: the fix */
+		return edit("\t\tit = next;\n\t}\n", "\t\tit = next;\n\t}\n\tf->items = NULL;\n");
+	if (m->plan == PLAN_REVIEW_REJECTS && n == 1)	/* stops the crash, breaks the count */
+		return edit("\t\tit = next;\n\t}\n\treturn n;\n",
+			    "\t\tit = next;\n\t}\n\tf->items = NULL;\n\treturn 0;\n");
+	if (m->plan == PLAN_REVIEW_REJECTS)
 		return edit("\t\tit = next;\n\t}\n", "\t\tit = next;\n\t}\n\tf->items = NULL;\n");
 	if (m->plan == PLAN_SAME_PATCH)
 		return edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn 0;\n");
@@ -243,7 +251,24 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 	} else if (streq(name, "rank_hypotheses")) {
 		*ret = tool("rank_hypotheses", json_pack("{s:[i, i], s:s}", "order", 0, 1,
 							 "reason", "the probe shows it"), tok);
+	} else if (streq(name, "review_patch")) {
+		bool breaks;
+
+		/* it judges the diff it was shown, with what the gates said */
+		m->reviews++;
+		assert_non_null(strstr(user, "+\tf->items = NULL;"));
+		assert_non_null(strstr(user, "passed: scope"));
+		breaks = strstr(user, "+\treturn 0;") ||
+			 (m->reject_minimised && !strstr(user, "number of items"));
+		*ret = tool("review_patch", json_pack("{s:s, s:s, s:[s]}", "verdict",
+			breaks ? "behaviour-changes" : "correct", "findings", breaks ?
+			"foo_put() returns what foo_release() returns: the number of items freed.\n"
+			"With the patch it is always 0." :
+			"foo_put() is the only caller and gets the same count;\nf->items is not read after the release.",
+			"callers_checked", "foo_put"), tok);
 	} else if (streq(name, "propose_patch")) {
+		if (strstr(user, "the review found that the change alters"))
+			m->saw_review_in_feedback++;
 		*ret = tool("propose_patch", json_pack("{s:s, s:o}", "patch_type", "root-cause fix",
 							"edits", patch_for(m)), tok);
 	} else if (streq(name, "reflect")) {
@@ -331,6 +356,8 @@ static void test_story(void **state)
 	assert_int_equal(m.reflections, 2);
 	assert_int_equal(m.distils, 0);
 	assert_int_equal(t.probes, 1);
+	/* the validated patch and its minimised form were both reviewed */
+	assert_int_equal(m.reviews, 2);
 
 	/* minimised: the comment hunk went, the fix stayed */
 	assert_non_null(strstr(s->diff, "+\tf->items = NULL;"));
@@ -359,6 +386,10 @@ static void test_story(void **state)
 		assert_non_null(strstr(md, "- integrity gates passed: scope, size, probes, checks, "
 					   "silence, amputation, resources"));
 		assert_non_null(strstr(md, "## Not tested\n\n- kmemleak: the kernel under test has none"));
+		assert_non_null(strstr(md, "\n- review: asked to find a correct caller whose behaviour "
+					   "the change alters, the model found none: foo_put() is the "
+					   "only caller and gets the same count; f->items is not read"));
+		assert_null(strstr(md, "no review of the change"));
 	}
 	snprintf(path, sizeof(path), "%s/0001-fix.patch", out);
 	assert_int_equal(read_file_bounded(path, 1 << 20, &patch, NULL), 0);
@@ -406,12 +437,13 @@ static char *story_script(void)
 {
 	static const char *const order[] = { "propose_location", "propose_location",
 		"request_probes", "state_hypotheses", "rank_hypotheses", "propose_patch", "reflect",
-		"propose_patch", "reflect", "propose_patch", "write_explanation" };
+		"propose_patch", "reflect", "propose_patch", "review_patch", "review_patch",
+		"write_explanation" };
 	struct model m = { .plan = PLAN_STORY, .tokens = 700, .locations = 1 };
 	_cleanup_json_ json_t *steps = json_array();
 	_cleanup_json_ json_t *req = json_pack("{s:s, s:[{s:s}], s:[{s:s}]}", "system", "kernel",
 		"messages", "content", "(none yet) == net/foo/foo.c: foo_release kfix-probe f=ffff8880 "
-		"1. net/foo/foo.c: foo_release()", "tools", "name", "");
+		"1. net/foo/foo.c: foo_release() +\tf->items = NULL; passed: scope", "tools", "name", "");
 
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		_cleanup_json_ json_t *r = NULL;
@@ -457,10 +489,10 @@ static void test_story_over_http_and_replay(void **state)
 		fail_msg("repair over http failed: %s", err);
 	server_stop(&srv);
 	assert_int_equal(s->result, REPAIR_VALIDATED);
-	assert_int_equal(s->llm_calls, 11);
-	assert_int_equal(s->tokens_in, 11 * 700);
-	/* 11 x (700 x 1 + 70 x 2) per million */
-	assert_true(s->cost > 0.00923 && s->cost < 0.00925);
+	assert_int_equal(s->llm_calls, 13);
+	assert_int_equal(s->tokens_in, 13 * 700);
+	/* 13 x (700 x 1 + 70 x 2) per million */
+	assert_true(s->cost > 0.01091 && s->cost < 0.01093);
 	assert_non_null(strstr(s->commit_message, "Assisted-by: kfix:http-model"));
 
 	/* replay: same decisions, no network */
@@ -798,6 +830,91 @@ static void test_behaviour_changed_is_not_fixed(void **state)
 	}
 }
 
+/* The adversarial review: a patch that stops the crash but changes what
+ * a correct caller gets is a failed attempt, its findings fed back; a
+ * minimised patch the review rejects leaves the reviewed full one; with
+ * [agent] patch-review = no, nothing is reviewed and the mail says so. */
+static void run_reviewed(struct model *m, const char *name, bool critique,
+			 struct repair_summary **ret, json_t **ret_ev, char **ret_md)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_free_ char *err = NULL;
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	struct ts t = {};
+	char out[512], path[1024];
+
+	snprintf(out, sizeof(out), "%s/out-%s", tree, name);
+	params(&p, out);
+	p.critique = critique;
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("m", model_fn, m, &l), 0);
+	if (repair_run(&p, &ts, l, ret, &err) < 0)
+		fail_msg("repair failed: %s", err);
+	*ret_ev = events(out);
+	snprintf(path, sizeof(path), "%s/explanation.md", out);
+	if (read_file_bounded(path, 1 << 20, ret_md, NULL) < 0)
+		*ret_md = NULL;
+	free(t.built);
+}
+
+static void test_review(void **state)
+{
+	(void)state;
+	{
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_json_ json_t *ev = NULL;
+		_cleanup_free_ char *md = NULL;
+		struct model m = { .plan = PLAN_REVIEW_REJECTS, .tokens = 100 };
+
+		run_reviewed(&m, "review-rejects", true, &s, &ev, &md);
+		assert_int_equal(s->result, REPAIR_VALIDATED);
+		assert_int_equal(m.patches, 2);
+		assert_int_equal(m.reviews, 2);
+		assert_int_equal(count(ev, "review", "behaviour-changes"), 1);
+		assert_int_equal(count(ev, "review", "correct"), 1);
+		assert_int_equal(has_result(ev, "the crash is gone but the review found that the "
+					    "change alters what correct callers get: foo_put() "
+					    "returns what foo_release() returns"), 1);
+		/* the findings reached the reflection and the next patch */
+		assert_int_equal(m.saw_review_in_feedback, 1);
+		assert_null(strstr(s->diff, "return 0;"));
+		assert_non_null(md);
+		assert_non_null(strstr(md, "- review: asked to find a correct caller"));
+	}
+	{
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_json_ json_t *ev = NULL;
+		_cleanup_free_ char *md = NULL;
+		struct model m = { .plan = PLAN_STORY, .tokens = 100, .reject_minimised = true };
+
+		run_reviewed(&m, "review-minimised", true, &s, &ev, &md);
+		assert_int_equal(s->result, REPAIR_VALIDATED);
+		assert_int_equal(count(ev, "plan", "hunk not needed"), 1);
+		assert_int_equal(count(ev, "plan", "the review rejected the smaller patch: the "
+				       "full one stays"), 1);
+		/* the full reviewed patch, both hunks */
+		assert_non_null(strstr(s->diff, "number of items"));
+		assert_non_null(strstr(s->diff, "+\tf->items = NULL;"));
+	}
+	{
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_json_ json_t *ev = NULL;
+		_cleanup_free_ char *md = NULL;
+		struct model m = { .plan = PLAN_STORY, .tokens = 100 };
+
+		run_reviewed(&m, "review-off", false, &s, &ev, &md);
+		assert_int_equal(s->result, REPAIR_VALIDATED);
+		assert_int_equal(m.reviews, 0);
+		assert_int_equal(count(ev, "review", NULL), 0);
+		assert_non_null(md);
+		assert_non_null(strstr(md, "## Not tested\n"));
+		assert_non_null(strstr(md, "- no review of the change against its callers "
+					   "([agent] patch-review = no)"));
+		assert_null(strstr(md, "- review:"));
+	}
+}
+
 static void test_search_tree(void **state)
 {
 	_cleanup_(search_freep) struct search *s = NULL;
@@ -1053,6 +1170,7 @@ int main(void)
 		cmocka_unit_test(test_validation_counts_every_run),
 		cmocka_unit_test(test_patched_kernel_down_is_an_attempt),
 		cmocka_unit_test(test_behaviour_changed_is_not_fixed),
+		cmocka_unit_test(test_review),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
