@@ -396,6 +396,19 @@ static json_t *wander(struct model *m, const json_t *req, const char *answer_too
 	}
 }
 
+/* The review reads the diff it was shown; these patches only add lines. */
+static json_t *review(const json_t *req)
+{
+	char *all = json_dumps(req, 0);
+	bool seen = all && strstr(all, "@@ ") && strstr(all, "foo_alloc");
+
+	free(all);
+	assert_true(seen);
+	return call1("review_patch", json_pack("{s:s, s:s, s:[s]}", "verdict", "correct",
+		     "findings", "foo_alloc() only gains an initialisation; its callers get the same object.",
+		     "callers_checked", "foo_alloc"));
+}
+
 static int model_fn(void *ud, const json_t *req, json_t **ret)
 {
 	struct model *m = ud;
@@ -430,6 +443,8 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 			"root_cause", "uninitialised list head"));
 	else if (streq(step, "reflect"))
 		*ret = call1("reflect", json_pack("{s:s, s:s}", "analysis", "no", "next", "new_patch"));
+	else if (streq(step, "review_patch"))
+		*ret = review(req);
 	else
 		fail_msg("unexpected step %s", step);
 	return 0;
@@ -521,8 +536,9 @@ static void test_fix_outside_the_stack(void **state)
 		if (streq_ptr(k, "tool.explore") &&
 		    strstr(json_get_str(json_object_get(e, "output"), "answer") ?: "", "\tf->n = 0;"))
 			in_tool = true;
-		/* (the explanation is asked for with the validated diff) */
+		/* (the review and the explanation are asked for with the validated diff) */
 		if (streq_ptr(k, "llm.call") && !streq_ptr(json_get_str(e, "step"), "explain") &&
+		    !streq_ptr(json_get_str(e, "step"), "review") &&
 		    json_get_int(json_object_get(e, "input"), "turn", 0) == 1 &&
 		    strstr(json_get_str(json_object_get(e, "input"), "user") ?: "", "f->n = 0;"))
 			in_prompt = true;
