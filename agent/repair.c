@@ -1196,11 +1196,11 @@ static int workflow(struct repair_ctx *c, char **ret_error)
 	if (r >= 0 && best.score == SCORE_VALIDATED && c->p->minimise)
 		r = minimise(c, &best, ret_error);
 	if (r >= 0 && best.score == SCORE_VALIDATED) {
-		c->sum->diff = strdup(best.diff);
+		c->sum->diff = TAKE_PTR(best.diff);
 		c->gates_passed = TAKE_PTR(best.gates);
 		c->review = TAKE_PTR(best.review);
 		/* the explanation and the lesson are the validated patch's */
-		r = repair_explain(c, best.diff, json_array_get(c->hypotheses, best.hyp),
+		r = repair_explain(c, c->sum->diff, json_array_get(c->hypotheses, best.hyp),
 				   best.patch_type ?: "root-cause fix", &base, &best.outcome, ret_error);
 		if (r >= 0)
 			r = finish(c, REPAIR_VALIDATED, "validated after %u attempt(s)",

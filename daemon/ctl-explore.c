@@ -98,3 +98,25 @@ int ctl_explore(struct ctl *c, int argc, char **argv)
 	tree_free(t);
 	return r < 0 ? 1 : 0;
 }
+
+/* The tools, as the model is told of them: name, then each parameter
+ * with its type and description. */
+void ctl_explore_help(FILE *f)
+{
+	_cleanup_json_ json_t *defs = explore_tool_defs();
+	const json_t *d;
+	size_t i;
+
+	fprintf(f, "\nTools (JSON-ARGS is an object of their parameters):\n");
+	json_array_foreach(defs, i, d) {
+		const json_t *props = json_object_get(json_object_get(d, "parameters"), "properties");
+		const char *k;
+		const json_t *v;
+
+		fprintf(f, "  %s\n      %s\n", json_get_str(d, "name") ?: "?",
+			json_get_str(d, "description") ?: "");
+		json_object_foreach((json_t *)props, k, v)
+			fprintf(f, "      %s (%s): %s\n", k, json_get_str(v, "type") ?: "?",
+				json_get_str(v, "description") ?: "");
+	}
+}

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct config;
 struct store;
@@ -22,6 +23,7 @@ struct ctl_cmd {
 	int (*run)(struct ctl *c, int argc, char **argv);
 	const char *args;
 	const char *summary;
+	void (*help)(FILE *f);  /* more for COMMAND --help (NULL: none) */
 };
 
 /* Subcommands return the process exit code: 0 ok, 1 failure, 2 usage. */
@@ -49,6 +51,7 @@ int ctl_reproduce(struct ctl *c, int argc, char **argv);
 int ctl_test_patch(struct ctl *c, int argc, char **argv);
 int ctl_check_patch(struct ctl *c, int argc, char **argv);
 int ctl_explore(struct ctl *c, int argc, char **argv);
+void ctl_explore_help(FILE *f);
 int ctl_repair(struct ctl *c, int argc, char **argv);
 int ctl_trace(struct ctl *c, int argc, char **argv);
 int ctl_build(struct ctl *c, int argc, char **argv);

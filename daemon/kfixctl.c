@@ -38,8 +38,8 @@ static const struct ctl_cmd commands[] = {
 	{ "test-patch", ctl_test_patch, "... --patch FILE", "test a fix: base and patched" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
-	{ "explore", ctl_explore, "--src DIR [--vmlinux F] TOOL [JSON]",
-	  "answer one of the agent's exploration tools" },
+	{ "explore", ctl_explore, "--src DIR [--commit REV] [--vmlinux F] [--index F] TOOL [JSON]",
+	  "answer one of the agent's exploration tools", ctl_explore_help },
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
 	  "run the agent's integrity gates on a patch" },
 };
@@ -71,6 +71,21 @@ static void usage(FILE *f)
 		fprintf(f, "  %-38s %s\n", head, commands[i].summary);
 	}
 	fprintf(f, "\nSee kfixctl(1).\n");
+}
+
+/* COMMAND --help (before any "--"): the command's line of the table, and
+ * whatever more the command has to say. */
+static bool command_help(const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
+		if (streq(argv[i], "--help")) {
+			printf("Usage: kfixctl %s %s\n\n%s.\n", cmd->name, cmd->args, cmd->summary);
+			if (cmd->help)
+				cmd->help(stdout);
+			printf("\nSee kfixctl(1).\n");
+			return true;
+		}
+	return false;
 }
 
 static const struct ctl_cmd *find_command(const char *name)
@@ -152,7 +167,9 @@ int main(int argc, char **argv)
 	}
 	argc = take_global_flags(&c, argc, argv);
 	cmd = find_command(argv[optind]);
-	if (cmd)
+	if (cmd && command_help(cmd, argc - optind, argv + optind))
+		r = 0;
+	else if (cmd)
 		r = cmd->run(&c, argc - optind, argv + optind);
 	else
 		ctl_err("unknown command '%s' (see kfixctl --help)", argv[optind]);

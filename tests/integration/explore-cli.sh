@@ -40,6 +40,14 @@ set +e
 set -e
 [ $rc -eq 1 ] && grep -q "no tool run_shell" "$tmp/err" || fail "unknown tool: exit $rc, $(cat "$tmp/err")"
 
+# --help lists every tool the model is given, with its parameters
+"$KFIXCTL" explore --help > "$tmp/help" || fail "explore --help"
+for t in read_file list_dir grep find_definition find_references struct_layout symbolize \
+	disassemble git_log git_blame git_show; do
+	grep -q "^  $t\$" "$tmp/help" || fail "explore --help does not list $t"
+done
+grep -q "^      start (integer): " "$tmp/help" || fail "explore --help: no parameters"
+
 if ctags --version 2>/dev/null | grep -q Universal; then
 	"$KFIXCTL" explore --src "$r" --index "$tmp/tags" find_definition '{"symbol": "freeque"}' \
 		> "$tmp/def1" 2> "$tmp/made" || fail "index: $(cat "$tmp/made")"

@@ -30,6 +30,10 @@ ctl submit --title x 2>"$T/err"; [ $? = 2 ] || fail "submit without id"
 "$KFIXCTL" -c "$T/nope.conf" status 2>"$T/err"; [ $? = 1 ] && grep -q "nope.conf" "$T/err" || fail "missing config"
 set -e
 "$KFIXCTL" --help | grep -q "^  retry JOB" || fail "--help lists commands"
+# COMMAND --help answers without a config, a store or the command's arguments
+"$KFIXCTL" -c "$T/nope.conf" retry --help > "$T/help" || fail "retry --help failed"
+[ "$(head -1 "$T/help")" = "Usage: kfixctl retry JOB" ] || fail "retry --help: $(cat "$T/help")"
+"$KFIXCTL" -c "$T/nope.conf" approve --by x --help | grep -q "^approve a patch" || fail "approve --help"
 ok "errors and exit codes"
 
 # jobs: queue one by hand through the daemon's scheduler, then cancel/retry
