@@ -90,9 +90,12 @@ static const struct oops_format bug_formats[] = {
 			    "usb_interrupt_msg", "usb_control_msg" } } },
 	{ .title = "BUG: KMSAN:", .report = "BUG: KMSAN: ([a-z\\-]+) in {{FUNC}}",
 	  .fmt = "KMSAN: {1} in {frame}",
-	  /* newer KMSAN prints the stack right below the header */
+	  /* newer KMSAN prints the stack right below the header; generic
+	   * encryption code is where the uninit value is used, not its bug */
 	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE },
-					      .parts2 = { CALL_TRACE, STACK_TRACE } } },
+					      .parts2 = { CALL_TRACE, STACK_TRACE },
+					      .skip = { "alloc_skb", "netlink_ack", "netlink_rcv_skb", "_encrypt$",
+							"^(?:crypto|cipher|drbg|rng)_" } } },
 	{ .title = "BUG: KCSAN: data-race in {{FUNC}} / {{FUNC}}",
 	  .fmt = "KCSAN: data-race in {1} / {2}", .no_stack_trace = true },
 	{ .title = "BUG: KCSAN: assert: race in {{FUNC}}", .fmt = "KCSAN: assert: race in {1}",
@@ -142,11 +145,18 @@ static const struct oops_format bug_formats[] = {
 	{ .title = "BUG: Bad rss-counter state", .fmt = "BUG: Bad rss-counter state", .no_stack_trace = true },
 	{ .title = "BUG: non-zero nr_ptes on freeing mm", .fmt = "BUG: non-zero nr_ptes on freeing mm", .no_stack_trace = true },
 	{ .title = "BUG: non-zero nr_pmds on freeing mm", .fmt = "BUG: non-zero nr_pmds on freeing mm", .no_stack_trace = true },
-	{ .title = "BUG: Dentry .* still in use \\([0-9]+\\) \\[unmount of ([^\\]]+)\\]",
-	  .fmt = "BUG: Dentry still in use [unmount of {1}]" },
+	/* the filesystem and device in the message only split one bug */
+	{ .title = "BUG: Dentry .* still in use",
+	  .report = "BUG: Dentry .* still in use \\([0-9]+\\) \\[(unmount) of ([^\\]]+)\\]",
+	  .fmt = "BUG: Dentry still in use in {1}", .alt = "BUG: Dentry still in use [{1} of {2}]" },
 	{ .title = "BUG: Dentry .* still in use", .fmt = "BUG: Dentry still in use in {frame}",
 	  .stack = &call_trace },
-	{ .title = "BUG: Bad page state", .fmt = "BUG: Bad page state in {frame}", .stack = TRACE_SKIP("page", "free_", "bad_page") },
+	/* the page's allocation site, not where the bad state was seen (an
+	 * arm64 report without it is corrupted, as syzkaller has it) */
+	{ .title = "BUG: Bad page (state|cache)", .fmt = "BUG: Bad page {1} in {frame}",
+	  .stack = &(const struct stack_fmt){ .parts = { "page last allocated", STACK_TRACE },
+		  .skip = { "(free|put|get|update|release)_page", "free_unref", "^_*folio",
+			    "truncate_inode_pages", "page_frag_free", "alloc", "vmap", "page_owner" } } },
 	{ .title = "BUG: Bad page map", .fmt = "BUG: Bad page map" },
 	{ .title = "BUG: workqueue lockup", .fmt = "BUG: workqueue lockup", .no_stack_trace = true },
 	{ .title = "BUG: sleeping function called from invalid context at (.*)",
@@ -270,7 +280,12 @@ static const char *const warning_suppressions[] = {
 	/* printk warnings that are not crashes */
 	"WARNING: See https://kernel.org/doc/html/latest/admin-guide/hw-vuln/",
 	"WARNING: fbcon: Driver '.*' missed to adjust virtual screen size",
-	"(?i)WARNING: .* uses wireless extensions",
+	"WARNING: Unprivileged eBPF is enabled with eIBRS",
+	"WARNING: See https.* for mitigation options.",
+	"WARNING: kernel not compiled with CPU_SRSO",
+	"EXT4-[Ff][Ss](?: \\(.*\\))?:", /* __ext4_msg */
+	"(?i)warning: .* uses (deprecated v2 capabilities|wireless extensions)",
+	"XFS \\(\\w+\\): WARNING",
 	"Speculative Return Stack Overflow: WARNING",
 	NULL
 };
@@ -361,6 +376,10 @@ static const struct oops_format panic_formats[] = {
 	  .fmt = "kernel panic: corrupted stack end in {frame}", .alt = "stack-overflow in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE },
 					      .skip = { "schedule", "retint_kernel" }, .picker = PICK_STALL } },
+	{ .title = "Kernel panic - not syncing: kernel stack overflow", .fmt = "kernel stack overflow in {frame}",
+	  .alt = "stack-overflow in {frame}",
+	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE },
+					      .skip = { "bad_stack" }, .picker = PICK_STALL } },
 	{ .title = "Kernel panic - not syncing: Attempted to kill init!", .fmt = "kernel panic: Attempted to kill init!" },
 	{ .title = "Kernel panic - not syncing: Couldn't open N_TTY ldisc for [^ ]+ --- error -[0-9]+",
 	  .fmt = "kernel panic: Couldn't open N_TTY ldisc" },
@@ -432,6 +451,17 @@ static const struct oops_format busy_inodes_formats[] = {
 	  .no_stack_trace = true },
 	{ 0 }
 };
+/* Older kernels' own use-after-free message for struct file. */
+static const struct oops_format file_count_formats[] = {
+	{ .title = "VFS: Close: file count is 0", .fmt = "VFS: Close: file count is zero (use-after-free)",
+	  .no_stack_trace = true },
+	{ 0 }
+};
+static const struct oops_format int3_formats[] = {
+	{ .title = "int3: ", .fmt = "int3 in {frame}",
+	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE } } },
+	{ 0 }
+};
 static const struct oops_format internal_error_formats[] = {
 	{ .title = "Internal error:", .fmt = "Internal error in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &arm_stack },
@@ -457,8 +487,11 @@ static const struct oops_format trusty_formats[] = {
 	{ 0 }
 };
 static const struct oops_format rust_formats[] = {
-	{ .title = "rust_kernel: panicked", .fmt = "rust_kernel panicked", .no_stack_trace = true },
-	{ .title = "attempt to ([a-z]+ with overflow)", .fmt = "attempt to {1} in {frame}", .stack = &call_trace },
+	/* the line after "panicked at FILE:LINE:COL:" is the panic message */
+	{ .title = "rust_kernel: panicked", .report = "rust_kernel: panicked at [^\\n]*?\\n(.+?)\\n",
+	  .fmt = "{1} in {frame}",
+	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE },
+					      .skip = { "__rustc::rust_begin_unwind" } } },
 	{ 0 }
 };
 /* syz-executor and the Go runtime of the fuzzer report their own failures. */
@@ -471,20 +504,32 @@ static const struct oops_format syzfatal_formats[] = {
 	{ 0 }
 };
 static const struct oops_format go_formats[] = {
-	{ .title = "panic: runtime error", .fmt = "go runtime error", .no_stack_trace = true },
-	/* Go's runtime prints a goroutine dump right after its fatal error */
-	{ .title = "fatal error: [^\\n]*\\n(?:[^\\n]*\\n){0,8}?(?:goroutine [0-9]+ \\[|runtime\\.)",
-	  .fmt = "go runtime error", .no_stack_trace = true },
+	{ .title = "fatal error:", .fmt = "go runtime error", .no_stack_trace = true },
+	{ 0 }
+};
+/* A Go program's panic (the fuzzer's, the executor's, gVisor's). */
+static const struct oops_format panic_go_formats[] = {
+	{ .title = "panic: Sentry detected .* stuck task", .fmt = "panic: Sentry detected stuck tasks",
+	  .no_stack_trace = true },
+	{ .title = "panic:(.*)", .fmt = "panic:{1}", .no_stack_trace = true },
 	{ 0 }
 };
 
 static const char *const no_suppressions[] = { NULL };
 /* Only a Go runtime's own "fatal error:" line counts, not a driver's. */
-static const char *const go_suppressions[] = { "^.+fatal error: ", NULL };
+static const char *const go_suppressions[] = { "ALSA", "fatal error: cannot create timer", NULL };
+/* kernel functions named *_panic and boot-time notices */
+static const char *const panic_go_suppressions[] = {
+	"_panic:", "xlog_status:", "ddb\\.onpanic:", "evtlog_status:", NULL
+};
 /* A user-space fault the kernel merely logs. */
 static const char *const gpf_suppressions[] = { "general protection fault ip:", NULL };
 /* The phrase quoted inside another message is not a reboot. */
-static const char *const reboot_suppressions[] = { "'.*Booting the kernel", NULL };
+static const char *const reboot_suppressions[] = {
+	"'.*Booting the kernel",
+	/* boot messages read back from the console and echoed as bad mount options */
+	"Parsing ELF|Decompressing Linux|Unknown parameter '", NULL
+};
 
 /* Order matters: on one line the first family wins. */
 const struct oops report_oopses[] = {
@@ -507,6 +552,8 @@ const struct oops report_oopses[] = {
 	{ "Booting the kernel.", reboot_formats, reboot_suppressions },
 	{ "unregister_netdevice: waiting for", netdev_formats, no_suppressions },
 	{ "VFS: Busy inodes after unmount", busy_inodes_formats, no_suppressions },
+	{ "VFS: Close: file count is 0", file_count_formats, no_suppressions },
+	{ "int3:", int3_formats, no_suppressions },
 	{ "Internal error:", internal_error_formats, no_suppressions },
 	{ "Unhandled fault:", unhandled_fault_formats, no_suppressions },
 	{ "Alignment trap:", alignment_formats, no_suppressions },
@@ -514,8 +561,8 @@ const struct oops report_oopses[] = {
 	{ "rust_kernel: panicked", rust_formats, no_suppressions },
 	{ "SYZFAIL:", syzfail_formats, no_suppressions },
 	{ "SYZFATAL:", syzfatal_formats, no_suppressions },
-	{ "panic: runtime error", go_formats, no_suppressions },
-	{ "fatal error: ", go_formats, go_suppressions, .strict = true },
+	{ "fatal error:", go_formats, go_suppressions },
+	{ "panic:", panic_go_formats, panic_go_suppressions },
 };
 const size_t report_n_oopses = ARRAY_SIZE(report_oopses);
 
@@ -598,6 +645,9 @@ const char *const report_skip_frames[] = {
 	"^el1h?_64_sync", "^el1_abort$", "^el1_sync",
 	"insert_work", "__queue_work", "find_lock_entries", "truncate_inode_pages", "^__?mod_timer$",
 	"timer_delete", "^put_device$", "mark_buffer_dirty", "folios_put",
+	"ida_free", "cleanup_srcu_struct", "extract_(user|iter)_to_sg", "drop_nlink",
+	"__queue_delayed_work", "queue_delayed_work_on", "__timer_delete_sync", "sk_stop_timer_sync",
+	"stack_trace_consume_entry", "hex_dump_to_buffer", "^ihold$", "^iput_final$",
 	"^__?folio_put", "^put_page$", "free_unref", "rhashtable_lookup", "queue_delayed_work",
 	"sk_stop_timer", "sk_reset_timer", "tasklet_action", "^logic_(?:in|out)",
 	"^handle_bug$", "^exc_invalid_op$", "^asm_exc_invalid_op$",

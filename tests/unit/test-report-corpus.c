@@ -187,8 +187,8 @@ static int walk(const char *dir, int (*fn)(const char *, const char *, void *), 
 	return r;
 }
 
-static struct counter c_title = { "title", 0, 0, 0.97 }, c_type = { "type", 0, 0, 0.95 },
-		      c_corrupted = { "corrupted", 0, 0, 0.95 }, c_guilty = { "guilty", 0, 0, 0.95 };
+static struct counter c_title = { "title", 0, 0, 0.99 }, c_type = { "type", 0, 0, 0.95 },
+		      c_corrupted = { "corrupted", 0, 0, 0.99 }, c_guilty = { "guilty", 0, 0, 0.95 };
 
 static int report_cb(const char *p, const char *name, void *ud)
 {

@@ -176,6 +176,72 @@ static void test_families(void **state)
 	}
 }
 
+/* One case per rule class taken from syzkaller's pkg/report tables
+ * (linux.go and report.go at 1e72964b0111319984575e60f266d1fa0a98abb5),
+ * written here rather than taken from its test data. NULL: no crash. */
+static void test_syzkaller_rules(void **state)
+{
+	static const struct {
+		const char *log, *title;
+	} cases[] = {
+		/* the filesystem and the device are left out of the title */
+		{ "[ 1.0] BUG: Dentry 000000001234abcd{i=1,n=/}  still in use (1) [unmount of tmpfs tmpfs]\n",
+		  "BUG: Dentry still in use in unmount" },
+		/* the page's allocation site, past the page allocator's own frames */
+		{ "[ 1.0] BUG: Bad page cache in process x  pfn:1234\n"
+		  "[ 1.0] page last allocated via order 0, migratetype Movable\n"
+		  "[ 1.0]  get_page_from_freelist+0x1/0x2\n[ 1.0]  __alloc_pages+0x1/0x2\n"
+		  "[ 1.0]  __folio_alloc+0x1/0x2\n[ 1.0]  shmem_get_folio_gfp+0x1/0x2\n"
+		  "[ 1.0]  shmem_fault+0x1/0x2\n",
+		  "BUG: Bad page cache in shmem_get_folio_gfp" },
+		{ "[ 1.0] Kernel panic - not syncing: kernel stack overflow\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  bad_stack+0x1/0x2\n[ 1.0]  recurse_me+0x1/0x2\n[ 1.0]  recurse_me+0x1/0x2\n"
+		  "[ 1.0]  do_syscall_64+0x1/0x2\n",
+		  "kernel stack overflow in recurse_me" },
+		{ "[ 1.0] VFS: Close: file count is 0\n", "VFS: Close: file count is zero (use-after-free)" },
+		{ "[ 1.0] int3: 0000 [#1] PREEMPT SMP KASAN\n[ 1.0] RIP: 0010:text_poke_me+0x1/0x2\n"
+		  "[ 1.0] Call Trace:\n[ 1.0]  caller_one+0x1/0x2\n",
+		  "int3 in text_poke_me" },
+		/* Go programs' panics and runtime errors */
+		{ "panic: something went wrong here\n\ngoroutine 1 [running]:\n", "panic: something went wrong here" },
+		{ "panic: Sentry detected 3 stuck task(s):\n", "panic: Sentry detected stuck tasks" },
+		{ "fatal error: concurrent map writes\n", "go runtime error" },
+		{ "[ 1.0] skb_over_panic: text:ffffffff81234567 len:100\n", NULL },
+		{ "[ 1.0] ALSA: fatal error: no card\n", NULL },
+		/* notices that are not bugs */
+		{ "[ 1.0] WARNING: Unprivileged eBPF is enabled with eIBRS on, data leaks possible\n", NULL },
+		{ "[ 1.0] XFS (loop0): WARNING: Reset corrupted AGFL on AG 0.\n", NULL },
+		{ "[ 1.0] warning: `syz' uses deprecated v2 capabilities in a way that may be insecure\n", NULL },
+		{ "[ 1.0] tmpfs: Unknown parameter 'Booting the kernel.'\n", NULL },
+		/* ID allocators and SRCU clean-up are skipped to reach the caller */
+		{ "[ 1.0] WARNING: CPU: 0 PID: 1 at lib/idr.c:525 ida_free+0x1/0x2\n"
+		  "[ 1.0] RIP: 0010:ida_free+0x1/0x2\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  foo_conn_del+0x1/0x2\n[ 1.0]  foo_close+0x1/0x2\n",
+		  "WARNING in foo_conn_del" },
+		/* generic encryption code is where KMSAN sees the use, not the bug */
+		{ "[ 1.0] BUG: KMSAN: uninit-value in aes_encrypt+0x1/0x2\n"
+		  "[ 1.0]  aes_encrypt+0x1/0x2\n[ 1.0]  crypto_cipher_encrypt_one+0x1/0x2\n"
+		  "[ 1.0]  myfs_crypt_block+0x1/0x2\n[ 1.0]  myfs_write+0x1/0x2\n",
+		  "KMSAN: uninit-value in myfs_crypt_block" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(report_freep) struct report *r = NULL;
+
+		assert_int_equal(report_parse(cases[i].log, strlen(cases[i].log), &r), 0);
+		if (!cases[i].title) {
+			if (r && report_title(r))
+				fail_msg("case %zu: no crash expected, got '%s'", i, report_title(r));
+			continue;
+		}
+		if (!r || !report_title(r))
+			fail_msg("case %zu: no crash found, expected '%s'", i, cases[i].title);
+		if (strcmp(report_title(r), cases[i].title) != 0)
+			fail_msg("case %zu: '%s', expected '%s'", i, report_title(r), cases[i].title);
+	}
+}
+
 static void test_nuls_and_crs(void **state)
 {
 	char log[2 * sizeof(kasan_log)];
@@ -299,6 +365,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kasan),
+		cmocka_unit_test(test_syzkaller_rules),
 		cmocka_unit_test(test_no_crash),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_normalize),
