@@ -858,61 +858,69 @@ static void run_reviewed(struct model *m, const char *name, bool critique,
 	free(t.built);
 }
 
-static void test_review(void **state)
+/* A review that finds a changed caller fails the attempt; its findings
+ * reach the next patch, which the review accepts. */
+static void test_review_rejects(void **state)
 {
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	_cleanup_free_ char *md = NULL;
+	struct model m = { .plan = PLAN_REVIEW_REJECTS, .tokens = 100 };
+
 	(void)state;
-	{
-		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
-		_cleanup_json_ json_t *ev = NULL;
-		_cleanup_free_ char *md = NULL;
-		struct model m = { .plan = PLAN_REVIEW_REJECTS, .tokens = 100 };
+	run_reviewed(&m, "review-rejects", true, &s, &ev, &md);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_int_equal(m.patches, 2);
+	assert_int_equal(m.reviews, 2);
+	assert_int_equal(count(ev, "review", "behaviour-changes"), 1);
+	assert_int_equal(count(ev, "review", "correct"), 1);
+	assert_int_equal(has_result(ev, "the crash is gone but the review found that the "
+				    "change alters what correct callers get: foo_put() "
+				    "returns what foo_release() returns"), 1);
+	/* the findings reached the reflection and the next patch */
+	assert_int_equal(m.saw_review_in_feedback, 1);
+	assert_null(strstr(s->diff, "return 0;"));
+	assert_non_null(md);
+	assert_non_null(strstr(md, "- review: asked to find a correct caller"));
+}
 
-		run_reviewed(&m, "review-rejects", true, &s, &ev, &md);
-		assert_int_equal(s->result, REPAIR_VALIDATED);
-		assert_int_equal(m.patches, 2);
-		assert_int_equal(m.reviews, 2);
-		assert_int_equal(count(ev, "review", "behaviour-changes"), 1);
-		assert_int_equal(count(ev, "review", "correct"), 1);
-		assert_int_equal(has_result(ev, "the crash is gone but the review found that the "
-					    "change alters what correct callers get: foo_put() "
-					    "returns what foo_release() returns"), 1);
-		/* the findings reached the reflection and the next patch */
-		assert_int_equal(m.saw_review_in_feedback, 1);
-		assert_null(strstr(s->diff, "return 0;"));
-		assert_non_null(md);
-		assert_non_null(strstr(md, "- review: asked to find a correct caller"));
-	}
-	{
-		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
-		_cleanup_json_ json_t *ev = NULL;
-		_cleanup_free_ char *md = NULL;
-		struct model m = { .plan = PLAN_STORY, .tokens = 100, .reject_minimised = true };
+/* A smaller patch the review rejects leaves the reviewed full one. */
+static void test_review_minimised(void **state)
+{
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	_cleanup_free_ char *md = NULL;
+	struct model m = { .plan = PLAN_STORY, .tokens = 100, .reject_minimised = true };
 
-		run_reviewed(&m, "review-minimised", true, &s, &ev, &md);
-		assert_int_equal(s->result, REPAIR_VALIDATED);
-		assert_int_equal(count(ev, "plan", "hunk not needed"), 1);
-		assert_int_equal(count(ev, "plan", "the review rejected the smaller patch: the "
-				       "full one stays"), 1);
-		/* the full reviewed patch, both hunks */
-		assert_non_null(strstr(s->diff, "number of items"));
-		assert_non_null(strstr(s->diff, "+\tf->items = NULL;"));
-	}
-	{
-		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
-		_cleanup_json_ json_t *ev = NULL;
-		_cleanup_free_ char *md = NULL;
-		struct model m = { .plan = PLAN_STORY, .tokens = 100 };
+	(void)state;
+	run_reviewed(&m, "review-minimised", true, &s, &ev, &md);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_int_equal(count(ev, "plan", "hunk not needed"), 1);
+	assert_int_equal(count(ev, "plan", "the review rejected the smaller patch: the "
+			       "full one stays"), 1);
+	/* the full reviewed patch, both hunks */
+	assert_non_null(strstr(s->diff, "number of items"));
+	assert_non_null(strstr(s->diff, "+\tf->items = NULL;"));
+}
 
-		run_reviewed(&m, "review-off", false, &s, &ev, &md);
-		assert_int_equal(s->result, REPAIR_VALIDATED);
-		assert_int_equal(m.reviews, 0);
-		assert_int_equal(count(ev, "review", NULL), 0);
-		assert_non_null(md);
-		assert_non_null(strstr(md, "## Not tested\n"));
-		assert_non_null(strstr(md, "- no review of the change against its callers "
-					   "([agent] patch-review = no)"));
-		assert_null(strstr(md, "- review:"));
-	}
+/* [agent] patch-review = no: no review, and the mail says so. */
+static void test_review_off(void **state)
+{
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	_cleanup_free_ char *md = NULL;
+	struct model m = { .plan = PLAN_STORY, .tokens = 100 };
+
+	(void)state;
+	run_reviewed(&m, "review-off", false, &s, &ev, &md);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_int_equal(m.reviews, 0);
+	assert_int_equal(count(ev, "review", NULL), 0);
+	assert_non_null(md);
+	assert_non_null(strstr(md, "## Not tested\n"));
+	assert_non_null(strstr(md, "- no review of the change against its callers "
+				   "([agent] patch-review = no)"));
+	assert_null(strstr(md, "- review:"));
 }
 
 static void test_search_tree(void **state)
@@ -1170,7 +1178,9 @@ int main(void)
 		cmocka_unit_test(test_validation_counts_every_run),
 		cmocka_unit_test(test_patched_kernel_down_is_an_attempt),
 		cmocka_unit_test(test_behaviour_changed_is_not_fixed),
-		cmocka_unit_test(test_review),
+		cmocka_unit_test(test_review_rejects),
+		cmocka_unit_test(test_review_minimised),
+		cmocka_unit_test(test_review_off),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
