@@ -145,6 +145,8 @@ const struct config_key config_schema[] = {
 	T("mail", false, "dkim-keys", CONFIG_PATH, NULL),
 	T("mail", false, "trusted-authserv-id", CONFIG_STRING, NULL),
 	T("mail", false, "syzbot-auth", CONFIG_STRING, "dkim"),
+	T("mail", false, "parse-memory-max", CONFIG_SIZE, "512M"),
+	T("mail", false, "parse-timeout", CONFIG_DURATION, "5min"),
 
 	/* [http]: the listener (when not socket-activated) */
 	T("http", false, "listen", CONFIG_LIST, NULL),

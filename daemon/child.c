@@ -1,9 +1,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "child.h"
 #include "common/conf.h"
@@ -35,4 +39,59 @@ int child_open(const char *config_path, struct config **ret_cfg,
 	}
 	*ret_cfg = cfg;
 	return 0;
+}
+
+int child_spawn(struct child *c, sd_event *event, const char *self_exe,
+		const char *config_path, const char *flag,
+		sd_event_child_handler_t on_exit, void *userdata)
+{
+	sigset_t none;
+	int r;
+
+	if (c->pid > 0)
+		return 0;
+	c->pid = fork();
+	if (c->pid < 0) {
+		c->pid = 0;
+		return negerrno();
+	}
+	if (c->pid == 0) {
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execl(self_exe, self_exe, "--config", config_path, flag, (char *)NULL);
+		_exit(127);
+	}
+	r = sd_event_add_child(event, &c->src, c->pid, WEXITED, on_exit, userdata);
+	if (r < 0) {
+		kill(c->pid, SIGKILL);
+		(void)waitpid(c->pid, NULL, 0);
+		c->pid = 0;
+	}
+	return r;
+}
+
+void child_exited(struct child *c)
+{
+	c->pid = 0;
+	c->src = sd_event_source_disable_unref(c->src);
+}
+
+void child_stop(struct child *c, unsigned wait_ms)
+{
+	if (c->pid > 0) {
+		for (unsigned i = 0; i < wait_ms / 50; i++) {
+			if (waitpid(c->pid, NULL, WNOHANG) != 0)
+				break;
+			usleep(50000);
+		}
+		if (kill(c->pid, SIGKILL) == 0)
+			(void)waitpid(c->pid, NULL, 0);
+	}
+	child_exited(c);
+}
+
+bool child_bind_to_parent(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	return getppid() != 1;
 }

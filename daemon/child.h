@@ -4,8 +4,31 @@
 #ifndef KFIX_CHILD_H
 #define KFIX_CHILD_H
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
 struct config;
 struct store;
+
+/* A helper process of the daemon: "self_exe --config C <flag>", watched
+ * by the event loop. */
+struct child {
+	pid_t pid; /* 0 when none runs */
+	sd_event_source *src;
+};
+
+/* Starts one unless it runs; on_exit is called from the loop when it
+ * exits, and calls child_exited(). */
+int child_spawn(struct child *c, sd_event *event, const char *self_exe,
+		const char *config_path, const char *flag,
+		sd_event_child_handler_t on_exit, void *userdata);
+void child_exited(struct child *c);
+/* Gives a running one wait_ms to finish what it does, then kills it. */
+void child_stop(struct child *c, unsigned wait_ms);
+/* In the helper: dies with the daemon; false when the daemon is gone. */
+bool child_bind_to_parent(void);
 
 /* Loads config_path and opens the store of its state-dir; logs why not. */
 int child_open(const char *config_path, struct config **ret_cfg,

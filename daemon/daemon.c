@@ -123,7 +123,7 @@ static int front_start(struct daemon *d)
 		log_error("cannot take sockets from systemd: %s", strerror(-n));
 		return n;
 	}
-	r = front_new(d->event, d->cfg, d->store, n, &d->front);
+	r = front_new(d->event, d->cfg, d->store, n, d->self_exe, d->config_path, &d->front);
 	if (r < 0)
 		log_error("cannot start the HTTP server: %s", strerror(-r));
 	return r;

@@ -22,6 +22,7 @@ struct front {
 	struct http_server *http;
 	struct webhooks *hooks;
 	struct feeds *feeds;
+	struct mailq *mailq; /* webhook mail, parsed off the loop */
 	char *state_dir;
 	int n_fds; /* sockets from systemd: the listeners are not ours to change */
 	/* deliveries waiting for the next group commit */

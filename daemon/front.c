@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
+#include "mailq.h"
 #include "front.h"
 
 void front_free(struct front *f)
@@ -18,6 +19,8 @@ void front_free(struct front *f)
 		return;
 	if (f->flush)
 		intake_free(f);
+	/* the requests it holds are answered before the server goes */
+	mailq_free(f->mailq);
 	http_server_free(f->http);
 	metrics_free(f->metrics);
 	sd_event_unref(f->event);
@@ -27,8 +30,11 @@ void front_free(struct front *f)
 
 void front_set_config(struct front *f, const struct config *cfg)
 {
-	if (f)
+	if (f) {
 		f->cfg = cfg;
+		if (f->mailq)
+			mailq_set_config(f->mailq, cfg);
+	}
 }
 
 static int load_secrets(struct front *f);
@@ -191,7 +197,8 @@ static int listen_all(struct front *f, int n_fds)
 }
 
 int front_new(sd_event *event, const struct config *cfg, struct store *store,
-	      int n_fds, struct front **ret)
+	      int n_fds, const char *self_exe, const char *config_path,
+	      struct front **ret)
 {
 	_cleanup_(front_freep) struct front *f = calloc(1, sizeof(*f));
 	_cleanup_free_ char *err = NULL;
@@ -225,6 +232,8 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 		r = load_tls(f);
 	if (r >= 0)
 		r = api_setup(f);
+	if (r >= 0)
+		r = mailq_new(event, store, cfg, self_exe, config_path, &f->mailq);
 	if (r < 0)
 		return r;
 	r = intake_setup(f, &err);

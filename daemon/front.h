@@ -15,9 +15,12 @@ struct store;
 struct front;
 
 /* Serves the n_fds sockets passed by systemd (from SD_LISTEN_FDS_START)
- * or else the [http] listen addresses; starts the [feed] pollers. */
+ * or else the [http] listen addresses; starts the [feed] pollers.  Mail
+ * delivered by webhook is processed by "self_exe --config config_path
+ * --run-inbox" (see inbox.h). */
 int front_new(sd_event *event, const struct config *cfg, struct store *store,
-	      int n_fds, struct front **ret);
+	      int n_fds, const char *self_exe, const char *config_path,
+	      struct front **ret);
 void front_free(struct front *f);
 /* Per-request lookups (allow-users) use cfg from now on. */
 void front_set_config(struct front *f, const struct config *cfg);

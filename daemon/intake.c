@@ -21,8 +21,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
-#include "intake-mail.h"
-#include "mail/parse.h"
+#include "mailq.h"
 #include "store.h"
 
 #define INTAKE_MAX_PENDING 4096
@@ -38,8 +37,8 @@ struct intake_item {
 	char *command, *author, *repo, *branch;
 	int64_t target_bug;
 	bool allowed;
-	/* mail */
-	struct intake_mail *mail;
+	/* mail: stored "pending", parsed by the mail queue helper (mailq.h) */
+	bool mail;
 };
 
 static void item_free(struct intake_item *it)
@@ -66,7 +65,6 @@ static void item_free(struct intake_item *it)
 	free(it->author);
 	free(it->repo);
 	free(it->branch);
-	intake_mail_free(it->mail);
 	free(it);
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
@@ -86,7 +84,7 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 {
 	_cleanup_(item_freep) struct intake_item *it = calloc(1, sizeof(*it));
 	const struct forge_event *ev = d->forge;
-	const char *state = "done";
+	const char *state = streq(d->type, "mail") ? "pending" : "done";
 
 	if (!it)
 		return -ENOMEM;
@@ -120,8 +118,7 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 			     8))
 			return -ENOMEM;
 	}
-	if (d->mail && intake_mail_new(d->mail, &it->mail) < 0)
-		return -ENOMEM;
+	it->mail = streq(d->type, "mail");
 	if (ev) {
 		if (!strdup_each((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
 			     (const char *const[]){ ev->command, ev->author, ev->repo, ev->branch },
@@ -179,10 +176,8 @@ static int apply(struct front *f, struct intake_item *it, bool *ret_created)
 		return r;
 	it->in.id = id;
 	*ret_created = created;
-	if (!created)
+	if (!created || it->mail)
 		return 0;
-	if (it->mail)
-		return intake_mail_apply(f->store, f->cfg, it->mail, &it->in);
 	if (it->bug.source_id) {
 		int64_t bug_id;
 		bool bug_new;
@@ -216,6 +211,13 @@ static void answer(struct front *f, struct intake_item *it, int r, bool created)
 		return;
 	}
 	count_delivery(f, it, created ? "stored" : "duplicate");
+	if (created && it->mail) {
+		if (mailq_wait(f->mailq, it->req, it->in.id) < 0)
+			http_reply_json(it->req, 202,
+					json_pack("{s:I, s:b, s:s}", "id", (json_int_t)it->in.id,
+						  "duplicate", 0, "state", "pending"));
+		return;
+	}
 	http_reply_json(it->req, 200,
 			json_pack("{s:I, s:b, s:s}", "id", (json_int_t)it->in.id,
 				  "duplicate", !created, "state",

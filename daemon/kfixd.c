@@ -15,6 +15,7 @@
 #include "common/strutil.h"
 #include "child.h"
 #include "daemon.h"
+#include "mailq.h"
 #include "jobs.h"
 
 static void usage(FILE *f)
@@ -67,7 +68,8 @@ static int self_exe(char *buf, size_t n)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_RUN_JOB = 0x100, OPT_OWNER, OPT_LOG_TARGET, OPT_RUN_OUTBOX };
+	enum { OPT_RUN_JOB = 0x100, OPT_OWNER, OPT_LOG_TARGET, OPT_RUN_OUTBOX,
+	       OPT_RUN_MAILQ };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "check-config", no_argument, NULL, 't' },
@@ -80,11 +82,12 @@ int main(int argc, char **argv)
 		{ "owner", required_argument, NULL, OPT_OWNER },
 		/* internal: outbox deliveries in a child process */
 		{ "run-outbox", no_argument, NULL, OPT_RUN_OUTBOX },
+		{ "run-mailq", no_argument, NULL, OPT_RUN_MAILQ },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config = KFIX_CONFIG_DEFAULT, *owner = NULL, *lvl = NULL;
 	enum log_target target = LOG_TARGET_AUTO;
-	bool check = false, run_outbox = false;
+	bool check = false, run_outbox = false, run_mailq = false;
 	struct daemon *d = NULL;
 	char exe[PATH_MAX];
 	int64_t run_job = 0;
@@ -131,6 +134,9 @@ int main(int argc, char **argv)
 		case OPT_RUN_OUTBOX:
 			run_outbox = true;
 			break;
+		case OPT_RUN_MAILQ:
+			run_mailq = true;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -150,12 +156,14 @@ int main(int argc, char **argv)
 		}
 		log_set_level(prio);
 	}
-	if (run_job || run_outbox) {
+	if (run_job || run_outbox || run_mailq) {
 		sigset_t none;
 
 		/* a job process takes signals the default way */
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (run_mailq)
+			return mailq_run_child(config);
 		return run_job ? jobs_run_child(config, run_job, owner ? owner : "")
 			       : outbox_run_child(config);
 	}

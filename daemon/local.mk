@@ -15,6 +15,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/daemon.c daemon/daemon.h \
 	daemon/front.c daemon/front.h daemon/front-internal.h \
 	daemon/intake.c daemon/intake-mail.c daemon/intake-mail.h \
+	daemon/mailq.c daemon/mailq.h \
 	daemon/intake-review.c daemon/intake-review.h daemon/api.c \
 	daemon/stats.c daemon/stats.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,8 +33,7 @@ struct outbox {
 	const struct outbox_transport *mail;
 	void *mail_state;
 	int64_t max_tries;
-	pid_t child;			/* the delivering process, or 0 */
-	sd_event_source *child_src;
+	struct child child; /* the delivering process */
 };
 
 /* ---- spool transport: one file per message, named by its key ---- */
@@ -256,28 +254,13 @@ void outbox_set_config(struct outbox *o, const struct config *cfg)
 	o->cfg = cfg;
 }
 
-/* A delivery in flight is given a moment to finish and be recorded: a
- * message sent but not marked would be sent again after the restart. */
-static void outbox_stop_child(struct outbox *o)
-{
-	if (o->child > 0) {
-		for (int i = 0; i < OUTBOX_STOP_WAIT_MS / 50; i++) {
-			if (waitpid(o->child, NULL, WNOHANG) != 0)
-				break;
-			usleep(50000);
-		}
-		if (kill(o->child, SIGKILL) == 0)
-			(void)waitpid(o->child, NULL, 0);
-	}
-	o->child = 0;
-	o->child_src = sd_event_source_disable_unref(o->child_src);
-}
-
 void outbox_free(struct outbox *o)
 {
 	if (!o)
 		return;
-	outbox_stop_child(o);
+	/* a delivery in flight is given a moment to finish and be recorded:
+	 * a message sent but not marked would be sent again after the restart */
+	child_stop(&o->child, OUTBOX_STOP_WAIT_MS);
 	if (o->mail)
 		o->mail->close(o->mail_state);
 	free(o);
@@ -288,11 +271,10 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
 	struct outbox *o = userdata;
 
 	if (si->si_code != CLD_EXITED || si->si_status != 0)
-		log_warning("outbox process %d %s %d", (int)o->child,
+		log_warning("outbox process %d %s %d", (int)o->child.pid,
 			    si->si_code == CLD_EXITED ? "exited with status" : "killed by signal",
 			    si->si_status);
-	o->child = 0;
-	o->child_src = sd_event_source_disable_unref(o->child_src);
+	child_exited(&o->child);
 	return 0;
 }
 
@@ -300,34 +282,16 @@ int outbox_spawn(struct outbox *o, sd_event *event, const char *self_exe,
 		 const char *config_path)
 {
 	_cleanup_(store_outbox_freep) struct store_outbox *e = NULL;
-	sigset_t none;
 	int r;
 
-	if (o->child > 0)
+	if (o->child.pid > 0)
 		return 0;
 	r = store_outbox_next(o->store, &e);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return r;
-	o->child = fork();
-	if (o->child < 0) {
-		o->child = 0;
-		return negerrno();
-	}
-	if (o->child == 0) {
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execl(self_exe, self_exe, "--config", config_path, "--run-outbox", (char *)NULL);
-		_exit(127);
-	}
-	r = sd_event_add_child(event, &o->child_src, o->child, WEXITED, on_child, o);
-	if (r < 0) {
-		kill(o->child, SIGKILL);
-		(void)waitpid(o->child, NULL, 0);
-		o->child = 0;
-	}
-	return r;
+	return child_spawn(&o->child, event, self_exe, config_path, "--run-outbox", on_child, o);
 }
 
 static uint64_t backoff(int tries)
@@ -406,8 +370,7 @@ int outbox_run_child(const char *config_path)
 	int r, sent = 0;
 
 	/* an SMTP session of a dead daemon must not go on by itself */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() == 1 || child_open(config_path, &cfg, &store) < 0)
+	if (!child_bind_to_parent() || child_open(config_path, &cfg, &store) < 0)
 		return 1;
 	r = outbox_new(cfg, store, &o, &err);
 	if (r < 0)

@@ -1656,24 +1656,32 @@ int store_inbox_add(struct store *s, const struct store_inbox *in,
 	return 0;
 }
 
-int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret)
+/* The one row a statement selects, or -ENOENT. */
+static int one_row(struct store *s, sqlite3_stmt *st, void *(*from_row)(sqlite3_stmt *),
+		   void **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	struct store_inbox *in;
-	int rc, r = prepare(s, &st, "SELECT " INBOX_COLS " FROM inbox WHERE key = ?", "t", key);
+	void *v;
+	int rc = sqlite3_step(st);
 
-	if (r < 0)
-		return r;
-	rc = sqlite3_step(st);
 	if (rc == SQLITE_DONE)
 		return -ENOENT;
 	if (rc != SQLITE_ROW)
 		return fail(s, rc);
-	in = inbox_from_row(st);
-	if (!in)
+	v = from_row(st);
+	if (!v)
 		return -ENOMEM;
-	*ret = in;
+	*ret = v;
 	return 0;
+}
+
+int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st, "SELECT " INBOX_COLS " FROM inbox WHERE key = ?", "t", key);
+
+	if (r < 0)
+		return r;
+	return one_row(s, st, (void *(*)(sqlite3_stmt *))inbox_from_row, (void **)ret);
 }
 
 int store_inbox_set_state(struct store *s, int64_t id, const char *state,
@@ -1688,6 +1696,66 @@ int store_inbox_set_state(struct store *s, int64_t id, const char *state,
 	if (r < 0)
 		return r;
 	return n > 0 ? 0 : -ENOENT;
+}
+
+int store_inbox_get(struct store *s, int64_t id, struct store_inbox **ret)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int r = prepare(s, &st, "SELECT " INBOX_COLS " FROM inbox WHERE id = ?", "i", id);
+
+	if (r < 0)
+		return r;
+	return one_row(s, st, (void *(*)(sqlite3_stmt *))inbox_from_row, (void **)ret);
+}
+
+int store_inbox_pending(struct store *s, const char *type, int64_t *ids, size_t max,
+			size_t *ret_n)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	size_t n = 0;
+	int rc, r = prepare(s, &st,
+			    "SELECT id FROM inbox WHERE state = 'pending' AND type = ?"
+			    " ORDER BY id LIMIT ?",
+			    "ti", type, (int64_t)max);
+
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < max)
+		ids[n++] = sqlite3_column_int64(st, 0);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return fail(s, rc);
+	*ret_n = n;
+	return 0;
+}
+
+int store_inbox_claim(struct store *s, int64_t id)
+{
+	int n = 0;
+	int r = exec(s, &n, "UPDATE inbox SET state = 'parsing' WHERE id = ? AND state = 'pending'",
+		     "i", id);
+
+	if (r < 0)
+		return r;
+	return n > 0 ? 0 : -EALREADY;
+}
+
+int store_inbox_set_event(struct store *s, int64_t id, const char *event)
+{
+	return exec(s, NULL, "UPDATE inbox SET event = ? WHERE id = ?", "ti", event, id);
+}
+
+/* A row left in "parsing" was being processed by a process that died:
+ * once that may be a restart, twice it is the mail. */
+int store_inbox_recover(struct store *s)
+{
+	return exec(s, NULL,
+		    "UPDATE inbox SET"
+		    " state = CASE WHEN detail IS 'interrupted' THEN 'failed' ELSE 'pending' END,"
+		    " detail = CASE WHEN detail IS 'interrupted' THEN"
+		    "  'processing was interrupted twice (the parser died or ran out of memory)'"
+		    "  ELSE 'interrupted' END"
+		    " WHERE state = 'parsing'",
+		    "");
 }
 
 int store_inbox_query(struct store *s, const struct store_query *q,

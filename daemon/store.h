@@ -230,7 +230,9 @@ struct store_inbox {
 	int64_t received;
 	char *payload; /* NUL-terminated copy; may hold other NULs */
 	size_t payload_len;
-	char *state; /* "pending" (waiting for a parser), "done", "ignored" */
+	/* "pending" (mail waiting for its parser), "parsing", "done",
+	 * "ignored", "failed" (could not be parsed) */
+	char *state;
 	int64_t bug_id;
 	char *detail;
 };
@@ -241,10 +243,24 @@ int store_inbox_add(struct store *s, const struct store_inbox *in,
 int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret);
 int store_inbox_set_state(struct store *s, int64_t id, const char *state,
 			  int64_t bug_id, const char *detail);
+int store_inbox_get(struct store *s, int64_t id, struct store_inbox **ret);
+/* The ids of up to max "pending" rows of a type, oldest first (without
+ * their payloads: a hostile one is loaded only after it is claimed). */
+int store_inbox_pending(struct store *s, const char *type, int64_t *ids, size_t max,
+			size_t *ret_n);
+/* Takes a "pending" row for processing ("parsing"); -EALREADY when it is
+ * not pending (another process took it). */
+int store_inbox_claim(struct store *s, int64_t id);
+/* What the parsed mail turned out to be ("syzbot-report", "reply", ...). */
+int store_inbox_set_event(struct store *s, int64_t id, const char *event);
+/* Rows left "parsing" by a process that died go back to "pending" once,
+ * and to "failed" the second time. */
+int store_inbox_recover(struct store *s);
 int store_inbox_query(struct store *s, const struct store_query *q,
 		      struct store_inbox ***ret, size_t *ret_n);
 int store_inbox_count(struct store *s, const char *state, int64_t *ret);
 void store_inbox_free(struct store_inbox *in);
+DEFINE_CLEANUP(struct store_inbox, store_inbox_free)
 
 /* Counters and histograms that job processes record for kfixd's /metrics
  * (jobs are child processes: the store is what they share).  name is a

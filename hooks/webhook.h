@@ -34,8 +34,7 @@ struct webhook_delivery {
 	const char *extid;		 /* syzbot */
 	const struct syzbot_bug *bug;	 /* syzbot */
 	const struct forge_event *forge; /* forge */
-	const char *message_id;		 /* mail */
-	const struct mail *mail;	 /* mail, parsed by mail/ */
+	const char *message_id;		 /* mail (parsed later, off the loop) */
 };
 
 struct webhook_sink {

@@ -48,6 +48,7 @@ MAIL_INTEGRATION_TESTS = \
 	tests/integration/mail-smtp.sh \
 	tests/integration/mail-compose.sh \
 	tests/integration/mail-inbox.sh tests/integration/mail-auth.sh \
+	tests/integration/mail-queue.sh \
 	tests/integration/mail-kfixctl.sh
 TESTS += $(MAIL_INTEGRATION_TESTS)
 EXTRA_DIST += $(MAIL_INTEGRATION_TESTS) tests/integration/mail-lib.sh \

@@ -382,13 +382,8 @@ static int mail_prescan(const char *data, size_t len, char **ret_error)
 	return 0;
 }
 
-int mail_parse(const char *data, size_t len, size_t max, struct mail **ret,
-	       char **ret_error)
+int mail_check_bounds(const char *data, size_t len, size_t max, char **ret_error)
 {
-	_cleanup_(mail_freep) struct mail *m = NULL;
-	_cleanup_gobj_ GObject *stream = NULL, *parser = NULL, *msg = NULL;
-	int r;
-
 	if (max == 0)
 		max = MAIL_SIZE_MAX;
 	if (len > max) {
@@ -396,7 +391,17 @@ int mail_parse(const char *data, size_t len, size_t max, struct mail **ret,
 			  len, max);
 		return -EFBIG;
 	}
-	r = mail_prescan(data, len, ret_error);
+	return mail_prescan(data, len, ret_error);
+}
+
+int mail_parse(const char *data, size_t len, size_t max, struct mail **ret,
+	       char **ret_error)
+{
+	_cleanup_(mail_freep) struct mail *m = NULL;
+	_cleanup_gobj_ GObject *stream = NULL, *parser = NULL, *msg = NULL;
+	int r;
+
+	r = mail_check_bounds(data, len, max, ret_error);
 	if (r < 0)
 		return r;
 	pthread_once(&gmime_once, gmime_setup);

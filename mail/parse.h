@@ -68,6 +68,11 @@ struct mail_trailer {
 
 struct mail;
 
+/* What mail_parse() checks before GMime sees a byte: the size (-EFBIG
+ * over max, 0: MAIL_SIZE_MAX) and, in one pass over the raw bytes, the
+ * counts of header fields, their sizes and MIME parts (-E2BIG).  Cheap
+ * enough for the event loop; the parse itself is not. */
+int mail_check_bounds(const char *data, size_t len, size_t max, char **ret_error);
 /* Parses a raw message.  -EFBIG when larger than max (0: MAIL_SIZE_MAX),
  * -EBADMSG when it is not a message at all; *ret_error (may be NULL)
  * then gets a message for a human. */

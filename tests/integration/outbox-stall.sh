@@ -18,6 +18,12 @@ while True:
     c, _ = s.accept(); conns.append(c)   # never a greeting
 ' "$SILENT_PORT" &
 HOOKS_EXTRA_PIDS=$!
+# listening before kfixd tries it (python starts slowly on a loaded machine)
+i=0
+until python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$SILENT_PORT" 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "the silent server did not start"
+	sleep 0.1
+done
 cat >"$KFIX_CONF" <<EOC
 [kfix]
 	state-dir = $T/state
