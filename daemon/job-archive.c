@@ -11,6 +11,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "hooks/auth.h"
 #include "intake-mail.h"
 #include "jobs.h"
 #include "mail/inbox.h"
@@ -91,6 +92,7 @@ int job_archive_poll_run(struct job_ctx *ctx)
 			    *err = NULL;
 	struct poll_state st = { .ctx = ctx };
 	const char *url = NULL;
+	char hex[AUTH_SHA256_HEX_LEN + 1];
 	int64_t max = 1000;
 	json_error_t jerr;
 	int r, n = 0;
@@ -107,9 +109,13 @@ int job_archive_poll_run(struct job_ctx *ctx)
 		return job_fail(ctx, -ENOENT, "archive '%s' is not configured", st.name);
 	}
 	config_get_int(ctx->cfg, "archive", st.name, "max-messages", &max);
+	/* the mirror is the URL's: a section renamed or pointed elsewhere
+	 * must not read another archive's messages */
 	r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0 || asprintf(&dir, "%s/archives/%s", cache, st.name) < 0)
-		return -ENOMEM;
+	if (r >= 0)
+		r = auth_hmac_sha256_hex("kfix-archive", NULL, url, strlen(url), hex);
+	if (r < 0 || asprintf(&dir, "%s/archives/%s-%.16s", cache, st.name, hex) < 0)
+		return r < 0 ? r : -ENOMEM;
 	if (store_kv_get(ctx->store, st.pos_key, &pos) == -ENOMEM)
 		return -ENOMEM;
 	r = inbox_open(url, dir, &ib, &err);

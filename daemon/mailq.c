@@ -248,7 +248,7 @@ int mailq_spawn(struct mailq *q)
  * program, the store's cache, the mail's own bytes, all bounded by
  * [http] max-body) and covers only the parse: that is where a hostile
  * mail can make GMime build without bound. */
-static uint64_t mapped_now(void)
+static _unused_ uint64_t mapped_now(void)
 {
 	unsigned long long pages = 0;
 	FILE *f = fopen("/proc/self/statm", "re");

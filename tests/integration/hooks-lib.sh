@@ -38,6 +38,7 @@ hooks_write_config() {
 	cat >"$KFIX_CONF" <<EOC
 [kfix]
 	state-dir = $HOOKS_TMP/state
+	cache-dir = $HOOKS_TMP/cache
 	log-level = ${HOOKS_LOG_LEVEL:-debug}
 [http]
 	listen = 127.0.0.1:$HOOKS_PORT

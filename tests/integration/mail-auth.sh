@@ -6,12 +6,18 @@
 # MTA's Authentication-Results.  Forged From:, a foreign signature, two
 # From: mailboxes, a foreign Sender:, a stranger's Authentication-Results
 # and a fake syzbot are refused; the maintainer's signed mail and syzbot's
-# signed report are honoured.
+# signed report are honoured.  The same again through a followed
+# public-inbox archive.
 set -eu
 . "$top_srcdir/tests/integration/hooks-lib.sh"
-hooks_need curl sqlite3 python3 openssl
+hooks_need curl sqlite3 python3 openssl public-inbox-init public-inbox-mda git
 hooks_setup
 T=$HOOKS_TMP
+export HOME="$T/home" PI_CONFIG="$T/pi-config"
+mkdir -p "$HOME"
+public-inbox-init -V2 lists "$T/inbox" http://example.org/lists lists@example.org >"$T/init.log" 2>&1 ||
+	fail "public-inbox-init: $(cat "$T/init.log")"
+git config -f "$PI_CONFIG" publicinboxmda.spamcheck none
 MAILTOOL="$top_builddir/tests/helpers/mailtool"
 
 key() { # NAME DOMAIN SELECTOR: a key pair, its record in the key file
@@ -32,9 +38,29 @@ hooks_write_config "[hook \"m\"]
 [tree \"linux\"]
 	url = https://git.kernel.org/linux.git
 	allow-commands = maint@example.org
-	command-auth = dkim authres"
+	command-auth = dkim authres
+[archive \"lists\"]
+	url = $T/inbox
+	poll-interval = 1s"
 hooks_start_kfixd
 "$KFIXCTL" -c "$KFIX_CONF" submit --title "KASAN: test bug" --id manual-1 --tree linux >/dev/null
+
+# deliver FILE NAME MESSAGE-ID: by the webhook, or with VIA=archive into
+# the followed archive, waiting until kfixd has taken it from there
+deliver() {
+	if [ "${VIA:-webhook}" = archive ]; then
+		{ echo "X-Original-To: lists@example.org"; cat "$1"; } |
+			ORIGINAL_RECIPIENT=lists@example.org public-inbox-mda --no-precheck ||
+			fail "public-inbox-mda $1"
+		_i=0
+		until [ "$(sql "select count(*) from inbox where key = 'mail:$3' and hook = 'lists'")" = 1 ]; do
+			_i=$((_i + 1)); [ $_i -lt 150 ] || fail "$2: not taken from the archive"
+			sleep 0.2
+		done
+	else
+		expect_eq "$2 delivered" "$(post_kfix /hooks/mail "$1" mail-secret "$2-$n")" 200
+	fi
+}
 
 n=0
 mail() { # NAME SIGN-AS [EXTRA HEADERS]: a #kfix retest reply; SIGN-AS maint|evil|-
@@ -48,7 +74,7 @@ mail() { # NAME SIGN-AS [EXTRA HEADERS]: a #kfix retest reply; SIGN-AS maint|evi
 	evil) "$MAILTOOL" dkim-sign "$T/evil.pem" k1 evil.example <"$T/$1.raw" >"$T/$1.eml" ;;
 	*) cp "$T/$1.raw" "$T/$1.eml" ;;
 	esac
-	expect_eq "$1 delivered" "$(post_kfix /hooks/mail "$T/$1.eml" mail-secret "$1-$n")" 200
+	deliver "$T/$1.eml" "$1" "$1-$n@example.org"
 }
 retests() { sql "select count(*) from events where kind = 'request.retest'"; }
 refused() { sql "select count(*) from events where kind = 'request.refused' and detail like '%$1%'"; }
@@ -99,7 +125,7 @@ report() { # NAME FROM SIGN
 	else
 		cp "$T/$1.raw" "$T/$1.eml"
 	fi
-	expect_eq "$1 delivered" "$(post_kfix /hooks/mail "$T/$1.eml" mail-secret "$1")" 200
+	deliver "$T/$1.eml" "$1" "$1@google.com"
 }
 bugs() { sql "select count(*) from bugs where source = 'syzbot'"; }
 report fake_unsigned syzbot+aaaa0000aaaa0000aaaa@syzkaller.appspotmail.com no
@@ -108,5 +134,23 @@ report fake_domain syzbot+bbbb0000bbbb0000bbbb@evil.example no
 expect_eq "syzbot+ at another domain" "$(bugs)" 0
 report real_report syzbot+cccc0000cccc0000cccc@syzkaller.appspotmail.com sign
 expect_eq "syzbot's signed report makes a bug" "$(bugs)" 1
+
+# the same through the archive: anyone on the internet can post to a list
+VIA=archive
+mail aforged -
+expect_eq "archive: an unsigned From: commands nothing" "$(retests)" 2
+FROM='Maint <maint@example.org>, Eve <eve@evil.example>' mail atwofrom maint
+expect_eq "archive: two From: mailboxes" "$(retests)" 2
+mail asender maint "Sender: eve@evil.example"
+expect_eq "archive: a foreign Sender:" "$(retests)" 2
+mail astrangerar - "Authentication-Results: mx.evil.example; dkim=pass header.d=example.org"
+expect_eq "archive: a stranger's Authentication-Results" "$(retests)" 2
+report afake_unsigned syzbot+dddd0000dddd0000dddd@syzkaller.appspotmail.com no
+report afake_domain syzbot+eeee0000eeee0000eeee@evil.example no
+expect_eq "archive: fake syzbot reports" "$(bugs)" 1
+mail asigned maint
+expect_eq "archive: the maintainer's signed mail commands" "$(retests)" 3
+report areal syzbot+ffff0000ffff0000ffff@syzkaller.appspotmail.com sign
+expect_eq "archive: syzbot's signed report makes a bug" "$(bugs)" 2
 hooks_stop_kfixd
 echo PASS
