@@ -350,6 +350,72 @@ static void test_spool_names(void **state)
 	assert_true(endswith(a, "a_b@example.org_"));
 }
 
+static int64_t add_mail(struct store *s, const char *key, const char *state,
+			const char *detail)
+{
+	struct store_inbox in = { .key = (char *)key, .type = "mail", .hook = "m",
+				  .provider = "kfix", .event = "mail", .payload = "x",
+				  .payload_len = 1, .state = (char *)state,
+				  .detail = (char *)detail };
+	int64_t id = 0;
+	bool created = false;
+
+	assert_int_equal(store_inbox_add(s, &in, &id, &created), 0);
+	assert_true(created);
+	return id;
+}
+
+static void assert_inbox_state(struct store *s, int64_t id, const char *state)
+{
+	struct store_inbox *in = NULL;
+
+	assert_int_equal(store_inbox_get(s, id, &in), 0);
+	assert_string_equal(in->state, state);
+	store_inbox_free(in);
+}
+
+/* The mail queue's life cycle: pending rows listed oldest first and
+ * claimed once; a row left "parsing" goes back once, then fails. */
+static void test_inbox_mail_queue(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_mail(f->s, "mail:a", "pending", NULL);
+	int64_t b = add_mail(f->s, "mail:b", "pending", NULL);
+	int64_t c = add_mail(f->s, "mail:c", "parsing", NULL);
+	int64_t d = add_mail(f->s, "mail:d", "parsing", "interrupted");
+	int64_t ids[4];
+	size_t n = 0;
+
+	add_mail(f->s, "mail:e", "done", NULL);
+	assert_int_equal(store_inbox_pending(f->s, "mail", ids, 4, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(ids[0], a);
+	assert_int_equal(ids[1], b);
+	assert_int_equal(store_inbox_pending(f->s, "mail", ids, 1, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(store_inbox_claim(f->s, a), 0);
+	assert_int_equal(store_inbox_claim(f->s, a), -EALREADY);
+	assert_inbox_state(f->s, a, "parsing");
+	assert_int_equal(store_inbox_set_event(f->s, b, "reply"), 0);
+	assert_int_equal(store_inbox_recover(f->s), 0);
+	assert_inbox_state(f->s, a, "pending");
+	assert_inbox_state(f->s, c, "pending");
+	assert_inbox_state(f->s, d, "failed");
+	assert_inbox_state(f->s, b, "pending");
+	/* interrupted again: now given up */
+	assert_int_equal(store_inbox_claim(f->s, a), 0);
+	assert_int_equal(store_inbox_recover(f->s), 0);
+	assert_inbox_state(f->s, a, "failed");
+	{
+		struct store_inbox *in = NULL;
+
+		assert_int_equal(store_inbox_get(f->s, b, &in), 0);
+		assert_string_equal(in->event, "reply");
+		store_inbox_free(in);
+		assert_int_equal(store_inbox_get(f->s, 999, &in), -ENOENT);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +423,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_job_lease_cycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expired_lease_is_taken_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outbox_idempotent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inbox_mail_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_versions, setup, teardown),
