@@ -523,7 +523,9 @@ static const char *const panic_go_suppressions[] = {
 	"_panic:", "xlog_status:", "ddb\\.onpanic:", "evtlog_status:", NULL
 };
 /* A user-space fault the kernel merely logs. */
-static const char *const gpf_suppressions[] = { "general protection fault ip:", NULL };
+static const char *const gpf_suppressions[] = {
+	"general protection fault ip:", "general protection fault .* error:[0-9]+ in ", NULL
+};
 /* The phrase quoted inside another message is not a reboot. */
 static const char *const reboot_suppressions[] = {
 	"'.*Booting the kernel",
@@ -704,17 +706,25 @@ const struct line_pattern report_log_suppressions[] = {
 	{ "fatal error: runtime: out of memory", NULL },
 	{ "runtime: out of memory", NULL },
 	{ "fatal error: runtime: cannot allocate memory", NULL },
+	{ "fatal error: out of memory", NULL },
+	{ "fatal error: newosproc", NULL }, /* the Go runtime could not start a thread */
+	{ "panic: ", "panic: .*cannot allocate memory" },
 	{ "panic: failed to start executor binary", NULL },
 	{ "panic: executor failed: pthread_create failed", NULL },
 	{ "panic: failed to create temp dir", NULL },
 	{ "fatal error: unexpected signal during runtime execution", NULL }, /* OOM as SIGBUS */
 	{ "signal SIGBUS: bus error", NULL },
 	{ "SYZFAIL: SIGBUS", NULL },
-	{ "Out of memory: Kill process", "Out of memory: Kill process .* \\((?:syz-fuzzer|sshd)\\)" },
-	{ "Killed process", "Killed process .* \\((?:syz-fuzzer|sshd)\\)" },
+	/* the OOM killer took a process of the fuzzing harness (syz-fuzzer
+	 * in older syzkaller, syz-executor now) or sshd */
+	{ "Out of memory: Kill process", "Out of memory: Kill process .* \\((?:syz-fuzzer|syz-executor|sshd)\\)" },
+	{ "Killed process", "Killed process .* \\((?:syz-fuzzer|syz-executor|sshd)\\)" },
 	{ "lowmemorykiller: Killing 'syz-fuzzer'", NULL },
+	{ "lowmemorykiller: Killing 'syz-executor'", NULL },
 	{ "lowmemorykiller: Killing 'sshd'", NULL },
 	{ "INIT: PANIC: segmentation violation!", NULL },
+	/* glibc's canary check in a user-space program, not a kernel bug */
+	{ "*** stack smashing detected ***: terminated", NULL },
 	{ NULL, NULL }
 };
 

@@ -242,6 +242,50 @@ static void test_syzkaller_rules(void **state)
 	}
 }
 
+/* The whole-log suppressions of syzkaller's report.go and linux.go (same
+ * commit as above): the crash is found but not worth reporting. */
+static void test_syzkaller_suppressions(void **state)
+{
+	static const char crash[] = "[ 2.0] BUG: unable to handle kernel NULL pointer dereference at 0000000000000000\n";
+	static const char *const lines[] = {
+		"[ 1.0] Out of memory: Kill process 123 (syz-executor) score 1 or sacrifice child\n",
+		"[ 1.0] Killed process 123 (syz-executor) total-vm:1kB, anon-rss:1kB\n",
+		"[ 1.0] lowmemorykiller: Killing 'syz-executor' (123), adj 0,\n",
+		"*** stack smashing detected ***: terminated\n",
+		"fatal error: out of memory\n",
+		"fatal error: newosproc\n",
+		"panic: failed to mmap: cannot allocate memory\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++) {
+		_cleanup_free_ char *log = NULL;
+		_cleanup_(report_freep) struct report *r = NULL;
+
+		assert_true(asprintf(&log, "%s%s", lines[i], crash) > 0);
+		r = parse(log, strlen(log));
+		assert_non_null(report_title(r));
+		if (!report_suppressed(r))
+			fail_msg("case %zu: not suppressed", i);
+	}
+	{
+		/* another process killed is not a reason */
+		static const char other[] = "[ 1.0] Killed process 123 (syz-executor.0x) total-vm:1kB\n"
+					    "[ 2.0] BUG: unable to handle kernel NULL pointer dereference at 0\n";
+		_cleanup_(report_freep) struct report *r = parse(other, sizeof(other) - 1);
+
+		assert_false(report_suppressed(r));
+	}
+	{
+		/* a user-space fault the kernel logs is no crash at all */
+		static const char user[] = "[ 1.0] traps: syz-executor[123] general protection fault sp:7ffd1234 "
+					   "ip:4a1b2c error:0 in syz-executor[400000+1000]\n";
+		_cleanup_(report_freep) struct report *r = parse(user, sizeof(user) - 1);
+
+		assert_null(report_title(r));
+	}
+}
+
 static void test_nuls_and_crs(void **state)
 {
 	char log[2 * sizeof(kasan_log)];
@@ -366,6 +410,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kasan),
 		cmocka_unit_test(test_syzkaller_rules),
+		cmocka_unit_test(test_syzkaller_suppressions),
 		cmocka_unit_test(test_no_crash),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_normalize),
