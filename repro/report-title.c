@@ -142,124 +142,307 @@ const char *title_type(const char *title)
 	return NULL;
 }
 
+/* The title is rewritten by an ordered list of passes, each one rule of
+ * syzkaller's dynamic title replacements (pkg/report/report.go), applied
+ * to the whole title before the next one starts: the order matters, e.g.
+ * "file.c:1234567" gets ADDR before LINE could see it.  Every pass is a
+ * hand-written linear scan whose single run gives what applying the rule
+ * until nothing changes gives.  Only the first TITLE_INPUT_MAX bytes of a
+ * title are looked at. */
+#define TITLE_INPUT_MAX (4 * REPORT_LINE_MAX)
+#define TITLE_WORK_MAX (8 * TITLE_INPUT_MAX)
+
+struct str {
+	const char *s;
+	size_t n;
+};
+
 static bool is_word(unsigned char c)
 {
 	return isalnum(c) || c == '_';
 }
 
-static size_t span(const char *s, const char *set)
+static bool is_digit(unsigned char c)
 {
-	return strspn(s, set);
+	return c >= '0' && c <= '9';
 }
 
-#define DIGITS "0123456789"
-#define HEX "0123456789abcdef"
-
-/* "syz-executor.3/1234" -> "syz-executor", "syzkaller012:3" -> "syzkaller":
- * returns how many bytes of s the numbered name spans, 0 if none. */
-static size_t match_numbered(const char *s, const char *name)
+static bool is_lower_hex(unsigned char c)
 {
-	size_t n = strlen(name), i, d;
+	return is_digit(c) || (c >= 'a' && c <= 'f');
+}
 
-	if (strncmp(s, name, n) != 0)
-		return 0;
-	i = n;
-	if (streq(name, "syz-executor") && s[i] == '.' && isdigit((unsigned char)s[i + 1]))
+static bool is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static size_t run(const char *s, size_t n, bool (*in)(unsigned char))
+{
+	size_t i = 0;
+
+	while (i < n && in((unsigned char)s[i]))
 		i++;
-	d = span(s + i, DIGITS);
+	return i;
+}
+
+static bool has_prefix(const char *s, size_t n, const char *p)
+{
+	size_t k = strlen(p);
+
+	return n >= k && memcmp(s, p, k) == 0;
+}
+
+/* "NAME" + "[.]digits[(/|:)digits]": the length of the numbered tail. */
+static size_t numbered_tail(const char *s, size_t n, bool dot)
+{
+	size_t i = dot && n > 0 && s[0] == '.' ? 1 : 0, d;
+
+	d = run(s + i, n - i, is_digit);
 	if (d == 0)
 		return 0;
 	i += d;
-	if ((s[i] == '/' || s[i] == ':') && (d = span(s + i + 1, DIGITS)) > 0)
+	if (i < n && (s[i] == '/' || s[i] == ':') && (d = run(s + i + 1, n - i - 1, is_digit)) > 0)
 		i += 1 + d;
 	return i;
 }
 
-/* "func+0x1a/0x2b": returns the length of the "+0x../0x.." tail. */
-static size_t match_offset(const char *s)
+/* syz-executor.3/1234 -> syz-executor, syzkaller012:3 -> syzkaller */
+static int pass_numbered(struct buf *b, const char *s, size_t n, const char *name, bool dot)
 {
-	size_t a, b;
+	size_t k = strlen(name);
 
-	if (strncmp(s, "+0x", 3) != 0)
-		return 0;
-	a = span(s + 3, HEX "ghijklmnopqrstuvwxyz");
-	if (a == 0 || strncmp(s + 3 + a, "/0x", 3) != 0)
-		return 0;
-	b = span(s + 6 + a, HEX "ghijklmnopqrstuvwxyz");
-	return b ? 6 + a + b : 0;
+	for (size_t i = 0; i < n;) {
+		if (has_prefix(s + i, n - i, name)) {
+			size_t j = i + k, t;
+
+			/* the replacement may be followed by another tail */
+			while ((t = numbered_tail(s + j, n - j, dot)) > 0)
+				j += t;
+			if (j > i + k) {
+				buf_append_trunc(b, name, k);
+				i = j;
+				continue;
+			}
+		}
+		buf_append_trunc(b, s + i, 1);
+		i++;
+	}
+	return 0;
 }
 
-/* 1.2.3.4: returns its length. */
-static size_t match_ipv4(const char *s)
+static int pass_executor(struct buf *b, const char *s, size_t n)
 {
-	size_t i = 0;
+	return pass_numbered(b, s, n, "syz-executor", true);
+}
 
-	for (int part = 0; part < 4; part++) {
-		size_t d = span(s + i, DIGITS);
+static int pass_syzkaller(struct buf *b, const char *s, size_t n)
+{
+	return pass_numbered(b, s, n, "syzkaller", false);
+}
 
-		if (d == 0 || d > 3)
-			return 0;
-		i += d;
-		if (part < 3) {
-			if (s[i] != '.')
-				return 0;
+/* A non-alphanumeric byte, then "[0x]" and 6+ lower-case hex digits. */
+static int pass_addr(struct buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+
+		buf_append_trunc(b, s + i, 1);
+		i++;
+		if (isalnum(c) && c < 0x80)
+			continue;
+		if (has_prefix(s + i, n - i, "0x") && run(s + i + 2, n - i - 2, is_lower_hex) >= 6) {
+			buf_puts(b, "ADDR");
+			i += 2 + run(s + i + 2, n - i - 2, is_lower_hex);
+		} else if (run(s + i, n - i, is_lower_hex) >= 6) {
+			buf_puts(b, "ADDR");
+			i += run(s + i, n - i, is_lower_hex);
+		}
+	}
+	return 0;
+}
+
+/* Four dot-separated groups of 1-3 digits, anywhere: leftmost, with each
+ * group as long as still lets the rest match. */
+static size_t ipv4_at(const char *s, size_t n, int group)
+{
+	size_t d = MIN(run(s, n, is_digit), (size_t)3);
+
+	for (; d >= 1; d--) {
+		size_t rest;
+
+		if (group == 3)
+			return d;
+		if (d >= n || s[d] != '.')
+			continue;
+		rest = ipv4_at(s + d + 1, n - d - 1, group + 1);
+		if (rest)
+			return d + 1 + rest;
+	}
+	return 0;
+}
+
+static int pass_ip(struct buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t m = ipv4_at(s + i, n - i, 0);
+
+		if (m) {
+			buf_puts(b, "IP");
+			i += m;
+		} else {
+			buf_append_trunc(b, s + i, 1);
 			i++;
 		}
 	}
-	return isdigit((unsigned char)s[i]) || s[i] == '.' ? 0 : i;
+	return 0;
 }
 
-/* "[0x]" followed by 6+ hex digits: returns the length. */
-static size_t hex_run(const char *s)
+/* ".ext" followed by ":123[:45...]": the numbers become one ":LINE". */
+static int pass_line(struct buf *b, const char *s, size_t n)
 {
-	size_t pre = strncmp(s, "0x", 2) == 0 ? 2 : 0;
-	size_t n = span(s + pre, HEX);
+	for (size_t i = 0; i < n;) {
+		size_t w = s[i] == '.' ? run(s + i + 1, n - i - 1, is_word) : 0;
+		size_t j = i + 1 + w, d;
+		bool any = false;
 
-	return n >= 6 ? pre + n : 0;
-}
-
-static int normalize_into(struct buf *b, const char *t)
-{
-	int r = 0;
-
-	for (size_t i = 0; t[i] && r >= 0;) {
-		const char *p = t + i;
-		bool after_word = i > 0 && is_word(t[i - 1]);
-		bool after_alpha = i > 0 && isalpha((unsigned char)t[i - 1]);
-		size_t n;
-
-		if ((n = match_numbered(p, "syz-executor"))) {
-			r = buf_puts(b, "syz-executor");
-			i += n;
-		} else if ((n = match_numbered(p, "syzkaller"))) {
-			r = buf_puts(b, "syzkaller");
-			i += n;
-		} else if ((n = match_offset(p)) && after_word) {
-			i += n; /* offsets and sizes change with every build */
-		} else if (*p == ':' && isdigit((unsigned char)p[1])) {
-			r = buf_puts(b, ":LINE");
-			while (t[i] == ':' && isdigit((unsigned char)t[i + 1]))
-				i += 1 + span(t + i + 1, DIGITS);
-		} else if (strncmp(p, "CPU#", 4) == 0 && isdigit((unsigned char)p[4])) {
-			r = buf_puts(b, "CPU");
-			i += 4 + span(p + 4, DIGITS);
-		} else if (!after_word && (n = match_ipv4(p))) {
-			r = buf_puts(b, "IP");
-			i += n;
-		} else if (!after_alpha && (n = hex_run(p)) > 0) {
-			r = buf_puts(b, "ADDR");
-			i += n;
-		} else if (isdigit((unsigned char)*p) && (n = span(p, DIGITS)) &&
-			   !is_word(p[n]) && (n >= 5 || !after_word)) {
-			r = buf_puts(b, "NUM");
-			i += n;
+		while (w > 0 && j + 1 < n && s[j] == ':' && (d = run(s + j + 1, n - j - 1, is_digit)) > 0) {
+			j += 1 + d;
+			any = true;
+		}
+		if (any) {
+			buf_append_trunc(b, s + i, 1 + w);
+			buf_puts(b, ":LINE");
+			i = j;
 		} else {
-			n = 1;
-			r = buf_append(b, p, n);
-			i += n;
+			buf_append_trunc(b, s + i, 1);
+			i++;
 		}
 	}
-	return r;
+	return 0;
+}
+
+static bool is_symbol(unsigned char c)
+{
+	return isalnum(c) || c == '_' || c == '.';
+}
+
+static bool is_lower_alnum(unsigned char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z');
+}
+
+/* "+0x1a/0x2b": the length, 0 if s does not start with one. */
+static size_t offset_at(const char *s, size_t n)
+{
+	size_t a, c;
+
+	if (!has_prefix(s, n, "+0x"))
+		return 0;
+	a = run(s + 3, n - 3, is_lower_alnum);
+	if (a == 0 || !has_prefix(s + 3 + a, n - 3 - a, "/0x"))
+		return 0;
+	c = run(s + 6 + a, n - 6 - a, is_lower_alnum);
+	return c ? 6 + a + c : 0;
+}
+
+/* "func+0x1a/0x2b" -> "func": after a symbol that has a letter followed by
+ * at least one more symbol byte.  Dropping an offset joins the symbol with
+ * what follows ("a+0x1/0x2b+0x3/0x4" -> "ab"), so the symbol is the one
+ * written so far. */
+static int pass_offset(struct buf *b, const char *s, size_t n)
+{
+	size_t sym_len = 0, letter = SIZE_MAX; /* the symbol written so far */
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = (unsigned char)s[i];
+		size_t m;
+
+		if (letter != SIZE_MAX && letter + 1 < sym_len && (m = offset_at(s + i, n - i)) > 0) {
+			i += m;
+			continue;
+		}
+		buf_append_trunc(b, s + i, 1);
+		i++;
+		if (!is_symbol(c)) {
+			sym_len = 0;
+			letter = SIZE_MAX;
+			continue;
+		}
+		if (letter == SIZE_MAX && is_alpha(c))
+			letter = sym_len;
+		sym_len++;
+	}
+	return 0;
+}
+
+static int pass_cpu(struct buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t d;
+
+		if (has_prefix(s + i, n - i, "CPU#") && (d = run(s + i + 4, n - i - 4, is_digit)) > 0) {
+			buf_puts(b, "CPU");
+			i += 4 + d;
+			/* "CPU#1#2": the replacement meets the next number */
+			while (i < n && s[i] == '#' && (d = run(s + i + 1, n - i - 1, is_digit)) > 0)
+				i += 1 + d;
+		} else {
+			buf_append_trunc(b, s + i, 1);
+			i++;
+		}
+	}
+	return 0;
+}
+
+/* A whole number between two non-word bytes (or the end) is NUM; a run
+ * of 7+ digits is NUM wherever it is (shorter ones may be part of a name:
+ * cfg80211, nl802154). */
+static int pass_num(struct buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t d = run(s + i, n - i, is_digit);
+
+		if (d == 0) {
+			buf_append_trunc(b, s + i, 1);
+			i++;
+			continue;
+		}
+		if (d >= 7 || (i > 0 && !is_word((unsigned char)s[i - 1]) &&
+			       (i + d == n || !is_word((unsigned char)s[i + d]))))
+			buf_puts(b, "NUM");
+		else
+			buf_append_trunc(b, s + i, d);
+		i += d;
+	}
+	return 0;
+}
+
+static int (*const passes[])(struct buf *b, const char *s, size_t n) = {
+	pass_executor, pass_syzkaller, pass_addr, pass_ip, pass_line, pass_offset, pass_cpu, pass_num,
+};
+
+static char *normalize(const char *t)
+{
+	_cleanup_free_ char *cur = strndup(t, TITLE_INPUT_MAX);
+	size_t n;
+
+	if (!cur)
+		return NULL;
+	n = strlen(cur);
+	for (size_t p = 0; p < ARRAY_SIZE(passes); p++) {
+		struct buf b = BUF_INIT(TITLE_WORK_MAX);
+
+		if (passes[p](&b, cur, n) < 0 || buf_append(&b, "", 0) < 0) {
+			buf_free(&b);
+			return NULL;
+		}
+		free(cur);
+		cur = buf_steal(&b, &n);
+		if (!cur)
+			return NULL;
+	}
+	return TAKE_PTR(cur);
 }
 
 /* Keeps printable ASCII, folds tabs and runs of spaces, cuts at TITLE_MAX. */
@@ -289,16 +472,9 @@ static char *sanitize(const char *t)
 
 char *title_normalize(const char *t)
 {
-	struct buf b = BUF_INIT(4 * REPORT_LINE_MAX);
-	char *res;
+	_cleanup_free_ char *n = normalize(t);
 
-	if (normalize_into(&b, t) < 0 || buf_append(&b, "", 0) < 0) {
-		buf_free(&b);
-		return NULL;
-	}
-	res = sanitize(b.data);
-	buf_free(&b);
-	return res;
+	return n ? sanitize(n) : NULL;
 }
 
 int report_normalize_title(const char *t, char **ret_title)

@@ -113,6 +113,20 @@ static void test_normalize(void **state)
 		{ "in mac80211_rx ext4_iget ip6_fragment loop4", "in mac80211_rx ext4_iget ip6_fragment loop4" },
 		{ "mkdir ./syzkaller-testdir264563108: read-only", "mkdir ./syzkaller-testdirNUM: read-only" },
 		{ "a\tb  \x01 c\xff", "a b c" },
+		/* report.go's rules, in its order: LINE only after a file
+		 * extension, NUM only between non-word bytes or 7+ digits, ADDR
+		 * only after a non-alphanumeric byte, and each rule until it
+		 * no longer changes the title */
+		{ "BUG: bad value 12:34", "BUG: bad value NUM:NUM" },
+		{ "sock 10.0.0.1:80 gone", "sock IP:NUM gone" },
+		{ "drivers/foo.c:12:34 bar", "drivers/foo.c:LINE bar" },
+		{ "in foo12345 bar", "in foo12345 bar" },
+		{ "in v1234567", "in vNUM" },
+		{ "abcdef12 first", "abcdef12 first" },
+		{ "task syz-executor.1.2 died", "task syz-executor died" },
+		{ "stall on CPU#1#2", "stall on CPU" },
+		{ "in foo+0x1234567/0x2000000", "in foo+ADDR/ADDR" },
+		{ "in a+0x1/0x2b+0x3/0x4", "in a+0x1/0x2b" }, /* a name is 2+ bytes */
 	};
 	char long_title[400];
 
