@@ -89,7 +89,7 @@ static const struct oops_format bug_formats[] = {
 		  .skip = { "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
 			    "usb_interrupt_msg", "usb_control_msg" } } },
 	{ .title = "BUG: KMSAN:", .report = "BUG: KMSAN: ([a-z\\-]+) in {{FUNC}}",
-	  .fmt = "KMSAN: {1} in {frame}",
+	  .fmt = "KMSAN: {1} in {frame}", .alt = "bad-access in {frame}",
 	  /* newer KMSAN prints the stack right below the header; generic
 	   * encryption code is where the uninit value is used, not its bug */
 	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE },
@@ -108,11 +108,11 @@ static const struct oops_format bug_formats[] = {
 	  .fmt = "KFENCE: invalid {1} in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { "BUG: KFENCE: .* in {{FUNC}}", STACK_TRACE } } },
 	{ .title = "BUG: KFENCE: invalid free in {{FUNC}}",
-	  .fmt = "KFENCE: invalid free in {frame}", .alt = "invalid-free in {frame}",
+	  .fmt = "KFENCE: invalid free in {frame}", .alt = "invalid-free in {frame}", .no_stack_trace = true,
 	  .stack = &(const struct stack_fmt){ .parts = { "BUG: KFENCE: .* in {{FUNC}}", STACK_TRACE },
 					      .skip = { "kfree", "slab_", "kmem_cache_free" } } },
 	{ .title = "BUG: KFENCE: memory corruption in {{FUNC}}",
-	  .fmt = "KFENCE: memory corruption in {frame}",
+	  .fmt = "KFENCE: memory corruption in {frame}", .no_stack_trace = true,
 	  .stack = &(const struct stack_fmt){ .parts = { "BUG: KFENCE: .* in {{FUNC}}", STACK_TRACE },
 					      .skip = { "kfree", "slab_", "kmem_cache_free" } } },
 	{ .title = "BUG: (?:unable to handle kernel paging request|unable to handle page fault for address|Unable to handle kernel data access)",
@@ -124,7 +124,7 @@ static const struct oops_format bug_formats[] = {
 	/* The second half of the header is a separate printk and may be lost. */
 	{ .title = "BUG: (?:unable to handle kernel|Unable to handle kernel)",
 	  .fmt = "BUG: unable to handle kernel", .corrupted = true },
-	{ .title = "BUG: (spinlock|rwlock) (lockup suspected|already unlocked|recursion|bad magic|wrong owner|wrong CPU|trylock failure on UP)",
+	{ .title = "BUG: (spinlock|rwlock) (lockup suspected|already unlocked|recursion|cpu recursion|bad magic|wrong owner|wrong CPU|trylock failure on UP)",
 	  .fmt = "BUG: {1} {2} in {frame}", .stack = TRACE_SKIP("spin_", "_lock", "_unlock") },
 	{ .title = "BUG: soft lockup", .fmt = "BUG: soft lockup in {frame}", .alt = "stall in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
@@ -177,7 +177,7 @@ static const struct oops_format bug_formats[] = {
 			    "strndup", "memdup" } } },
 	/* The overflow is deep below the code that recursed: name the
 	 * frame that entered it, as for stalls. */
-	{ .title = "BUG: (?:TASK )?stack guard page was hit at", .fmt = "BUG: stack guard page was hit in {frame}",
+	{ .title = "BUG: .*stack guard page was hit at", .fmt = "BUG: stack guard page was hit in {frame}",
 	  .alt = "stack-overflow in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE }, .picker = PICK_STALL },
 	  .no_stack_trace = true },
@@ -195,15 +195,15 @@ static const char *const bug_suppressions[] = {
 
 /* ---- "WARNING:" ------------------------------------------------------ */
 static const struct oops_format warning_formats[] = {
-	{ .title = "WARNING: .*lib/debugobjects\\.c",
+	{ .title = "WARNING: .*lib/debugobjects\\.c.* (?:debug_print|debug_check|at)",
 	  .fmt = "WARNING: ODEBUG bug in {frame}",
 	  .stack = WARNING_STACK("debug_", "rcu", "hrtimer_", "timer_", "work_", "percpu_", "kmem_",
 				 "slab_", "kfree", "vunmap", "vfree", "__free_", "debug_check", "kobject_") },
-	{ .title = "WARNING: .*mm/usercopy\\.c.* usercopy_warn", .fmt = "WARNING: bad usercopy in {frame}",
+	{ .title = "WARNING: .*mm/usercopy\\.c.* (?:usercopy_warn|at)", .fmt = "WARNING: bad usercopy in {frame}",
 	  .stack = WARNING_STACK("usercopy", "__check") },
-	{ .title = "WARNING: .*lib/kobject\\.c.* kobject_", .fmt = "WARNING: kobject bug in {frame}",
+	{ .title = "WARNING: .*lib/kobject\\.c.* (?:kobject_|at)", .fmt = "WARNING: kobject bug in {frame}",
 	  .stack = WARNING_STACK("kobject_") },
-	{ .title = "WARNING: .*fs/proc/generic\\.c.* proc_register", .fmt = "WARNING: proc registration bug in {frame}",
+	{ .title = "WARNING: .*fs/proc/generic\\.c.* (?:proc_register|at)", .fmt = "WARNING: proc registration bug in {frame}",
 	  .stack = WARNING_STACK("proc_") },
 	{ .title = "WARNING: .*lib/refcount\\.c", .fmt = "WARNING: refcount bug in {frame}",
 	  .stack = WARNING_STACK("refcount", "kobject_") },
@@ -228,6 +228,9 @@ static const struct oops_format warning_formats[] = {
 	{ .title = "WARNING: .* at {{SRC}} {{FUNC}}", .fmt = "WARNING in {frame}", .stack = WARNING_STACK() },
 	/* since 6.15: "WARNING: fs/x.c:12 at func+0x1/0x2, CPU#0: task/1" */
 	{ .title = "WARNING: {{SRC}} at ", .fmt = "WARNING in {frame}", .stack = WARNING_STACK() },
+	/* ... and with the failed condition first:
+	 * "WARNING: [!list_empty(&x)] fs/x.c:12 at func+0x1/0x2, CPU#0: task/1" */
+	{ .title = "WARNING: \\[.*\\] {{SRC}} at {{FUNC}}", .fmt = "WARNING in {frame}", .stack = WARNING_STACK() },
 	{ .title = "WARNING: possible circular locking dependency detected",
 	  .report = "WARNING: possible circular locking dependency detected(?:.*\\n)+?.*is trying to acquire lock",
 	  .fmt = "possible deadlock in {frame}",
@@ -346,11 +349,11 @@ static const char *const info_suppressions[] = {
 
 /* ---- the rest --------------------------------------------------------- */
 static const struct oops_format paging_formats[] = {
-	{ .title = "Unable to handle kernel NULL pointer dereference",
-	  .fmt = "BUG: unable to handle kernel NULL pointer dereference in {frame}", .alt = "bad-access in {frame}",
-	  .stack = &arm_stack },
-	{ .title = "Unable to handle kernel (?:paging request|access to user memory|execute from non-executable memory|write to read-only memory)",
-	  .fmt = "BUG: unable to handle kernel paging request in {frame}", .alt = "bad-access in {frame}",
+	/* arm64 names the kind of access; kinds without a format here
+	 * ("execute from non-executable memory", "write to read-only
+	 * memory") are titled by their line, as syzbot titles them */
+	{ .title = "Unable to handle kernel (paging request|NULL pointer dereference|access to user memory)",
+	  .fmt = "BUG: unable to handle kernel {1} in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &arm_stack },
 	{ 0 }
 };
@@ -425,7 +428,7 @@ static const struct oops_format ubsan_formats[] = {
 	  .stack = TRACE_SKIP("ubsan", "overflow") },
 	{ .title = "UBSAN: array-index-out-of-bounds in", .fmt = "UBSAN: array-index-out-of-bounds in {frame}",
 	  .alt = "bad-access in {frame}", .stack = TRACE_SKIP("ubsan", "overflow") },
-	{ .title = "UBSAN: ([a-z0-9-]+) in", .fmt = "UBSAN: {1} in {frame}",
+	{ .title = "UBSAN: (.*?) in", .fmt = "UBSAN: {1} in {frame}",
 	  .stack = TRACE_SKIP("ubsan", "overflow") },
 	{ 0 }
 };
@@ -500,7 +503,7 @@ static const struct oops_format syzfail_formats[] = {
 	{ 0 }
 };
 static const struct oops_format syzfatal_formats[] = {
-	{ .title = "SYZFATAL:(.*)", .fmt = "SYZFATAL:{1}", .no_stack_trace = true },
+	{ .title = "SYZFATAL:(.*)", .fmt = "SYZFATAL:{1}", .alt = "SYZFATAL", .no_stack_trace = true },
 	{ 0 }
 };
 static const struct oops_format go_formats[] = {

@@ -256,6 +256,66 @@ static void test_syzkaller_rules(void **state)
 	}
 }
 
+/* Formats of linux.go's table (same commit as above) that kfix lacked or
+ * titled otherwise: title, an alternative title the report must also
+ * match (or NULL), and whether it is corrupted. */
+static void test_syzkaller_formats(void **state)
+{
+	static const struct {
+		const char *log, *title, *alt;
+		bool corrupted;
+	} cases[] = {
+		/* arm64 names the kind of bad access in the title */
+		{ "[ 1.0] Unable to handle kernel access to user memory at virtual address 0000000020000000\n"
+		  "[ 1.0] pc : foo_ioctl+0x1/0x2\n[ 1.0] lr : foo_ioctl+0x1/0x2\n[ 1.0] Call trace:\n"
+		  "[ 1.0]  foo_ioctl+0x1/0x2\n[ 1.0]  vfs_ioctl+0x1/0x2\n[ 1.0]  el0_svc+0x1/0x2\n",
+		  "BUG: unable to handle kernel access to user memory in foo_ioctl", "bad-access in foo_ioctl", false },
+		/* kinds linux.go has no format for keep their line */
+		{ "[ 1.0] Unable to handle kernel execute from non-executable memory at virtual address ffff000012345678\n",
+		  "Unable to handle kernel execute from non-executable memory at virtual address ADDR", NULL, false },
+		/* a WARNING that prints the failed condition first */
+		{ "[ 1.0] WARNING: [!list_empty(&q->list)] fs/foo.c:123 at foo_release+0x1/0x2, CPU#0: syz.0.1/123\n"
+		  "[ 1.0] RIP: 0010:foo_release+0x1/0x2\n[ 1.0] Call Trace:\n[ 1.0]  <TASK>\n"
+		  "[ 1.0]  __fput+0x1/0x2\n[ 1.0]  task_work_run+0x1/0x2\n[ 1.0]  </TASK>\n",
+		  "WARNING in foo_release", NULL, false },
+		/* the 6.15 WARNING line without a function still names the family */
+		{ "[ 1.0] WARNING: lib/kobject.c:123 at 0x0, CPU#0: syz.0.1/123\n"
+		  "[ 1.0] RIP: 0010:kobject_add_internal+0x1/0x2\n[ 1.0] Call Trace:\n[ 1.0]  <TASK>\n"
+		  "[ 1.0]  kobject_add+0x1/0x2\n[ 1.0]  foo_register+0x1/0x2\n[ 1.0]  foo_probe+0x1/0x2\n",
+		  "WARNING: kobject bug in foo_register", NULL, false },
+		{ "[ 1.0] BUG: spinlock cpu recursion on CPU#0, syz.0.1/123\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  do_raw_spin_lock+0x1/0x2\n[ 1.0]  foo_grab_all+0x1/0x2\n[ 1.0]  foo_ioctl+0x1/0x2\n",
+		  "BUG: spinlock cpu recursion in foo_grab_all", NULL, false },
+		{ "[ 1.0] BUG: IRQ stack guard page was hit at ffffc90000008ff8 (stack is ffffc90000009000..ffffc9000000c000)\n"
+		  "[ 1.0] RIP: 0010:foo_irq+0x1/0x2\n[ 1.0] Call Trace:\n[ 1.0]  foo_irq+0x1/0x2\n"
+		  "[ 1.0]  handle_irq_event+0x1/0x2\n[ 1.0]  do_softirq+0x1/0x2\n",
+		  "BUG: stack guard page was hit in handle_irq_event", "stack-overflow in handle_irq_event", false },
+		/* KMSAN reports share syzbot's bad-access bucket */
+		{ "[ 1.0] BUG: KMSAN: uninit-value in foo_parse+0x1/0x2\n[ 1.0]  foo_parse+0x1/0x2\n"
+		  "[ 1.0]  foo_rcv+0x1/0x2\n[ 1.0]  netif_receive_skb+0x1/0x2\n",
+		  "KMSAN: uninit-value in foo_parse", "bad-access in foo_parse", false },
+		/* KFENCE's free and corruption reports need no call trace */
+		{ "[ 1.0] BUG: KFENCE: invalid free in foo_put+0x1/0x2\n",
+		  "KFENCE: invalid free in foo_put", "invalid-free in foo_put", false },
+		{ "2024/01/01 00:00:00 SYZFATAL: failed to recv rpc\n", "SYZFATAL: failed to recv rpc", "SYZFATAL", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(report_freep) struct report *r = parse(cases[i].log, strlen(cases[i].log));
+
+		if (!report_title(r))
+			fail_msg("case %zu: no crash found, expected '%s'", i, cases[i].title);
+		if (strcmp(report_title(r), cases[i].title) != 0)
+			fail_msg("case %zu: '%s', expected '%s'", i, report_title(r), cases[i].title);
+		if (cases[i].alt && !report_matches_title(r, cases[i].alt))
+			fail_msg("case %zu: '%s' is not an alternative title", i, cases[i].alt);
+		if (report_corrupted(r) != cases[i].corrupted)
+			fail_msg("case %zu: corrupted %d (%s)", i, report_corrupted(r),
+				 report_corrupted_reason(r) ? report_corrupted_reason(r) : "");
+	}
+}
+
 /* The whole-log suppressions of syzkaller's report.go and linux.go (same
  * commit as above): the crash is found but not worth reporting. */
 static void test_syzkaller_suppressions(void **state)
@@ -425,6 +485,7 @@ int main(void)
 		cmocka_unit_test(test_kasan),
 		cmocka_unit_test(test_syzkaller_rules),
 		cmocka_unit_test(test_syzkaller_suppressions),
+		cmocka_unit_test(test_syzkaller_formats),
 		cmocka_unit_test(test_no_crash),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_normalize),
