@@ -72,7 +72,9 @@ static const struct oops_format bug_formats[] = {
 	  .fmt = "KASAN: {1} {3} in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &(const struct stack_fmt){
 		  .parts = { "BUG: KASAN: (?:[a-z\\-]+) in {{FUNC}}", CALL_TRACE, STACK_TRACE },
-		  .parts2 = { "BUG: KASAN: (?:[a-z\\-]+) in {{FUNC}}", STACK_TRACE } } },
+		  .parts2 = { "BUG: KASAN: (?:[a-z\\-]+) in {{FUNC}}", STACK_TRACE },
+		  /* arm64 tag-check faults (KASAN_HW_TAGS) */
+		  .skip = { "kernel_fault", "tag_check", "mem_abort", "^el1_", "^el1h_" } } },
 	{ .title = "BUG: KASAN: (?:double-free or invalid-free|double-free|invalid-free) in {{FUNC}}",
 	  .fmt = "KASAN: invalid-free in {frame}", .alt = "invalid-free in {frame}",
 	  .stack = &(const struct stack_fmt){
@@ -141,7 +143,8 @@ static const struct oops_format bug_formats[] = {
 	  .stack = LOCK_STACK("is freeing memory") },
 	/* arm64 words lockdep's wait-context report differently; the x86
 	 * title keeps one bug one title. */
-	{ .title = "BUG: Invalid wait context", .fmt = "WARNING: locking bug in {frame}", .stack = WARNING_STACK() },
+	{ .title = "BUG: Invalid wait context", .fmt = "WARNING: locking bug in {frame}",
+	  .stack = TRACE_SKIP("lock_sock", "release_sock") },
 	{ .title = "BUG: Bad rss-counter state", .fmt = "BUG: Bad rss-counter state", .no_stack_trace = true },
 	{ .title = "BUG: non-zero nr_ptes on freeing mm", .fmt = "BUG: non-zero nr_ptes on freeing mm", .no_stack_trace = true },
 	{ .title = "BUG: non-zero nr_pmds on freeing mm", .fmt = "BUG: non-zero nr_pmds on freeing mm", .no_stack_trace = true },
@@ -221,7 +224,7 @@ static const struct oops_format warning_formats[] = {
 				 "__slab_alloc", "slab_alloc", "kmalloc_large", "kmalloc_order",
 				 "__kmalloc_large", "___kmalloc_large", "alloc_pages_exact") },
 	{ .title = "WARNING: .*mm/.*\\.c.* k?.?malloc", .fmt = "WARNING: kmalloc bug in {frame}",
-	  .stack = WARNING_STACK("kmalloc", "krealloc", "vmalloc", "slab", "kmem", "kvmalloc", "alloc") },
+	  .stack = WARNING_STACK("kmalloc", "krealloc", "slab", "kmem") },
 	{ .title = "WARNING: .* usb_submit_urb", .fmt = "WARNING in {frame}/usb_submit_urb",
 	  .stack = WARNING_STACK("usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
 				 "usb_interrupt_msg", "usb_control_msg") },
@@ -250,8 +253,11 @@ static const struct oops_format warning_formats[] = {
 	{ .title = "WARNING: possible recursive locking detected",
 	  .report = "WARNING: possible recursive locking detected(?:.*\\n)+?.*is trying to acquire lock(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
 	  .fmt = "possible deadlock in {1}" },
-	{ .title = "WARNING: inconsistent lock state", .fmt = "inconsistent lock state in {frame}",
-	  .stack = LOCK_STACK("takes:") },
+	/* the lock site after "takes:" must be there, but the title names
+	 * the code that took the lock in the wrong state: the call trace */
+	{ .title = "WARNING: inconsistent lock state",
+	  .report = "WARNING: inconsistent lock state(?:.*\\n)+?.*takes(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
+	  .fmt = "inconsistent lock state in {frame}", .stack = &call_trace },
 	{ .title = "WARNING: suspicious RCU usage", .report = "WARNING: suspicious RCU usage(?:.*\\n)+?.*?{{SRC}}",
 	  .fmt = "WARNING: suspicious RCU usage in {frame}",
 	  .stack = TRACE_SKIP("rcu", "kmem", "slab", "kmalloc", "vmalloc", "kcalloc", "kzalloc") },
@@ -270,7 +276,7 @@ static const struct oops_format warning_formats[] = {
 	{ .title = "WARNING: .*still has locks held!", .fmt = "WARNING: still has locks held in {frame}",
 	  .stack = LOCK_STACK("still has locks held!") },
 	{ .title = "WARNING: Nested lock was not taken", .fmt = "WARNING: nested lock was not taken in {frame}",
-	  .stack = &call_trace },
+	  .stack = WARNING_STACK() },
 	{ .title = "WARNING:[[:space:]]*(?:\\n|$)", .fmt = "WARNING: corrupted", .corrupted = true },
 	{ 0 }
 };
@@ -403,7 +409,10 @@ static const struct oops_format kernel_bug_formats[] = {
 	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE }, .skip = { "usercopy", "__check" } } },
 	{ .title = "kernel BUG at lib/list_debug.c", .fmt = "BUG: corrupted list in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &call_trace },
-	{ .title = "kernel BUG at (.*)", .fmt = "kernel BUG in {frame}", .stack = &rip_then_trace },
+	/* many skb helpers BUG_ON their caller's mistakes */
+	{ .title = "kernel BUG at (.*)", .fmt = "kernel BUG in {frame}",
+	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
+					      .parts2 = { CALL_TRACE, STACK_TRACE }, .skip = { "^skb_" } } },
 	{ .title = "kernel BUG", .fmt = "kernel BUG in {frame}", .stack = &rip_then_trace },
 	{ 0 }
 };
@@ -583,7 +592,7 @@ const char *const report_stack_starts[] = {
 	"Call Trace", "Backtrace:", "Allocated:", "Allocated by task [0-9]+:", "Freed:", "Freed by task [0-9]+:",
 	"[^k] backtrace(?: \\(crc [[:xdigit:]]+\\))?:", /* not "stack backtrace:" */
 	"Last potentially related work creation:", "Second to last potentially related work creation:",
-	"Call trace:", NULL
+	"Call trace:", "Uninit was stored to memory at", NULL
 };
 /* A frame line: "[<addr>] func+0x1/0x2" or " func+0x1/0x2 file.c:1". */
 const char *const report_frame_res[] = {
@@ -656,6 +665,11 @@ const char *const report_skip_frames[] = {
 	"^__?folio_put", "^put_page$", "free_unref", "rhashtable_lookup", "queue_delayed_work",
 	"sk_stop_timer", "sk_reset_timer", "tasklet_action", "^logic_(?:in|out)",
 	"^handle_bug$", "^exc_invalid_op$", "^asm_exc_invalid_op$",
+	/* the rest of linux.go's list */
+	"__alloc_frozen_pages_noprof", "writeb$", "writew$", "writel$", "writeq$", "logic_in", "logic_out",
+	"^crc\\d+", "assertfail", "print_hex_dump", "(trace|lockdep)_(hard|soft)irq", "^(un)?lock_page",
+	"el1_abort", "el1h_64_sync(?:_handler)?", "xas_(?:start|load|find)", "truncate_inode_pages_range",
+	"__fortify_report", "__mod_timer", "dput",
 	"^__report_bug$", "^__ubsan", "^ubsan_", "^rcu_is_watching$", "^__sanitizer_cov_trace_pc$",
 	NULL
 };
@@ -699,7 +713,7 @@ const char *const report_guilty_ignores[] = {
 	"^arch/.*/kernel/process\\.c", "^arch/.*/kernel/apic/", "^arch/.*/lib/", "^arch/.*/kernel/stacktrace\\.c",
 	"^arch/.*/kernel/entry", "^mm/filemap\\.c", "^mm/truncate\\.c", "^mm/folio-compat\\.c",
 	"^mm/slab_common\\.c", "^mm/swap\\.c", "^kernel/fork\\.c", "^kernel/irq_work\\.c",
-	"^kernel/smp\\.c", "^kernel/kcov\\.c", "^kernel/fail_function\\.c",
+	"^kernel/smp\\.c", "^kernel/kcov\\.c", "^kernel/fail_function\\.c", "^arch/.*/kernel/unwind.*\\.c",
 	NULL
 };
 

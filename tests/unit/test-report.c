@@ -316,6 +316,73 @@ static void test_syzkaller_formats(void **state)
 	}
 }
 
+/* Frame choice and skipped frames as in linux.go (same commit as above). */
+static void test_syzkaller_frames(void **state)
+{
+	static const struct {
+		const char *log, *title;
+	} cases[] = {
+		/* lockdep's lock site is checked, the title names the call trace */
+		{ "[ 1.0] WARNING: inconsistent lock state\n[ 1.0] --------------------------------\n"
+		  "[ 1.0] inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W} usage.\n"
+		  "[ 1.0] syz.0.1/123 [HC0[0]:SC1[1]:HE1:SE0] takes:\n"
+		  "[ 1.0] ffff888012345678 (&foo->lock){+.?.}-{2:2}, at: foo_lock_helper+0x1/0x2\n"
+		  "[ 1.0] stack backtrace:\n[ 1.0] Call Trace:\n[ 1.0]  <IRQ>\n[ 1.0]  dump_stack_lvl+0x1/0x2\n"
+		  "[ 1.0]  lock_acquire+0x1/0x2\n[ 1.0]  _raw_spin_lock+0x1/0x2\n[ 1.0]  foo_timer_fn+0x1/0x2\n"
+		  "[ 1.0]  call_timer_fn+0x1/0x2\n",
+		  "inconsistent lock state in foo_timer_fn" },
+		/* a kmalloc bug names the caller that asked, even an *_alloc_* one */
+		{ "[ 1.0] WARNING: CPU: 0 PID: 1 at mm/util.c:600 kvmalloc_node+0x1/0x2\n"
+		  "[ 1.0] RIP: 0010:kvmalloc_node+0x1/0x2\n[ 1.0] Call Trace:\n[ 1.0]  <TASK>\n"
+		  "[ 1.0]  foo_alloc_table+0x1/0x2\n[ 1.0]  foo_ioctl+0x1/0x2\n[ 1.0]  __x64_sys_ioctl+0x1/0x2\n",
+		  "WARNING: kmalloc bug in foo_alloc_table" },
+		{ "[ 1.0] BUG: Invalid wait context\n[ 1.0] stack backtrace:\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  dump_stack_lvl+0x1/0x2\n[ 1.0]  __lock_acquire+0x1/0x2\n[ 1.0]  lock_acquire+0x1/0x2\n"
+		  "[ 1.0]  lock_sock_nested+0x1/0x2\n[ 1.0]  foo_setsockopt+0x1/0x2\n[ 1.0]  do_sock_setsockopt+0x1/0x2\n",
+		  "WARNING: locking bug in foo_setsockopt" },
+		/* skb helpers BUG_ON their caller's mistakes */
+		{ "[ 1.0] kernel BUG at net/core/skbuff.c:123!\n[ 1.0] RIP: 0010:skb_pull_rcsum+0x1/0x2\n"
+		  "[ 1.0] Call Trace:\n[ 1.0]  <IRQ>\n[ 1.0]  foo_rcv+0x1/0x2\n[ 1.0]  __netif_receive_skb+0x1/0x2\n"
+		  "[ 1.0]  process_backlog+0x1/0x2\n",
+		  "kernel BUG in foo_rcv" },
+		/* arm64 tag-check fault frames */
+		{ "[ 1.0] BUG: KASAN: invalid-access in el1_da+0x1/0x2\n"
+		  "[ 1.0] Read at addr f0ff000012345678 by task syz/123\n[ 1.0] Call trace:\n"
+		  "[ 1.0]  el1_da+0x1/0x2\n[ 1.0]  foo_read+0x1/0x2\n[ 1.0]  vfs_read+0x1/0x2\n[ 1.0]  el0_svc+0x1/0x2\n",
+		  "KASAN: invalid-access Read in foo_read" },
+		{ "[ 1.0] WARNING: Nested lock was not taken\n[ 1.0] RIP: 0010:foo_nest+0x1/0x2\n"
+		  "[ 1.0] Call Trace:\n[ 1.0]  lock_acquire+0x1/0x2\n[ 1.0]  bar_caller+0x1/0x2\n[ 1.0]  baz+0x1/0x2\n",
+		  "WARNING: nested lock was not taken in foo_nest" },
+		/* KMSAN's first stack ends where the store stack begins */
+		{ "[ 1.0] BUG: KMSAN: uninit-value in netlink_rcv_skb+0x1/0x2\n"
+		  "[ 1.0]  netlink_rcv_skb+0x1/0x2\n[ 1.0]  netlink_ack+0x1/0x2\n"
+		  "[ 1.0] Uninit was stored to memory at:\n[ 1.0]  foo_store+0x1/0x2\n[ 1.0]  foo_sendmsg+0x1/0x2\n",
+		  "KMSAN: uninit-value in corrupted" },
+		/* MMIO accessors are skipped */
+		{ "[ 1.0] WARNING: CPU: 0 PID: 1 at drivers/foo/foo.c:12 foo_writel+0x1/0x2\n"
+		  "[ 1.0] RIP: 0010:foo_writel+0x1/0x2\n[ 1.0] Call Trace:\n[ 1.0]  <TASK>\n"
+		  "[ 1.0]  foo_reset+0x1/0x2\n[ 1.0]  foo_probe+0x1/0x2\n[ 1.0]  really_probe+0x1/0x2\n",
+		  "WARNING in foo_reset" },
+	};
+	static const char unwind[] = "Call Trace:\n unwind_next_frame+0x1/0x2 arch/x86/kernel/unwind_orc.c:500\n"
+				     " foo_walk+0x1/0x2 fs/foo/walk.c:12\n";
+	_cleanup_free_ char *file = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(report_freep) struct report *r = parse(cases[i].log, strlen(cases[i].log));
+
+		if (!report_title(r))
+			fail_msg("case %zu: no crash found, expected '%s'", i, cases[i].title);
+		if (strcmp(report_title(r), cases[i].title) != 0)
+			fail_msg("case %zu: '%s', expected '%s'", i, report_title(r), cases[i].title);
+	}
+	/* the unwinder is never the guilty file */
+	assert_int_equal(report_guilty_file_of(unwind, sizeof(unwind) - 1, "WARNING in foo_walk", &file), 0);
+	assert_non_null(file);
+	assert_string_equal(file, "fs/foo/walk.c");
+}
+
 /* The whole-log suppressions of syzkaller's report.go and linux.go (same
  * commit as above): the crash is found but not worth reporting. */
 static void test_syzkaller_suppressions(void **state)
@@ -486,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_syzkaller_rules),
 		cmocka_unit_test(test_syzkaller_suppressions),
 		cmocka_unit_test(test_syzkaller_formats),
+		cmocka_unit_test(test_syzkaller_frames),
 		cmocka_unit_test(test_no_crash),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_normalize),
