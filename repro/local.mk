@@ -23,7 +23,7 @@ repro_librepro_a_SOURCES = \
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) \
 	$(LIBSSH2_CFLAGS) $(JANSSON_CFLAGS)
 REPRO_LIBS = repro/librepro.a $(PCRE2_LIBS) $(LIBDW_LIBS) $(LIBGIT2_LIBS) $(LIBSSH2_LIBS) \
-	$(JANSSON_LIBS) -lpthread
+	$(JANSSON_LIBS) $(LIBIBERTY_LIBS) -lpthread
 
 CTL_EXTRA_SOURCES += daemon/ctl-report.c daemon/ctl-repro.c daemon/ctl-tree.c
 

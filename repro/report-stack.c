@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty/demangle.h>
+#undef ARRAY_SIZE /* libiberty.h has its own; common/macro.h's is used */
+
 #include "common/strutil.h"
 #include "report-internal.h"
 
@@ -40,6 +43,23 @@ static bool skipped(const struct stack_fmt *sf, const char *fn, size_t n)
 	return re_match_any(report_skip_frames, fn, n) || re_match_any(sf->skip, fn, n);
 }
 
+/* Rust (v0 "_R...", legacy "_ZN...17h<hash>E") and C++ symbols as their
+ * source names without parameters or hash, the way syzkaller names them
+ * ("<rust_binder::process::Process>::update_ref"): skip patterns and
+ * titles see the demangled name.  Other names are copied as they are. */
+static char *demangle(const char *fn, size_t fl)
+{
+	_cleanup_free_ char *raw = strndup(fn, fl);
+	char *d;
+
+	if (!raw)
+		return NULL;
+	if (fl < 3 || raw[0] != '_' || (raw[1] != 'R' && raw[1] != 'Z'))
+		return TAKE_PTR(raw);
+	d = cplus_demangle(raw, DMGL_AUTO);
+	return d ? d : TAKE_PTR(raw);
+}
+
 /* Appends the first non-skipped capture of a frame match. */
 static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, const char *line,
 		     const size_t *ov, int groups)
@@ -54,12 +74,18 @@ static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, cons
 			continue;
 		fn = line + ov[2 * g];
 		fl = ov[2 * g + 1] - ov[2 * g];
-		if (skipped(sf, fn, fl))
+		copy = demangle(fn, fl);
+		if (!copy)
+			return -ENOMEM;
+		if (skipped(sf, copy, strlen(copy))) {
+			free(copy);
 			continue;
-		if (*n >= FRAMES_MAX)
+		}
+		if (*n >= FRAMES_MAX) {
+			free(copy);
 			return 0;
-		copy = strndup(fn, fl);
-		nv = copy ? realloc(*frames, (*n + 2) * sizeof(char *)) : NULL;
+		}
+		nv = realloc(*frames, (*n + 2) * sizeof(char *));
 		if (!nv) {
 			free(copy);
 			return -ENOMEM;

@@ -573,7 +573,8 @@ static void find_executor(struct report *r)
 	}
 }
 
-/* "... in func" -> "func" */
+/* "... in func" -> "func"; a demangled Rust method keeps its
+ * "<crate::Type>" qualifier: "in <a::B>::f" -> "<a::B>::f". */
 static char *frame_of_title(const char *t)
 {
 	const char *p = NULL;
@@ -583,6 +584,14 @@ static char *frame_of_title(const char *t)
 		p = q + 4;
 	if (!p)
 		return NULL;
+	if (p[0] == '<') {
+		size_t k = 1;
+
+		while (p[k] && (isalnum((unsigned char)p[k]) || p[k] == '_' || p[k] == ':' || p[k] == ' '))
+			k++;
+		if (k > 1 && p[k] == '>')
+			n = k + 1;
+	}
 	while (p[n] && (isalnum((unsigned char)p[n]) || p[n] == '_' || p[n] == ':' || p[n] == '.'))
 		n++;
 	return n ? strndup(p, n) : NULL;

@@ -383,6 +383,33 @@ static void test_syzkaller_frames(void **state)
 	assert_string_equal(file, "fs/foo/walk.c");
 }
 
+/* syzkaller demangles frame names before skipping and titling them
+ * (report.go, same commit as above): kernel Rust (v0 and legacy) and C++. */
+static void test_demangled_frames(void **state)
+{
+	static const char rust[] =
+		"[ 1.0][ T9] rust_kernel: panicked at drivers/mydrv/card.rs:12:5:\n"
+		"[ 1.0][ T9] attempt to subtract with overflow\n"
+		"[ 1.0][ T9] CPU: 0 PID: 9 Comm: syz.0.1 Not tainted 6.12.0 #1\n"
+		"[ 1.0][ T9] Call Trace:\n[ 1.0][ T9]  <TASK>\n"
+		"[ 1.0][ T9]  dump_stack_lvl+0x1/0x2\n"
+		"[ 1.0][ T9]  _RNvCsabc_7___rustc17rust_begin_unwind+0x1/0x2\n"
+		"[ 1.0][ T9]  _RNvNtCsabc_4core9panicking9panic_fmt+0x1/0x2\n"
+		"[ 1.0][ T9]  _RNvMNtCs1234_5mydrv4cardNtB2_4Card5probe+0x1/0x2\n"
+		"[ 1.0][ T9]  _ZN5mydrv4card4Card4open17h0123456789abcdefE+0x1/0x2\n"
+		"[ 1.0][ T9]  do_dentry_open+0x1/0x2\n";
+	_cleanup_(report_freep) struct report *r = parse(rust, sizeof(rust) - 1);
+	char *const *frames;
+
+	(void)state;
+	assert_string_equal(report_title(r), "attempt to subtract with overflow in <mydrv::card::Card>::probe");
+	assert_string_equal(report_frame(r), "<mydrv::card::Card>::probe");
+	frames = report_frames(r);
+	assert_non_null(frames[0]);
+	assert_true(strv_contains(frames, "mydrv::card::Card::open"));
+	assert_true(strv_contains(frames, "do_dentry_open"));
+}
+
 /* The whole-log suppressions of syzkaller's report.go and linux.go (same
  * commit as above): the crash is found but not worth reporting. */
 static void test_syzkaller_suppressions(void **state)
@@ -554,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_syzkaller_suppressions),
 		cmocka_unit_test(test_syzkaller_formats),
 		cmocka_unit_test(test_syzkaller_frames),
+		cmocka_unit_test(test_demangled_frames),
 		cmocka_unit_test(test_no_crash),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_normalize),
