@@ -45,6 +45,8 @@ tests_fuzz_replay_events_CPPFLAGS = $(AM_CPPFLAGS) -DREPLAY_CORPUS='"tests/fuzz/
 tests_fuzz_replay_events_LDADD = $(HOOKS_LIBS) $(MAIL_LIBS) $(COMMON_LIBS)
 
 if FUZZING
+# coverage feedback from the parsers themselves, not only from the harness
+hooks_libhooks_a_CFLAGS += -fsanitize=fuzzer-no-link
 FUZZ_BINS += tests/fuzz/fuzz-events
 noinst_PROGRAMS += tests/fuzz/fuzz-events
 tests_fuzz_fuzz_events_SOURCES = tests/fuzz/fuzz-events.c
