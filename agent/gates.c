@@ -709,7 +709,7 @@ static int gate_silence(struct gate_ctx *g)
 
 static int gate_checkpatch(struct gate_ctx *g, const char *diff, size_t len)
 {
-	_cleanup_free_ char *script = NULL, *maint = NULL, *errors = NULL;
+	_cleanup_free_ char *script = NULL, *maint = NULL;
 	_cleanup_(proc_result_free) struct proc_result res = {};
 	struct proc_opts o = PROC_OPTS_DEFAULT;
 	_cleanup_buf_ struct buf b = BUF_INIT(2048);

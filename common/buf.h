@@ -25,7 +25,7 @@ int buf_append(struct buf *b, const void *p, size_t n);
 int buf_append_trunc(struct buf *b, const void *p, size_t n);
 int buf_puts(struct buf *b, const char *s);
 int buf_printf(struct buf *b, const char *fmt, ...) _printf_(2, 3);
-int buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap) _printf_(2, 0);
 void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 /* Hands the bytes to the caller (NUL-terminated); b is left empty. */

@@ -607,7 +607,8 @@ static int on_kick(sd_event_source *es, void *userdata)
 	return on_io(es, -1, 0, userdata);
 }
 
-static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+/* fmt is libmicrohttpd's own format string, never a client's text */
+_printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[256];
 

@@ -394,7 +394,6 @@ static void tee_output(void *userdata, const char *data, size_t len)
 static int make_command(struct build_host *h, char *const *targets, char **ret)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
-	_cleanup_free_ char *cc = NULL;
 	const struct build_opts *o = h->o;
 	struct sandbox sb = { .kind = o->sandbox, .ro = { h->ssh->src }, .n_ro = 1,
 			      .rw = { h->ssh->obj }, .n_rw = 1 };
