@@ -259,6 +259,22 @@ static void test_syzkaller_rules(void **state)
 /* Formats of linux.go's table (same commit as above) that kfix lacked or
  * titled otherwise: title, an alternative title the report must also
  * match (or NULL), and whether it is corrupted. */
+/* Case i of a table: the log gets this title (and alt as an alternative);
+ * returns the report for more checks. */
+static struct report *check_title(size_t i, const char *log, const char *title,
+				  const char *alt)
+{
+	struct report *r = parse(log, strlen(log));
+
+	if (!report_title(r))
+		fail_msg("case %zu: no crash found, expected '%s'", i, title);
+	if (strcmp(report_title(r), title) != 0)
+		fail_msg("case %zu: '%s', expected '%s'", i, report_title(r), title);
+	if (alt && !report_matches_title(r, alt))
+		fail_msg("case %zu: '%s' is not an alternative title", i, alt);
+	return r;
+}
+
 static void test_syzkaller_formats(void **state)
 {
 	static const struct {
@@ -302,14 +318,9 @@ static void test_syzkaller_formats(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		_cleanup_(report_freep) struct report *r = parse(cases[i].log, strlen(cases[i].log));
+		_cleanup_(report_freep) struct report *r =
+			check_title(i, cases[i].log, cases[i].title, cases[i].alt);
 
-		if (!report_title(r))
-			fail_msg("case %zu: no crash found, expected '%s'", i, cases[i].title);
-		if (strcmp(report_title(r), cases[i].title) != 0)
-			fail_msg("case %zu: '%s', expected '%s'", i, report_title(r), cases[i].title);
-		if (cases[i].alt && !report_matches_title(r, cases[i].alt))
-			fail_msg("case %zu: '%s' is not an alternative title", i, cases[i].alt);
 		if (report_corrupted(r) != cases[i].corrupted)
 			fail_msg("case %zu: corrupted %d (%s)", i, report_corrupted(r),
 				 report_corrupted_reason(r) ? report_corrupted_reason(r) : "");
@@ -369,14 +380,8 @@ static void test_syzkaller_frames(void **state)
 	_cleanup_free_ char *file = NULL;
 
 	(void)state;
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		_cleanup_(report_freep) struct report *r = parse(cases[i].log, strlen(cases[i].log));
-
-		if (!report_title(r))
-			fail_msg("case %zu: no crash found, expected '%s'", i, cases[i].title);
-		if (strcmp(report_title(r), cases[i].title) != 0)
-			fail_msg("case %zu: '%s', expected '%s'", i, report_title(r), cases[i].title);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		report_free(check_title(i, cases[i].log, cases[i].title, NULL));
 	/* the unwinder is never the guilty file */
 	assert_int_equal(report_guilty_file_of(unwind, sizeof(unwind) - 1, "WARNING in foo_walk", &file), 0);
 	assert_non_null(file);
