@@ -212,10 +212,7 @@ static void answer(struct front *f, struct intake_item *it, int r, bool created)
 	}
 	count_delivery(f, it, created ? "stored" : "duplicate");
 	if (created && it->mail) {
-		if (mailq_wait(f->mailq, it->req, it->in.id) < 0)
-			http_reply_json(it->req, 202,
-					json_pack("{s:I, s:b, s:s}", "id", (json_int_t)it->in.id,
-						  "duplicate", 0, "state", "pending"));
+		(void)mailq_wait(f->mailq, it->req, it->in.id);
 		return;
 	}
 	http_reply_json(it->req, 200,

@@ -60,6 +60,13 @@ struct mailq {
 	size_t n;
 };
 
+/* Stored, processed later: the sender need not send it again. */
+static void reply_pending(struct http_request *req, int64_t id)
+{
+	http_reply_json(req, 202, json_pack("{s:I, s:b, s:s}", "id", (json_int_t)id,
+					    "duplicate", 0, "state", "pending"));
+}
+
 static void answer(struct mailq *q, size_t i, const struct store_inbox *row)
 {
 	struct waiter *w = &q->w[i];
@@ -69,10 +76,8 @@ static void answer(struct mailq *q, size_t i, const struct store_inbox *row)
 				json_pack("{s:I, s:b, s:s, s:s?}", "id", (json_int_t)w->id,
 					  "duplicate", 0, "state", row->state, "detail",
 					  row->detail));
-	else /* stored, processed later: the sender need not send it again */
-		http_reply_json(w->req, 202,
-				json_pack("{s:I, s:b, s:s}", "id", (json_int_t)w->id,
-					  "duplicate", 0, "state", "pending"));
+	else
+		reply_pending(w->req, w->id);
 	q->w[i] = q->w[--q->n];
 }
 
@@ -198,16 +203,19 @@ void mailq_set_config(struct mailq *q, const struct config *cfg)
 
 int mailq_wait(struct mailq *q, struct http_request *req, int64_t id)
 {
-	if (q->n >= MAILQ_WAITERS_MAX)
-		return http_reply_json(req, 202,
-				       json_pack("{s:I, s:b, s:s}", "id", (json_int_t)id,
-						 "duplicate", 0, "state", "pending"));
+	if (q->n >= MAILQ_WAITERS_MAX) {
+		reply_pending(req, id);
+		return 0;
+	}
 	q->w[q->n++] = (struct waiter){
 		.req = req, .id = id, .deadline = clock_mono_usec() + MAILQ_WAIT_USEC,
 	};
 	if (q->child.pid > 0 || mailq_spawn(q) < 0)
 		q->again = true; /* the running one may have listed the rows already */
-	return timer_update(q);
+	/* the request is held now: without the timer, the helper's exit
+	 * still answers it */
+	(void)timer_update(q);
+	return 0;
 }
 
 int mailq_spawn(struct mailq *q)

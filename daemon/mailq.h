@@ -35,7 +35,8 @@ void mailq_free(struct mailq *ib);
 DEFINE_CLEANUP(struct mailq, mailq_free)
 void mailq_set_config(struct mailq *ib, const struct config *cfg);
 /* Holds req until the row id is processed, then answers it with the
- * row's state; the caller has suspended req. */
+ * row's state (202 "pending" when too many wait); the caller has
+ * suspended req.  Always answers it, now or later. */
 int mailq_wait(struct mailq *ib, struct http_request *req, int64_t id);
 /* Starts the helper when mail is pending and none runs. */
 int mailq_spawn(struct mailq *ib);
