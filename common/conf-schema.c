@@ -80,6 +80,8 @@ const struct config_key config_schema[] = {
 	T("agent", false, "max-step-answers", CONFIG_SIZE, "192K"),
 	T("agent", false, "max-context", CONFIG_SIZE, "320K"),
 	T("agent", false, "index-dir", CONFIG_PATH, NULL),
+	S("agent", "selftests", "auto"),
+	T("agent", false, "selftest-timeout", CONFIG_DURATION, "2min"),
 
 	/* [tree "name"]: a watched kernel tree */
 	NS("tree", "url", NULL),
@@ -97,6 +99,7 @@ const struct config_key config_schema[] = {
 	I("tree", true, "priority", "0", -1000, 1000),
 	T("tree", true, "fetch-interval", CONFIG_DURATION, "1h"),
 	T("tree", true, "ask-syzbot-test", CONFIG_BOOL, "false"),
+	NS("tree", "selftests", NULL),
 
 	/* [vm "name"]: a pool of test VMs on one VM host */
 	E("vm", true, "backend", "qemu", "qemu"),

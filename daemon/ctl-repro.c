@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,14 @@
 #include "ctl.h"
 #include "repro/build.h"
 #include "repro/run.h"
+#include "repro/selftest.h"
 #include "repro/tree.h"
 #include "repro/vm.h"
 
 struct repro_args {
 	const char *tree, *src, *commit, *kconfig, *repro, *patch, *vm, *build, *kernel;
 	const char *repro_opts;
+	const char *selftests;	/* test-patch: overrides the configured selection */
 	bool syz;
 	char **titles;
 	int runs, attempts;
@@ -57,6 +60,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 		{ "repro-syz", required_argument, NULL, 'S' },
 		{ "repro-opts", required_argument, NULL, 'O' },
 		{ "compile-only", no_argument, NULL, 'c' },
+		{ "selftests", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -78,6 +82,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 			break;
 		case 'O': a->repro_opts = optarg; break;
 		case 'p': a->patch = optarg; break;
+		case 'E': a->selftests = optarg; break;
 		case 'v': a->vm = optarg; break;
 		case 'b': a->build = optarg; break;
 		case 'K': a->kernel = optarg; break;
@@ -113,11 +118,11 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 	    optind == argc)
 		return 0;
 	if (optind < argc || (!a->tree == !a->src) || !a->kconfig || (!a->repro && !a->build_only) ||
-	    (a->test_patch && !a->patch)) {
+	    (a->test_patch && !a->patch) || (a->selftests && !a->test_patch)) {
 		ctl_err("usage: kfixctl %s --tree NAME|--src DIR [--commit REV] --config FILE "
 			"--repro FILE|--repro-syz FILE [--repro-opts FILE]%s [--kernel BZIMAGE] [--runs N] [--attempts N] [--title T]... [--vm NAME] "
 			"[--build NAME] [--timeout DURATION] [--json]",
-			cmd, a->test_patch ? " --patch FILE" : "");
+			cmd, a->test_patch ? " --patch FILE [--selftests auto|none|TARGET[:TEST],...]" : "");
 		return -EINVAL;
 	}
 	return 0;
@@ -345,6 +350,17 @@ struct session {
 	struct syz_opts syz;
 	int runs, attempts;
 	char *error_kind, *error_msg;
+	/* test-patch: the kselftests that cover the patch, run on both
+	 * kernels once the crash is gone */
+	char **st_selection;
+	char *st_note;		/* why none ran */
+	char *base_kernel;	/* a copy of the base's bzImage */
+	struct selftest_set st_set;
+	struct selftest_results st_base, st_patched;
+	bool st_ran;
+	int st_regressions;
+	char *st_text;
+	uint64_t st_timeout;
 };
 
 static void session_free(struct session *s)
@@ -362,6 +378,13 @@ static void session_free(struct session *s)
 	free(s->worktree);
 	free(s->error_kind);
 	free(s->error_msg);
+	strv_free(s->st_selection);
+	free(s->st_note);
+	free(s->base_kernel);
+	selftest_set_free(&s->st_set);
+	selftest_results_free(&s->st_base);
+	selftest_results_free(&s->st_patched);
+	free(s->st_text);
 }
 
 /* An input error: reported as {"error": {...}} and exit code 1. */
@@ -645,6 +668,156 @@ static enum verdict side_verdict(const struct session *s, const struct side *sd,
 	return verdict_patch(base_v, &sd->series, s->runs);
 }
 
+#define PATCH_MAX (64 * 1024 * 1024)
+
+/* Which kselftests cover the patch: --selftests, else the tree's
+ * selftests, else [agent] selftests ("auto" by default). */
+static int selftests_select(struct ctl *c, struct session *s)
+{
+	_cleanup_free_ char *patch = NULL, *err = NULL;
+	_cleanup_strv_ char **files = NULL;
+	const char *spec = s->a.selftests;
+	struct config *cfg;
+	size_t len;
+	int r;
+
+	r = ctl_config(c, &cfg);
+	if (r < 0)
+		return r;
+	if (!spec && s->a.tree)
+		(void)config_get_string(cfg, "tree", s->a.tree, "selftests", &spec);
+	if (!spec)
+		(void)config_get_string(cfg, "agent", NULL, "selftests", &spec);
+	if (config_get_duration(cfg, "agent", NULL, "selftest-timeout", &s->st_timeout) < 0)
+		s->st_timeout = 120 * 1000000ULL;
+	r = read_file_bounded(s->a.patch, PATCH_MAX, &patch, &len);
+	if (r < 0)
+		return input_error(s, "bad-patch", "cannot read the --patch file");
+	r = selftest_patch_files(patch, len, &files);
+	if (r >= 0)
+		r = selftest_select(s->a.src, spec, files, &s->st_selection, &err);
+	if (r == -EINVAL || r == -E2BIG)
+		return input_error(s, "bad-selftests", err);
+	if (r < 0)
+		return r;
+	if (!s->st_selection[0] &&
+	    !(s->st_note = strdup(spec && streq(spec, "none") ? "selftests = none"
+				  : "no kselftest covers the changed files")))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The patched build replaces the base's bzImage: its selftests run on
+ * a copy. */
+static int keep_base_kernel(struct session *s, const struct side *base)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len;
+	int r;
+
+	if (!s->st_selection || !s->st_selection[0] || !base->build.bzimage)
+		return 0;
+	if (asprintf(&s->base_kernel, "%s/base-bzImage", s->tmpdir) < 0)
+		return -ENOMEM;
+	r = read_file_bounded(base->build.bzimage, 256 * 1024 * 1024, &data, &len);
+	return r < 0 ? r : write_file_atomic(s->base_kernel, data, len, 0644);
+}
+
+static void st_log(bool prog, const char *fmt, ...) _printf_(2, 3);
+static void st_log(bool prog, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!prog)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Built once per build folder, then run on the base and on the patched
+ * kernel: a test that passed on the base and not on the patch is a
+ * regression. */
+static int selftests_run(struct session *s, const struct side *patched, bool prog,
+			 enum verdict *v)
+{
+	_cleanup_free_ char *objdir = NULL, *out = NULL, *err = NULL;
+	const struct vm_backend *b = vm_backend_find(s->vm.backend ? s->vm.backend : "qemu");
+	int r;
+
+	if (!s->base_kernel || !b)
+		return 0;
+	r = build_objdir(&s->bo, &objdir);
+	if (r < 0 || asprintf(&out, "%s.selftests", objdir) < 0)
+		return r < 0 ? r : -ENOMEM;
+	st_log(prog, "selftests: building %zu selection(s) into %s", strv_len(s->st_selection), out);
+	r = selftest_build(s->a.src, s->st_selection, out, s->bo.sandbox, 30 * 60 * 1000000ULL,
+			   &s->st_set, &err);
+	if (r == -ENOENT) {
+		free(s->st_note);
+		s->st_note = TAKE_PTR(err);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	st_log(prog, "selftests: %zu test(s) on the base kernel", s->st_set.n);
+	r = selftest_run(&s->vm, b, s->base_kernel, &s->st_set, s->st_timeout, &s->st_base);
+	if (r < 0)
+		return r;
+	st_log(prog, "selftests: %zu test(s) on the patched kernel", s->st_set.n);
+	r = selftest_run(&s->vm, b, patched->build.bzimage, &s->st_set, s->st_timeout,
+			 &s->st_patched);
+	if (r < 0)
+		return r;
+	s->st_ran = true;
+	r = selftest_regressions(&s->st_base, &s->st_patched, &s->st_text);
+	if (r < 0)
+		return r;
+	s->st_regressions = r;
+	if (r > 0)
+		*v = VERDICT_SELFTEST_REGRESSION;
+	return 0;
+}
+
+static json_t *selftests_json(const struct session *s)
+{
+	json_t *o = json_object(), *sel = json_array();
+
+	if (!o || !sel) {
+		json_decref(o);
+		json_decref(sel);
+		return NULL;
+	}
+	for (size_t i = 0; s->st_selection && s->st_selection[i]; i++)
+		json_array_append_new(sel, json_string(s->st_selection[i]));
+	json_object_set_new(o, "selected", sel);
+	json_object_set_new(o, "note", json_str_or_null(s->st_note));
+	json_object_set_new(o, "unbuilt", json_str_or_null(s->st_set.unbuilt));
+	if (s->st_ran) {
+		json_object_set_new(o, "base", selftest_results_to_json(&s->st_base));
+		json_object_set_new(o, "patched", selftest_results_to_json(&s->st_patched));
+	}
+	json_object_set_new(o, "regressions", json_integer(s->st_regressions));
+	json_object_set_new(o, "regression_report", json_str_or_null(s->st_text));
+	return o;
+}
+
+static void selftests_print(const struct session *s)
+{
+	_cleanup_free_ char *sum = NULL;
+
+	if (!s->st_ran) {
+		if (s->st_note)
+			ctl_print_escaped("selftests", s->st_note);
+		return;
+	}
+	if (selftest_summary(&s->st_base, &s->st_patched, &sum) >= 0)
+		ctl_print_escaped("selftests", sum);
+	if (s->st_text)
+		ctl_print_escaped("regressions", s->st_text);
+}
+
 static int print_result(struct ctl *c, struct session *s, struct side *base, struct side *patched,
 			const char *verdict)
 {
@@ -664,6 +837,8 @@ static int print_result(struct ctl *c, struct session *s, struct side *base, str
 			json_object_set_new(o, "base", side_json(base));
 		if (patched && patched->built)
 			json_object_set_new(o, "patched", side_json(patched));
+		if (patched && s->a.test_patch && !s->error_kind)
+			json_object_set_new(o, "selftests", selftests_json(s));
 		json_object_set_new(o, "verdict", verdict ? json_string(verdict) : json_null());
 		return json_print(o);
 	}
@@ -706,6 +881,8 @@ static int print_result(struct ctl *c, struct session *s, struct side *base, str
 			printf("  %s:%d: %s\n", sd->build.errors[i].file, sd->build.errors[i].line,
 			       sd->build.errors[i].message);
 	}
+	if (patched && s->a.test_patch)
+		selftests_print(s);
 	if (verdict)
 		printf("verdict: %s\n", verdict);
 	return 0;
@@ -728,15 +905,21 @@ static int repro_main(struct ctl *c, int argc, char **argv, bool test_patch)
 		r = compile_repro(&s);
 	if (r == 0 && test_patch)
 		r = check_patch_applies(&s);
+	if (r == 0 && test_patch)
+		r = selftests_select(c, &s);
 	if (r == 0)
 		r = do_side(&s, &base, prog, test_patch);
 	if (r == 0) {
 		vb = side_verdict(&s, &base, true, 0);
 		v = vb;
 		if (test_patch && vb == VERDICT_REPRODUCED) {
-			r = do_side(&s, &patched, prog, true);
+			r = keep_base_kernel(&s, &base);
+			if (r == 0)
+				r = do_side(&s, &patched, prog, true);
 			if (r == 0)
 				v = side_verdict(&s, &patched, false, vb);
+			if (r == 0 && v == VERDICT_FIXED)
+				r = selftests_run(&s, &patched, prog, &v);
 		} else if (test_patch && vb == VERDICT_BUILD_ERROR)
 			v = VERDICT_INFRA_ERROR; /* the base, not the patch, broke */
 	}

@@ -10,6 +10,7 @@ repro_librepro_a_SOURCES = \
 	repro/sandbox.c repro/sandbox.h repro/build.c repro/build.h repro/build-internal.h repro/build-ssh.c repro/build-sync.c \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
+	repro/selftest.c repro/selftest-select.c repro/selftest.h \
 	repro/probe.c repro/probe.h \
 	repro/tree.h \
 	repro/tree-internal.h \
@@ -83,6 +84,12 @@ tests_unit_test_repro_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_repro_CPPFLAGS = $(AM_CPPFLAGS) -DSRCDIR=\"$(abs_top_srcdir)\"
 EXTRA_DIST += tests/integration/fake-make
 tests_unit_test_repro_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/unit/test-selftest
+TESTS += tests/unit/test-selftest
+tests_unit_test_selftest_SOURCES = tests/unit/test-selftest.c
+tests_unit_test_selftest_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_selftest_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 # The real kernel test: skipped (77) with KFIX_SKIP_KERNEL=1 or without
 # the tools; see tests/kernel/lib.sh.

@@ -49,6 +49,7 @@ const char *verdict_to_string(enum verdict v)
 		[VERDICT_BUILD_ERROR] = "build-error", [VERDICT_BOOT_ERROR] = "boot-error",
 		[VERDICT_INFRA_ERROR] = "infra-error",
 		[VERDICT_BEHAVIOUR_CHANGED] = "behaviour-changed", [VERDICT_LEAKED] = "leaked",
+		[VERDICT_SELFTEST_REGRESSION] = "selftest-regression",
 	};
 	return (unsigned)v < ARRAY_SIZE(names) ? names[v] : "unknown";
 }

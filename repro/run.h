@@ -125,6 +125,9 @@ enum verdict {
 	 * kmemleak found what the run leaked: not a fix. */
 	VERDICT_BEHAVIOUR_CHANGED,
 	VERDICT_LEAKED,
+	/* The crash is gone, but a kselftest that passes on the base
+	 * kernel does not on the patched one. */
+	VERDICT_SELFTEST_REGRESSION,
 };
 const char *verdict_to_string(enum verdict v);
 

@@ -83,6 +83,24 @@ expect_json 'd["patched"]["crashed"]' 0 "$s: no crash on the breaking fix"
 expect_json '"read back \"kfix-tes\"" in d["patched"]["outcomes"][0]["output"]' True \
 	"$s: the reproducer says what changed"
 
+# --- the kernel's own tests --------------------------------------------------
+# The fix plus a "simplification" that makes relative sleeps on the
+# monotonic clocks return at once: the reproducer is happy, the
+# timers:nanosleep kselftest, which passes on the base, fails.
+s=clock-null-deref
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/breaking-fix.patch" \
+	--title "${title[$s]}" --runs 1 --selftests timers:nanosleep
+[ $? = 1 ] || kt_fail "$s: a fix that breaks a selftest exits 0"
+expect_json 'd["verdict"]' selftest-regression "$s: the crash is gone, a selftest fails"
+expect_json 'd["patched"]["crashed"]' 0 "$s: no crash on the breaking fix"
+expect_json '[t["status"] for t in d["selftests"]["base"]["tests"]]' "['pass']" "$s: nanosleep passes on the base"
+expect_json '[t["status"] for t in d["selftests"]["patched"]["tests"]]' "['fail']" "$s: and fails on the patch"
+expect_json '"not ok 2 CLOCK_MONOTONIC" in d["selftests"]["regression_report"]' True \
+	"$s: the regression report carries the test's own output"
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/fix.patch" \
+	--runs 1 --selftests 'timers:../../x'
+expect_json 'd["error"]["kind"]' bad-selftests "$s: a selftest name that walks out of the tree"
+
 # A leak instead of a fix: the integrity gate rejects it.  (kmemleak, which
 # validation runs after every patched run, does not see these messages:
 # something still seems to point at them; see the leaked verdict's unit
@@ -133,7 +151,7 @@ vm_variant badhostkey "known-hosts=$T/wrong_known_hosts"
 vm_variant noqemu "qemu=/nonexistent/qemu-system-x86_64"
 cp -a "$T/initramfs" "$T/noguest" && rm -f "$T/noguest/sbin/dropbear"
 (cd "$T/noguest" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$T/noguest.cpio.gz"
-vm_variant noguest "image=$T/noguest.cpio.gz" "boot-timeout=60s"
+vm_variant noguest "image=$T/noguest.cpio.gz" "boot-timeout=30s"
 
 for v in unreachable:infra-error:"Connection refused" badauth:infra-error:"authentication failed" \
 	 badhostkey:infra-error:"MISMATCH" noqemu:infra-error:"nonexistent" \

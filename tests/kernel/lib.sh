@@ -176,6 +176,9 @@ kt_write_config() {
 [agent]
 	# the symbol index of the prepared source, made once for all tests
 	index-dir = $KT_TOP/index
+	# the tests that want kselftests name them: "auto" would run every
+	# test of a touched subsystem, minutes each under emulation
+	selftests = none
 [build "local"]
 	dir = $KT_TOP/build
 	jobs = ${KFIX_TEST_JOBS:-2}
