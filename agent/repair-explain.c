@@ -177,6 +177,16 @@ static void put_tested(struct buf *b, const struct repair_ctx *c, const struct r
 	if (patched->leak_checked)
 		(void)buf_printf(b, "- kmemleak: no leak after %u of %u runs on the patched "
 				 "kernel\n", patched->leak_checked, patched->runs);
+	if (patched->selftests) {
+		(void)buf_puts(b, "- kselftests covering the change, on the base and on the patched "
+			       "kernel:\n");
+		for (const char *l = patched->selftests; *l;) {
+			size_t n = strcspn(l, "\n");
+
+			(void)buf_printf(b, "  - %.*s\n", (int)n, l);
+			l += n + (l[n] == '\n');
+		}
+	}
 	if (c->gates_passed)
 		(void)buf_printf(b, "- integrity gates %s\n", c->gates_passed);
 	if (c->review)
@@ -188,7 +198,10 @@ static void put_tested(struct buf *b, const struct repair_ctx *c, const struct r
 				  "([agent] patch-review = no)\n");
 	if (!patched->leak_checked)
 		(void)buf_puts(b, "- kmemleak: the kernel under test has none (CONFIG_DEBUG_KMEMLEAK)\n");
-	(void)buf_puts(b, "- no kselftests or KUnit suites were run\n"
+	if (!patched->selftests)
+		(void)buf_printf(b, "- no kselftests were run: %s\n",
+				 patched->selftest_note ?: "none configured");
+	(void)buf_puts(b, "- no KUnit suites were run\n"
 			  "- no other configurations or architectures\n\n");
 }
 

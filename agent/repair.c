@@ -27,6 +27,9 @@ void repair_outcome_clear(struct repair_outcome *o)
 	free(o->title);
 	free(o->log);
 	free(o->behaviour);
+	free(o->selftests);
+	free(o->regressions);
+	free(o->selftest_note);
 	free(o->leaks);
 	*o = (struct repair_outcome){};
 }
@@ -597,6 +600,34 @@ static const char *first_line(const char *s, char *buf, size_t n)
 }
 
 /* Judges a diff: gates, build, validation runs. */
+/* Crash gone, reproducer content, nothing leaked: the kernel's own
+ * tests of the changed code must still pass. */
+static int run_selftests(struct repair_ctx *c, const char *step, struct attempt *a)
+{
+	const struct repair_outcome *o = &a->outcome;
+	uint64_t t0 = trajectory_now();
+	int r;
+
+	if (!c->ts->selftests || o->crashed || o->runs == 0 || o->boot_error || o->hung ||
+	    o->failed_exits || o->leaked)
+		return 0;
+	r = c->ts->selftests(c->ts->ud, a->diff, &a->outcome);
+	if (r == -ENOMEM)
+		return r;
+	repair_event(c, step, "tool.selftests", t0, NULL,
+		     json_pack("{s:s?, s:i, s:s?, s:s?}", "results", o->selftests, "regressions",
+			       o->selftest_regressions, "report", o->regressions, "note",
+			       o->selftest_note),
+		     r < 0 ? "infra-error" : o->selftest_regressions ? "regressed" :
+		     o->selftests ? "passed" : "none", r < 0 ? strerror(-r) : NULL);
+	/* an infrastructure failure of the tests is said in the mail, not
+	 * held against the patch */
+	if (r < 0 && !a->outcome.selftest_note &&
+	    asprintf(&a->outcome.selftest_note, "the selftests could not run: %s", strerror(-r)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 {
 	_cleanup_(gate_verdicts_freep) struct gate_verdicts *v = NULL;
@@ -635,6 +666,9 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 		if (r < 0)
 			return r;
 	}
+	r = run_selftests(c, step, a);
+	if (r < 0)
+		return r;
 	/* The base booted and ran the reproducer: a patched kernel that
 	 * does not boot or hangs is the patch's failure, shown to the model. */
 	if (a->outcome.boot_error || (a->outcome.hung && a->outcome.crashed == 0))
@@ -650,6 +684,10 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 		set_result(a, SCORE_OTHER_CRASH, a->outcome.leaks,
 			   "the crash is gone but kmemleak found memory the reproducer leaked in "
 			   "%u/%u runs", a->outcome.leaked, a->outcome.runs);
+	else if (a->outcome.crashed == 0 && a->outcome.selftest_regressions > 0)
+		set_result(a, SCORE_OTHER_CRASH, a->outcome.regressions,
+			   "the crash is gone but %u kselftest(s) that pass on the base kernel do not "
+			   "on the patched kernel", a->outcome.selftest_regressions);
 	else if (a->outcome.crashed == 0) {
 		set_result(a, SCORE_VALIDATED, NULL, "no crash in %u/%u runs", a->outcome.survived,
 			   a->outcome.runs);

@@ -40,6 +40,14 @@ struct repair_outcome {
 	char *leaks;
 	bool boot_error;	/* the kernel did not boot: no run will count */
 	bool hung;		/* every attempt lost the guest without a crash */
+	/* The kselftests covering the patch, run on the base and on this
+	 * kernel once the crash was gone: one line per test, the tests that
+	 * passed on the base and not here (with their output), or why none
+	 * ran. */
+	char *selftests;
+	unsigned selftest_regressions;
+	char *regressions;
+	char *selftest_note;
 };
 void repair_outcome_clear(struct repair_outcome *o);
 
@@ -74,6 +82,10 @@ struct repair_toolstack {
 	 * exploration tool of explore.h on the base tree; same contract as
 	 * explore_call(). */
 	int (*explore)(void *ud, const char *name, const json_t *args, char **ret);
+	/* Optional: the kernel's own tests that cover diff, on the base
+	 * kernel and on the last kernel built (which carries diff); fills
+	 * the selftest fields of *ret. */
+	int (*selftests)(void *ud, const char *diff, struct repair_outcome *ret);
 };
 
 /* The model's conversation in each step: it may call exploration and

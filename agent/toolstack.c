@@ -16,6 +16,7 @@
 #include "llm-internal.h"
 #include "repro/build.h"
 #include "repro/run.h"
+#include "repro/selftest.h"
 #include "repro/report.h"
 #include "repro/tags.h"
 #include "repro/tree.h"
@@ -43,7 +44,49 @@ struct toolstack {
 	struct tags *tags;	/* the base's symbol index, once made or loaded */
 	char *vmlinux;		/* of the last kernel built: runs' crashes are symbolised */
 	bool tags_tried;
+	/* kselftests: the selection rule, a copy of the base's bzImage, and
+	 * per selection the built tests and their results on the base */
+	const char *st_spec;
+	uint64_t st_timeout;
+	char *base_kernel;
+	struct st_entry {
+		char *key;
+		struct selftest_set set;
+		struct selftest_results base;
+		char *note;
+	} st[SELFTEST_MAX_TARGETS];
+	size_t n_st;
 };
+
+static void st_entry_free(struct st_entry *e)
+{
+	free(e->key);
+	selftest_set_free(&e->set);
+	selftest_results_free(&e->base);
+	free(e->note);
+	*e = (struct st_entry){ 0 };
+}
+
+/* The base's bzImage, which the next patched build replaces: a copy
+ * (the image is rewritten in place, a link would follow it). */
+static int keep_base_kernel(struct toolstack *t, const char *bzimage)
+{
+	_cleanup_free_ char *data = NULL, *dst = NULL;
+	size_t len;
+	int r;
+
+	if (!t->st_spec || streq(t->st_spec, "none") || !bzimage ||
+	    asprintf(&dst, "%s/bzImage.base", t->o.scratch) < 0)
+		return 0;
+	r = read_file_bounded(bzimage, 256u << 20, &data, &len);
+	if (r >= 0)
+		r = write_file_atomic(dst, data, len, 0644);
+	if (r >= 0) {
+		free(t->base_kernel);
+		t->base_kernel = TAKE_PTR(dst);
+	}
+	return r;
+}
 
 /* The tools read the base kernel's vmlinux: a hard link keeps it when a
  * patched build replaces the file (the linker writes a new one). */
@@ -131,8 +174,10 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	*ret_log = build_log(&res);
 	switch (res.status) {
 	case BUILD_OK:
-		if (!diff)
+		if (!diff) {
 			keep_base_vmlinux(t, res.vmlinux);
+			(void)keep_base_kernel(t, res.bzimage);
+		}
 		free(t->vmlinux);
 		t->vmlinux = res.vmlinux ? strdup(res.vmlinux) : NULL;
 		t->bzimage = TAKE_PTR(res.bzimage);
@@ -239,6 +284,116 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	return 0;
 }
 
+/* The base kernel when this toolstack never built it (the reproduce job
+ * of kfixd did): the patched image is set aside, the base built and
+ * kept; the next candidate builds its own kernel anyway. */
+static int build_base_for_tests(struct toolstack *t)
+{
+	_cleanup_free_ char *patched = NULL, *data = NULL, *log = NULL;
+	size_t len;
+	int r;
+
+	if (asprintf(&patched, "%s/bzImage.patched", t->o.scratch) < 0)
+		return -ENOMEM;
+	r = read_file_bounded(t->bzimage, 256u << 20, &data, &len);
+	if (r >= 0)
+		r = write_file_atomic(patched, data, len, 0644);
+	if (r < 0)
+		return r;
+	r = ts_build(t, NULL, &log);
+	if (r < 0)
+		return r;
+	free(t->bzimage);
+	t->bzimage = TAKE_PTR(patched);
+	t->patched = true;
+	return t->base_kernel ? 0 : -EIO;
+}
+
+/* Built and run on the base once per selection. */
+static int st_base(struct toolstack *t, char **sel, struct st_entry **ret)
+{
+	_cleanup_buf_ struct buf k = BUF_INIT(16 * 1024);
+	_cleanup_free_ char *key = NULL, *objdir = NULL, *out = NULL;
+	struct st_entry *e;
+	int r;
+
+	for (size_t i = 0; sel[i]; i++)
+		(void)buf_printf(&k, "%s ", sel[i]);
+	if (!(key = buf_steal(&k, NULL)))
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_st; i++)
+		if (streq(t->st[i].key, key)) {
+			*ret = &t->st[i];
+			return 0;
+		}
+	if (t->n_st == ARRAY_SIZE(t->st))
+		st_entry_free(&t->st[--t->n_st]);
+	e = &t->st[t->n_st];
+	r = build_objdir(&t->bo, &objdir);
+	if (r < 0 || asprintf(&out, "%s.selftests", objdir) < 0)
+		return r < 0 ? r : -ENOMEM;
+	r = selftest_build(t->o.src, sel, out, t->bo.sandbox, t->bo.timeout_usec, &e->set,
+			   &e->note);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	if (r >= 0 && !t->base_kernel)
+		r = build_base_for_tests(t);
+	if (r >= 0)
+		r = selftest_run(&t->vm, vm_backend_find(t->vm.backend ?: "qemu"), t->base_kernel,
+				 &e->set, t->st_timeout, &e->base);
+	if (r < 0 && r != -ENOENT) {
+		st_entry_free(e);
+		return r;
+	}
+	e->key = TAKE_PTR(key);
+	t->n_st++;
+	*ret = e;
+	return 0;
+}
+
+static int ts_selftests(void *ud, const char *diff, struct repair_outcome *ret)
+{
+	struct toolstack *t = ud;
+	_cleanup_strv_ char **files = NULL, **sel = NULL;
+	_cleanup_(selftest_results_free) struct selftest_results patched = {};
+	_cleanup_free_ char *err = NULL;
+	struct st_entry *e;
+	int r;
+
+	if (!t->kernels || !t->bzimage || !t->patched)
+		return -ENOSYS;
+	r = selftest_patch_files(diff, strlen(diff), &files);
+	if (r >= 0)
+		r = selftest_select(t->o.src, t->st_spec, files, &sel, &err);
+	if (r == -EINVAL || r == -E2BIG) {
+		ret->selftest_note = TAKE_PTR(err);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (!sel[0]) {
+		ret->selftest_note = strdup(streq(t->st_spec, "none") ? "selftests = none"
+					    : "no kselftest covers the changed files");
+		return ret->selftest_note ? 0 : -ENOMEM;
+	}
+	r = st_base(t, sel, &e);
+	if (r < 0)
+		return r;
+	if (e->note || e->base.error) {
+		ret->selftest_note = strdup(e->note ?: e->base.error);
+		return ret->selftest_note ? 0 : -ENOMEM;
+	}
+	r = selftest_run(&t->vm, vm_backend_find(t->vm.backend ?: "qemu"), t->bzimage, &e->set,
+			 t->st_timeout, &patched);
+	if (r < 0)
+		return r;
+	r = selftest_regressions(&e->base, &patched, &ret->regressions);
+	if (r < 0)
+		return r;
+	ret->selftest_regressions = (unsigned)r;
+	return selftest_summary(&e->base, &patched, &ret->selftests);
+}
+
 /* Where the symbol indexes live: [agent] index-dir, else the cache
  * folder's index/, else the scratch folder. */
 static char *index_path(const struct toolstack *t)
@@ -334,6 +489,14 @@ static int setup_kernels(struct toolstack *t, char **ret_error)
 	t->bo.src = t->o.src;
 	t->bo.config = t->o.kconfig;
 	t->bo.dir = t->build_dir;
+	if (!t->o.tree ||
+	    config_get_string(t->o.cfg, "tree", t->o.tree, "selftests", &t->st_spec) < 0 ||
+	    !t->st_spec)
+		(void)config_get_string(t->o.cfg, "agent", NULL, "selftests", &t->st_spec);
+	if (!t->st_spec)
+		t->st_spec = "auto";
+	if (config_get_duration(t->o.cfg, "agent", NULL, "selftest-timeout", &t->st_timeout) < 0)
+		t->st_timeout = 120 * 1000000ULL;
 	if (endswith(t->o.repro, ".c")) {
 		if (asprintf(&t->binary, "%s/repro", t->o.scratch) < 0)
 			return -ENOMEM;
@@ -448,6 +611,7 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 			r = setup_kernels(t, ret_error);
 			if (r < 0)
 				return r;
+			t->ops.selftests = t->kernels ? ts_selftests : NULL;
 			*ret = TAKE_PTR(t);
 			return 0;
 		}
@@ -472,6 +636,7 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 		.run = ts_run, .fixes_tag = ts_fixes, .already_fixed = ts_fixed,
 		.recent_subjects = ts_recent, .explore = ts_explore,
 		.compile = t->kernels ? ts_compile : NULL,
+		.selftests = t->kernels ? ts_selftests : NULL,
 	};
 	*ret = TAKE_PTR(t);
 	return 0;
@@ -492,6 +657,9 @@ void toolstack_free(struct toolstack *t)
 	free(t->base_vmlinux);
 	free(t->bzimage);
 	free(t->binary);
+	for (size_t i = 0; i < t->n_st; i++)
+		st_entry_free(&t->st[i]);
+	free(t->base_kernel);
 	vm_opts_free(&t->vm);
 	free(t);
 }

@@ -18,6 +18,7 @@ struct toolstack_opts {
 	const char *kconfig;	/* kernel .config */
 	const char *repro;	/* reproducer (C source) */
 	const struct config *cfg;
+	const char *tree;	/* [tree "NAME"] of the bug, for its selftests; may be NULL */
 };
 
 int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char **ret_error);

@@ -186,7 +186,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	    access(state, W_OK) == 0 && asprintf(&kb, "%s/knowledge.jsonl", state) < 0)
 		return 1;
 	to = (struct toolstack_opts){ .src = src ?: a.src, .commit = a.commit, .scratch = scratch,
-				      .kconfig = a.kconfig, .repro = a.repro, .cfg = cfg };
+				      .kconfig = a.kconfig, .repro = a.repro, .cfg = cfg, .tree = a.tree };
 	r = toolstack_new(&to, &ts, &err);
 	if (r < 0) {
 		ctl_err("%s", err ?: strerror(-r));

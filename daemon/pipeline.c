@@ -243,10 +243,24 @@ static int w_build(void *ud, const char *diff, char **ret_log)
 
 static int outcome_copy(const struct repair_outcome *o, struct repair_outcome *ret)
 {
+	char **const fields[] = { &ret->title, &ret->log, &ret->behaviour, &ret->leaks,
+				  &ret->selftests, &ret->regressions, &ret->selftest_note };
+
 	*ret = *o;
+	/* every string its own copy: both outcomes are cleared */
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		*fields[i] = NULL;
 	ret->title = strdup_safe(o->title);
 	ret->log = strdup_safe(o->log);
-	if ((o->title && !ret->title) || (o->log && !ret->log)) {
+	ret->behaviour = strdup_safe(o->behaviour);
+	ret->leaks = strdup_safe(o->leaks);
+	ret->selftests = strdup_safe(o->selftests);
+	ret->regressions = strdup_safe(o->regressions);
+	ret->selftest_note = strdup_safe(o->selftest_note);
+	if ((o->title && !ret->title) || (o->log && !ret->log) ||
+	    (o->behaviour && !ret->behaviour) || (o->leaks && !ret->leaks) ||
+	    (o->selftests && !ret->selftests) || (o->regressions && !ret->regressions) ||
+	    (o->selftest_note && !ret->selftest_note)) {
 		repair_outcome_clear(ret);
 		return -ENOMEM;
 	}
@@ -294,6 +308,25 @@ static int w_probe(void *ud, const char *diff, struct repair_outcome *ret)
 		r = p->inner->probe(p->inner->ud, diff, ret);
 		slot_release(v);
 		count_vm_run(p, r, ret, t0);
+	}
+	slot_release(b);
+	return r;
+}
+
+static int w_selftests(void *ud, const char *diff, struct repair_outcome *ret)
+{
+	struct pipeline *p = ud;
+	struct slot *b = NULL, *v = NULL;
+	int r;
+
+	/* they may build (the tests, the base kernel) and boot guests */
+	r = job_slot_acquire(p->ctx, "build", &b);
+	if (r < 0)
+		return r;
+	r = job_slot_acquire(p->ctx, "vm", &v);
+	if (r >= 0) {
+		r = p->inner->selftests(p->inner->ud, diff, ret);
+		slot_release(v);
 	}
 	slot_release(b);
 	return r;
@@ -358,7 +391,7 @@ int pipeline_prepare(struct pipeline *p, const char *rev)
 		return job_fail(ctx, r, "%s: %s", p->scratch, strerror(-r));
 	to = (struct toolstack_opts){ .src = p->src.dir, .commit = p->src.base[0] ? p->src.base : NULL,
 				      .scratch = p->scratch, .kconfig = p->kconfig, .repro = p->repro,
-				      .cfg = ctx->cfg };
+				      .cfg = ctx->cfg, .tree = p->bug->tree };
 	r = toolstack_new(&to, &p->ts, &err);
 	if (r < 0)
 		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
@@ -371,6 +404,7 @@ int pipeline_prepare(struct pipeline *p, const char *rev)
 		.recent_subjects = p->inner->recent_subjects ? w_recent : NULL,
 		.explore = p->inner->explore ? w_explore : NULL,
 		.compile = p->inner->compile ? w_compile : NULL,
+		.selftests = p->inner->selftests ? w_selftests : NULL,
 	};
 	p->params.report = p->report;
 	p->params.report_len = p->report_len;

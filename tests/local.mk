@@ -68,6 +68,7 @@ EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/report.txt \
 	tests/kernel/scenarios/clock-null-deref/report.txt \
 	tests/kernel/scenarios/clock-null-deref/repair-cassette.jsonl \
+	tests/kernel/scenarios/clock-null-deref/agent.conf \
 	tests/kernel/scenarios/msg-uaf/repair-cassette.jsonl \
 	tests/kernel/scenarios/watch-queue-oob/repair-cassette.jsonl \
 	tests/kernel/scenarios/timer-kclock/report.txt tests/kernel/scenarios/timer-kclock/agent.conf \

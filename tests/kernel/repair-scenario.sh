@@ -85,6 +85,14 @@ CFG
 	fi
 	python3 "$kt_here/repairmodel.py" check "$S" "$T/out" "$cassette" "$KT_BASE" ||
 		kt_fail "$name: check (KFIX_KEEP_TMP=1 keeps $T)"
+	# a scenario that names kselftests: they ran on both kernels and the
+	# explanation lists them
+	if grep -q '^	selftests = ' "$S/agent.conf" 2>/dev/null; then
+		grep -q '^- kselftests covering the change' "$T/out/explanation.md" &&
+			grep -q '^  - .*: pass on the base, pass on the patch$' "$T/out/explanation.md" ||
+			{ sed -n '/## Tested/,/## Commit/p' "$T/out/explanation.md" >&2
+			  kt_fail "$name: the explanation does not list the kselftests"; }
+	fi
 	"$KFIXCTL" trace "$T/out" > "$T/trace.txt" || kt_fail "trace"
 	"$KFIXCTL" --json trace "$T/out" | python3 -c '
 import json, sys

@@ -830,6 +830,90 @@ static void test_behaviour_changed_is_not_fixed(void **state)
 	}
 }
 
+/* The kernel's own tests: a kselftest that passes on the base and not on
+ * the patched kernel fails the attempt, its output fed back; tests that
+ * pass are listed in the explanation's "Tested" section. */
+struct st_ts {
+	struct ts t;
+	bool regress;
+	int calls;
+};
+
+static int ts_selftests_scripted(void *ud, const char *diff, struct repair_outcome *ret)
+{
+	struct st_ts *st = ud;
+
+	st->calls++;
+	assert_non_null(strstr(diff, "+++ b/"));
+	ret->selftests = strdup(st->regress ? "timers:nanosleep: pass on the base, fail on the patch\n"
+					    : "timers:nanosleep: pass on the base, pass on the patch\n");
+	if (st->regress) {
+		ret->selftest_regressions = 1;
+		ret->regressions = strdup("selftest timers:nanosleep passed on the base kernel and "
+					  "failed on the patched kernel (exit status 1)\nits output:\n"
+					  "not ok 2 CLOCK_MONOTONIC\n");
+	}
+	return 0;
+}
+
+static int ts_run_st(void *ud, unsigned runs, struct repair_outcome *ret)
+{
+	return ts_run(&((struct st_ts *)ud)->t, runs, ret);
+}
+
+static int ts_build_st(void *ud, const char *diff, char **ret_log)
+{
+	return ts_build(&((struct st_ts *)ud)->t, diff, ret_log);
+}
+
+static void test_selftest_regression_is_not_fixed(void **state)
+{
+	for (int i = 0; i < 3; i++) {
+		_cleanup_(llm_freep) struct llm *l = NULL;
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_json_ json_t *ev = NULL;
+		_cleanup_free_ char *err = NULL, *md = NULL;
+		struct model m = { .plan = PLAN_STORY, .tokens = 1000 };
+		struct repair_toolstack ts = toolstack;
+		struct st_ts st = { .regress = i == 0 };
+		struct repair_params p;
+		char out[512], path[1024];
+
+		(void)state;
+		snprintf(out, sizeof(out), "%s/out-selftests-%d", tree, i);
+		params(&p, out);
+		ts.ud = &st;
+		ts.run = ts_run_st;
+		ts.build = ts_build_st;
+		ts.selftests = i < 2 ? ts_selftests_scripted : NULL;
+		assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+		assert_int_equal(repair_run(&p, &ts, l, &s, &err), 0);
+		ev = events(out);
+		if (i == 0) {
+			assert_int_not_equal(s->result, REPAIR_VALIDATED);
+			assert_true(has_result(ev, "the crash is gone but 1 kselftest(s) that pass on "
+					       "the base kernel do not on the patched kernel") >= 1);
+			assert_true(count(ev, "tool.selftests", "regressed") >= 1);
+			free(st.t.built);
+			continue;
+		}
+		assert_int_equal(s->result, REPAIR_VALIDATED);
+		if (i == 2)
+			assert_int_equal(st.calls, 0);
+		snprintf(path, sizeof(path), "%s/explanation.md", out);
+		assert_int_equal(read_file_bounded(path, 1 << 20, &md, NULL), 0);
+		if (i == 1) {
+			assert_true(st.calls >= 1);
+			assert_non_null(strstr(md, "- kselftests covering the change, on the base and on "
+						   "the patched kernel:\n  - timers:nanosleep: pass on the "
+						   "base, pass on the patch\n"));
+			assert_null(strstr(md, "no kselftests were run"));
+		} else
+			assert_non_null(strstr(md, "- no kselftests were run: none configured\n"));
+		free(st.t.built);
+	}
+}
+
 /* The adversarial review: a patch that stops the crash but changes what
  * a correct caller gets is a failed attempt, its findings fed back; a
  * minimised patch the review rejects leaves the reviewed full one; with
@@ -1178,6 +1262,7 @@ int main(void)
 		cmocka_unit_test(test_validation_counts_every_run),
 		cmocka_unit_test(test_patched_kernel_down_is_an_attempt),
 		cmocka_unit_test(test_behaviour_changed_is_not_fixed),
+		cmocka_unit_test(test_selftest_regression_is_not_fixed),
 		cmocka_unit_test(test_review_rejects),
 		cmocka_unit_test(test_review_minimised),
 		cmocka_unit_test(test_review_off),
