@@ -232,7 +232,7 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 		.kernel = t->bzimage, .repro = t->binary, .runs = (int)runs,
 		.max_attempts = 2 * (int)runs,
 		/* leaks are the patch's question: the base crashes anyway */
-		.leak_check = t->patched,
+		.leak_check = t->patched && t->vm.leak_check,
 	};
 	unsigned lost = 0;
 	int r;

@@ -123,6 +123,7 @@ const struct config_key config_schema[] = {
 	T("vm", true, "syzkaller", CONFIG_PATH, NULL),
 	I("vm", true, "runs", "3", 1, 100),
 	I("vm", true, "max-attempts", "6", 1, 1000),
+	T("vm", true, "leak-check", CONFIG_BOOL, "true"),
 
 	/* [build "name"]: a build host */
 	NS("build", "host", "local"),

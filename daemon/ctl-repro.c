@@ -604,7 +604,7 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		.stop_on_crash = stop_on_crash,
 		/* what the patch leaks is judged on the patched kernel alone:
 		 * the leaks from before the reproducer are cleared */
-		.leak_check = streq(sd->name, "patched"),
+		.leak_check = streq(sd->name, "patched") && s->vm.leak_check,
 		.progress = progress_on ? progress : NULL,
 		.userdata = sd,
 	};

@@ -118,8 +118,8 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/clock-null-deref/wrong-fix.patch \
 	tests/kernel/scenarios/clock-null-deref/repro.c
 
-BENCH_SHELL += tests/bench/kernel-bench.sh tests/bench/sandbox-bench.sh
-EXTRA_DIST += tests/bench/kernel-bench.sh tests/bench/sandbox-bench.sh
+BENCH_SHELL += tests/bench/kernel-bench.sh tests/bench/sandbox-bench.sh tests/bench/validation-bench.sh
+EXTRA_DIST += tests/bench/kernel-bench.sh tests/bench/sandbox-bench.sh tests/bench/validation-bench.sh
 
 TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh

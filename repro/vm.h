@@ -25,6 +25,8 @@ struct vm_opts {
 	char *cmdline;		 /* extra kernel command line */
 	char *syzkaller;	 /* a syzkaller build on this host; NULL: none */
 	int count, memory, cpus;
+	/* kmemleak scans after the reproducer on patched kernels */
+	bool leak_check;
 	uint64_t boot_timeout_usec, run_timeout_usec;
 };
 int vm_opts_from_config(const struct config *cfg, const char *name, struct vm_opts *ret);
