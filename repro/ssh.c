@@ -16,8 +16,8 @@
 
 #include "common/clock.h"
 #include "common/buf.h"
-#include "common/fileio.h"
 #include "common/strutil.h"
+#include "hostkey.h"
 #include "ssh-internal.h"
 
 struct ssh {
@@ -103,133 +103,33 @@ static int tcp_connect(const char *host, int port, uint64_t timeout_usec, int *r
 	return r;
 }
 
-static char *base64(const unsigned char *p, size_t n)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		*o++ = tab[(v >> 18) & 63];
-		*o++ = tab[(v >> 12) & 63];
-		*o++ = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-		*o++ = i + 2 < n ? tab[v & 63] : '=';
-	}
-	*o = '\0';
-	return out;
-}
-
-static int hostkey_bit(int type)
-{
-	switch (type) {
-	case LIBSSH2_HOSTKEY_TYPE_RSA:
-		return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
-#ifdef LIBSSH2_HOSTKEY_TYPE_ECDSA_256
-	case LIBSSH2_HOSTKEY_TYPE_ECDSA_256:
-		return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
-	case LIBSSH2_HOSTKEY_TYPE_ECDSA_384:
-		return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
-	case LIBSSH2_HOSTKEY_TYPE_ECDSA_521:
-		return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
-#endif
-#ifdef LIBSSH2_HOSTKEY_TYPE_ED25519
-	case LIBSSH2_HOSTKEY_TYPE_ED25519:
-		return LIBSSH2_KNOWNHOST_KEY_ED25519;
-#endif
-	default:
-		return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
-	}
-}
-
-/* 1 when some line of the file lists the key (base64 of the blob) as a
- * whole word, whatever its host field. */
-static int pinned_key_listed(const char *path, const char *b64)
-{
-	_cleanup_free_ char *data = NULL;
-	size_t len, bl = strlen(b64);
-	const char *p;
-	int r;
-
-	r = read_file_bounded(path, 1024 * 1024, &data, &len);
-	if (r < 0)
-		return r;
-	for (p = data; (p = strstr(p, b64)); p += bl)
-		if (p > data && (p[-1] == ' ' || p[-1] == '\t') &&
-		    (p[bl] == '\0' || p[bl] == ' ' || p[bl] == '\t' || p[bl] == '\n' ||
-		     p[bl] == '\r'))
-			return 1;
-	return 0;
-}
-
-static void knownhost_freep(LIBSSH2_KNOWNHOSTS **k)
-{
-	if (*k)
-		libssh2_knownhost_free(*k);
-}
-
 /* Refuses any key that known_hosts does not list for this host (or, when
  * pinning, anywhere in the file): kfix never learns keys on first use. */
 static int verify_hostkey(LIBSSH2_SESSION *s, const struct ssh_target *t, char **ret_msg)
 {
-	_cleanup_(knownhost_freep) LIBSSH2_KNOWNHOSTS *kh = NULL;
-	struct libssh2_knownhost *entry = NULL;
-	_cleanup_free_ char *b64 = NULL;
+	const struct hostkey_check c = {
+		.known_hosts = t->known_hosts,
+		.host = t->host,
+		.port = t->port,
+		.pin_any_host = t->pin_any_host,
+	};
+	enum hostkey_verdict v;
 	const char *key;
-	size_t len;
+	size_t len = 0;
 	int type, r;
 
-	if (!t->known_hosts) {
-		set_msg(ret_msg, t, "no known_hosts file configured: refusing an unverified host key");
-		return -EKEYREJECTED;
-	}
 	key = libssh2_session_hostkey(s, &len, &type);
-	kh = libssh2_knownhost_init(s);
-	if (!key || !kh)
-		return -EPROTO;
-	if (libssh2_knownhost_readfile(kh, t->known_hosts, LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0) {
-		set_msg(ret_msg, t, "cannot read the known_hosts file");
-		return -EKEYREJECTED;
-	}
-	if (t->pin_any_host) {
-		b64 = base64((const unsigned char *)key, len);
-		if (!b64)
-			return -ENOMEM;
-		r = pinned_key_listed(t->known_hosts, b64);
-		if (r < 0)
-			return r;
-		if (r > 0)
-			return 0;
-		{
-			_cleanup_free_ char *m = NULL;
-
-			if (asprintf(&m, "host key is not the pinned key (offered %s)", b64) < 0)
-				return -ENOMEM;
-			set_msg(ret_msg, t, m);
-		}
-		return -EKEYREJECTED;
-	}
-	r = libssh2_knownhost_checkp(kh, t->host, t->port, key, len,
-				     LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW |
-					     hostkey_bit(type),
-				     &entry);
-	switch (r) {
-	case LIBSSH2_KNOWNHOST_CHECK_MATCH:
+	r = hostkey_verify(&c, key, len, &v);
+	if (r < 0)
+		return r;
+	if (v == HOSTKEY_MATCH)
 		return 0;
-	case LIBSSH2_KNOWNHOST_CHECK_MISMATCH:
-		set_msg(ret_msg, t, "HOST KEY MISMATCH with known_hosts: refusing to connect");
-		return -EKEYREJECTED;
-	default:
-		set_msg(ret_msg, t, "host key not in known_hosts: refusing to connect");
-		return -EKEYREJECTED;
+	if (ret_msg) {
+		free(*ret_msg);
+		*ret_msg = NULL;
+		(void)hostkey_message(&c, v, ret_msg);
 	}
+	return v == HOSTKEY_FAILURE ? -EPROTO : -EKEYREJECTED;
 }
 
 int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)

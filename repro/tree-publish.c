@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libssh2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
+#include "repro/hostkey.h"
 #include "repro/tree-internal.h"
 
 #define PUSH_REFSPECS_MAX 64
@@ -201,6 +201,7 @@ struct push_state {
 	bool key_offered, token_offered;
 	uint64_t deadline;
 	bool timed_out;
+	bool hostkey_refused;
 	char reason[512];
 	char rejected[512];
 };
@@ -229,76 +230,30 @@ static int url_port(const char *url)
 	return colon ? atoi(colon + 1) : -1;
 }
 
-static int knownhost_type(git_cert_ssh_raw_type_t t)
-{
-	switch (t) {
-	case GIT_CERT_SSH_RAW_TYPE_RSA:
-		return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
-	case GIT_CERT_SSH_RAW_TYPE_DSS:
-		return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
-	case GIT_CERT_SSH_RAW_TYPE_KEY_ECDSA_256:
-		return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
-	case GIT_CERT_SSH_RAW_TYPE_KEY_ECDSA_384:
-		return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
-	case GIT_CERT_SSH_RAW_TYPE_KEY_ECDSA_521:
-		return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
-	case GIT_CERT_SSH_RAW_TYPE_KEY_ED25519:
-		return LIBSSH2_KNOWNHOST_KEY_ED25519;
-	default:
-		return -1;
-	}
-}
-
-static void knownhostsp(LIBSSH2_KNOWNHOSTS **k)
-{
-	if (*k)
-		libssh2_knownhost_free(*k);
-}
-static void sshsessionp(LIBSSH2_SESSION **s)
-{
-	if (*s)
-		libssh2_session_free(*s);
-}
-
 /* 0 when host's key is in known_hosts; otherwise a reason in s. */
 static int check_known_host(struct push_state *s, const git_cert_hostkey *hk,
 			    const char *host)
 {
-	_cleanup_(sshsessionp) LIBSSH2_SESSION *ss = NULL;
-	_cleanup_(knownhostsp) LIBSSH2_KNOWNHOSTS *kh = NULL;
-	struct libssh2_knownhost *found = NULL;
-	int type, r;
+	const struct hostkey_check c = {
+		.known_hosts = s->auth ? s->auth->known_hosts : NULL,
+		.host = host,
+		.port = s->port,
+	};
+	enum hostkey_verdict v = HOSTKEY_UNSUPPORTED;
+	_cleanup_free_ char *m = NULL;
+	int r = 0;
 
-	if (!s->auth || !s->auth->known_hosts) {
-		snprintf(s->reason, sizeof(s->reason),
-			 "no known_hosts file configured for %.200s", host);
-		return -1;
-	}
-	if (!(hk->type & GIT_CERT_SSH_RAW) || (type = knownhost_type(hk->raw_type)) < 0) {
-		snprintf(s->reason, sizeof(s->reason), "unsupported host key type");
-		return -1;
-	}
-	ss = libssh2_session_init();
-	kh = ss ? libssh2_knownhost_init(ss) : NULL;
-	if (!kh)
-		return -1;
-	if (libssh2_knownhost_readfile(kh, s->auth->known_hosts,
-				       LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0) {
-		snprintf(s->reason, sizeof(s->reason), "cannot read %.300s",
-			 s->auth->known_hosts);
-		return -1;
-	}
-	r = libssh2_knownhost_checkp(kh, host, s->port, hk->hostkey, hk->hostkey_len,
-				     LIBSSH2_KNOWNHOST_TYPE_PLAIN |
-					     LIBSSH2_KNOWNHOST_KEYENC_RAW | type,
-				     &found);
-	if (r == LIBSSH2_KNOWNHOST_CHECK_MATCH)
+	if (hk->type & GIT_CERT_SSH_RAW)
+		r = hostkey_verify(&c, hk->hostkey, hk->hostkey_len, &v);
+	if (r < 0)
+		return r;
+	if (v == HOSTKEY_MATCH)
 		return 0;
-	snprintf(s->reason, sizeof(s->reason), "%s host key for %.200s",
-		 r == LIBSSH2_KNOWNHOST_CHECK_MISMATCH ? "MISMATCHING" :
-		 r == LIBSSH2_KNOWNHOST_CHECK_NOTFOUND ? "unknown" : "unverifiable",
-		 host);
-	return -1;
+	s->hostkey_refused = true;
+	if (hostkey_message(&c, v, &m) < 0)
+		return -ENOMEM;
+	snprintf(s->reason, sizeof(s->reason), "%s", m);
+	return -EKEYREJECTED;
 }
 
 static int push_cert_cb(git_cert *cert, int valid, const char *host, void *payload)
@@ -417,8 +372,7 @@ int tree_push(struct tree *t, const char *url, const char *const *refspecs,
 	if (s.timed_out)
 		return tree_fail(t, -ETIMEDOUT, "push timed out");
 	if (r < 0 && s.reason[0]) {
-		bool cert = strstr(s.reason, "host key") || strstr(s.reason, "known_hosts");
-		return tree_fail(t, cert ? -EPERM : -EACCES, "push refused: %s",
+		return tree_fail(t, s.hostkey_refused ? -EPERM : -EACCES, "push refused: %s",
 				 s.reason);
 	}
 	if (r < 0)
