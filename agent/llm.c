@@ -438,7 +438,7 @@ static void record_exchange(struct llm *l, const struct llm_call *c)
 	if (c->error)
 		json_object_set_new(e, "error", json_string(c->error_text ?: strerror(-c->error)));
 	else
-		json_object_set_new(e, "body", json_stringn(c->resp.data ?: "", c->resp.len));
+		json_object_set_new(e, "body", json_text(c->resp.data ?: "", c->resp.len));
 	line = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
 	if (line) {
 		fprintf(l->record, "%s\n", line);

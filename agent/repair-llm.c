@@ -18,7 +18,7 @@
 
 void repair_set_var(struct repair_ctx *c, const char *key, const char *value)
 {
-	json_object_set_new(c->vars, key, json_string(value ?: "") ?: json_string("(not UTF-8)"));
+	json_object_set_new(c->vars, key, json_str_or_null(value ?: ""));
 }
 
 void repair_progress(struct repair_ctx *c, const char *step, const char *fmt, ...)

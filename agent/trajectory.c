@@ -78,7 +78,7 @@ static json_t *bounded_copy(const json_t *j, int depth)
 		if (asprintf(&s, "%.*s\n[... %zu bytes cut]", (int)TRAJECTORY_TEXT_MAX,
 			     json_string_value(j), json_string_length(j) - TRAJECTORY_TEXT_MAX) < 0)
 			return json_null();
-		out = json_string(s) ?: json_string("(not UTF-8)");
+		out = json_str_or_null(s);
 		free(s);
 		return out;
 	}

@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "json.h"
+#include "strutil.h"
 
 int json_parse_bounded(const char *data, size_t len, size_t max, json_t **ret,
 		       json_error_t *err)
@@ -48,7 +50,19 @@ int json_print(const json_t *j)
 	return fflush(stdout) == 0 ? 0 : -EIO;
 }
 
+json_t *json_text(const char *s, size_t len)
+{
+	_cleanup_free_ char *fixed = NULL;
+	size_t n;
+
+	if (utf8_valid(s, len))
+		return json_stringn_nocheck(s, len);
+	if (utf8_repair(s, len, &fixed, &n) < 0)
+		return NULL;
+	return json_stringn_nocheck(fixed, n);
+}
+
 json_t *json_str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return s ? json_text(s, strlen(s)) : json_null();
 }

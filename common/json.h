@@ -1,4 +1,5 @@
-/* Small helpers over jansson for reading untrusted JSON. */
+/* Small helpers over jansson for reading untrusted JSON and for writing
+ * untrusted text into JSON. */
 #ifndef KFIX_JSON_H
 #define KFIX_JSON_H
 
@@ -20,8 +21,10 @@ int json_parse_bounded(const char *data, size_t len, size_t max, json_t **ret,
 const char *json_get_str(const json_t *obj, const char *key);
 int64_t json_get_int(const json_t *obj, const char *key, int64_t dflt);
 bool json_get_bool(const json_t *obj, const char *key, bool dflt);
-/* A JSON string, or null for NULL. */
+/* A JSON string from any bytes (invalid UTF-8 becomes U+FFFD, which
+ * jansson would refuse), or null for NULL.  NULL only on ENOMEM. */
 json_t *json_str_or_null(const char *s);
+json_t *json_text(const char *s, size_t len);
 /* Writes j to stdout, indented, with a final newline. */
 int json_print(const json_t *j);
 

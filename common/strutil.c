@@ -61,6 +61,77 @@ char *str_printable_tail(const char *s, size_t len, size_t max)
 	return out;
 }
 
+/* Second-byte range for each lead byte, from the Unicode table of
+ * well-formed sequences: the narrow ranges exclude overlong forms (E0,
+ * F0), surrogates (ED) and code points past U+10FFFF (F4). */
+static bool utf8_lead(unsigned char c, size_t *ret_n, unsigned char *ret_lo,
+		      unsigned char *ret_hi)
+{
+	size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+		   c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+
+	if (n == 0)
+		return false;
+	*ret_n = n;
+	*ret_lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	*ret_hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	return true;
+}
+
+size_t utf8_seq_len(const char *s, size_t avail)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char lo, hi;
+	size_t n;
+
+	if (avail == 0)
+		return 0;
+	if (p[0] < 0x80)
+		return 1;
+	if (!utf8_lead(p[0], &n, &lo, &hi) || n > avail || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+bool utf8_valid(const char *s, size_t len)
+{
+	for (size_t i = 0, k; i < len; i += k)
+		if ((k = utf8_seq_len(s + i, len - i)) == 0)
+			return false;
+	return true;
+}
+
+int utf8_repair(const char *s, size_t len, char **ret_text, size_t *ret_len)
+{
+	char *out;
+	size_t o = 0;
+
+	/* each bad byte grows to three */
+	if (len > (SIZE_MAX - 1) / 3)
+		return -ENOMEM;
+	out = malloc(3 * len + 1);
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0, k; i < len; i += k) {
+		k = utf8_seq_len(s + i, len - i);
+		if (k > 0) {
+			memcpy(out + o, s + i, k);
+			o += k;
+			continue;
+		}
+		memcpy(out + o, "\xef\xbf\xbd", 3);
+		o += 3;
+		k = 1;
+	}
+	out[o] = '\0';
+	*ret_text = out;
+	*ret_len = o;
+	return 0;
+}
+
 int parse_int(const char *s, int *ret)
 {
 	long v;

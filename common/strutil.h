@@ -35,6 +35,16 @@ char *str_escape(const char *s, size_t len, size_t max);
  * bytes as '?', only the last max bytes kept.  NULL only on ENOMEM. */
 char *str_printable_tail(const char *s, size_t len, size_t max);
 
+/* Length of the well-formed UTF-8 sequence at s (at most avail bytes),
+ * 0 when it is not one: overlong forms, surrogates, code points past
+ * U+10FFFF and sequences cut short are all refused, as JSON parsers do. */
+size_t utf8_seq_len(const char *s, size_t avail);
+bool utf8_valid(const char *s, size_t len);
+/* A NUL-terminated copy of s with each byte that does not start a
+ * well-formed sequence replaced by U+FFFD; valid text is kept byte for
+ * byte. */
+int utf8_repair(const char *s, size_t len, char **ret_text, size_t *ret_len);
+
 int parse_uint64(const char *s, uint64_t *ret);
 int parse_int(const char *s, int *ret);
 /* "90", "90s", "5min", "2h", "1d", "250ms" -> microseconds. */

@@ -89,7 +89,7 @@ int ctl_explore(struct ctl *c, int argc, char **argv)
 	else if (r < 0)
 		ctl_err("explore: %s", tree_error(t) ?: strerror(-r));
 	if (r >= 0 && c->json) {
-		json_t *a = json_string(out) ?: json_string("(not UTF-8)");
+		json_t *a = json_str_or_null(out);
 		_cleanup_json_ json_t *j = json_pack("{s:s, s:o}", "tool", argv[optind], "answer", a);
 
 		r = j && json_print(j) >= 0 ? 0 : -EIO;

@@ -65,51 +65,12 @@ static int input_open(const char *path, struct input *ret)
 	return 0;
 }
 
-/* jansson wants UTF-8: invalid bytes become U+FFFD. */
-static json_t *jtext(const char *s)
-{
-	_cleanup_free_ char *out = NULL;
-	size_t n, o = 0;
-
-	if (!s)
-		return json_null();
-	n = strlen(s);
-	out = malloc(3 * n + 1);
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		unsigned char c = (unsigned char)s[i];
-		size_t k = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = k > 0 && i + k <= n;
-
-		for (size_t j = 1; ok && j < k; j++)
-			ok = ((unsigned char)s[i + j] & 0xc0) == 0x80;
-		if (ok && k > 1) {
-			/* let jansson reject overlong forms and surrogates */
-			json_t *t = json_stringn(s + i, k);
-
-			ok = t != NULL;
-			json_decref(t);
-		}
-		if (ok) {
-			memcpy(out + o, s + i, k);
-			o += k;
-			i += k;
-		} else {
-			memcpy(out + o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	return json_stringn(out, o);
-}
-
 static json_t *jstrv(char *const *v)
 {
 	json_t *a = json_array();
 
 	for (size_t i = 0; a && v && v[i]; i++)
-		if (json_array_append_new(a, jtext(v[i])) < 0) {
+		if (json_array_append_new(a, json_str_or_null(v[i])) < 0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -119,16 +80,16 @@ static json_t *jstrv(char *const *v)
 static int print_json(const struct report *r)
 {
 	_cleanup_json_ json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:b, s:b, s:o}",
-					     "title", jtext(report_title(r)),
+					     "title", json_str_or_null(report_title(r)),
 					     "alt_titles", jstrv(report_alt_titles(r)),
-					     "type", jtext(report_type(r)),
-					     "frame", jtext(report_frame(r)),
+					     "type", json_str_or_null(report_type(r)),
+					     "frame", json_str_or_null(report_frame(r)),
 					     "frames", jstrv(report_frames(r)),
-					     "guilty_file", jtext(report_guilty_file(r)),
+					     "guilty_file", json_str_or_null(report_guilty_file(r)),
 					     "corrupted", report_corrupted(r),
 					     "suppressed", report_suppressed(r),
 					     "panicked", report_panicked(r),
-					     "report", jtext(report_text(r)));
+					     "report", json_str_or_null(report_text(r)));
 
 	if (!j)
 		return 1;
@@ -235,7 +196,7 @@ static int report_symbolize_cmd(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	if (c->json) {
-		_cleanup_json_ json_t *j = json_pack("{s:o}", "report", jtext(out));
+		_cleanup_json_ json_t *j = json_pack("{s:o}", "report", json_str_or_null(out));
 
 		return j && json_print(j) >= 0 ? 0 : 1;
 	}

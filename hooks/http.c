@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "auth.h"
 #include "common/buf.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
 #include "http.h"
@@ -308,7 +309,7 @@ int http_reply_error(struct http_request *r, unsigned status, const char *fmt, .
 	va_end(ap);
 	if (n < 0)
 		return -ENOMEM;
-	return http_reply_json(r, status, json_pack("{s:s}", "error", msg));
+	return http_reply_json(r, status, json_pack("{s:o}", "error", json_str_or_null(msg)));
 }
 
 void http_request_suspend(struct http_request *r)

@@ -17,6 +17,7 @@
 #include "common/buf.h"
 #include "common/conf.h"
 #include "common/fileio.h"
+#include "common/json.h"
 #include "common/proc.h"
 #include "common/slot.h"
 #include <sys/wait.h>
@@ -328,11 +329,129 @@ static void test_slots(void **state)
 	rm_rf(dir);
 }
 
+#define FFFD "\xef\xbf\xbd"
+
+/* utf8_repair(in) is want, and utf8_valid agrees on whether in was. */
+static void check_repair(const char *in, size_t len, const char *want, size_t want_len)
+{
+	_cleanup_free_ char *out = NULL;
+	size_t n = 0;
+
+	assert_int_equal(utf8_repair(in, len, &out, &n), 0);
+	assert_int_equal(n, want_len);
+	assert_memory_equal(out, want, n);
+	assert_int_equal(out[n], '\0');
+	assert_int_equal(utf8_valid(in, len), len == want_len && memcmp(in, want, len) == 0);
+}
+#define REPAIR(in, want) check_repair(in, sizeof(in) - 1, want, sizeof(want) - 1)
+
+static void test_utf8_invalid(void **state)
+{
+	REPAIR("a\xff" "b\xfe", "a" FFFD "b" FFFD);
+	REPAIR("\x80x\xbf", FFFD "x" FFFD);	      /* lone continuation bytes */
+	REPAIR("\xf5\x80\x80\x80", FFFD FFFD FFFD FFFD); /* no such lead byte */
+	REPAIR("\xf4\x90\x80\x80", FFFD FFFD FFFD FFFD); /* past U+10FFFF */
+	REPAIR("\xc3(", FFFD "(");		      /* continuation missing */
+	REPAIR("\xe2\x82x", FFFD FFFD "x");
+}
+
+static void test_utf8_overlong(void **state)
+{
+	REPAIR("\xc0\xaf", FFFD FFFD);			 /* '/' in two bytes */
+	REPAIR("\xc1\xbf", FFFD FFFD);
+	REPAIR("\xe0\x80\xaf", FFFD FFFD FFFD);		 /* '/' in three */
+	REPAIR("\xe0\x9f\xbf", FFFD FFFD FFFD);		 /* U+07FF in three */
+	REPAIR("\xf0\x80\x80\xaf", FFFD FFFD FFFD FFFD); /* '/' in four */
+	REPAIR("\xf0\x8f\xbf\xbf", FFFD FFFD FFFD FFFD); /* U+FFFF in four */
+}
+
+static void test_utf8_surrogates(void **state)
+{
+	REPAIR("\xed\xa0\x80", FFFD FFFD FFFD); /* U+D800 */
+	REPAIR("\xed\xbf\xbf", FFFD FFFD FFFD); /* U+DFFF */
+	/* a CESU-8 pair: two surrogates that would make U+1F600 */
+	REPAIR("\xed\xa0\xbd\xed\xb8\x80", FFFD FFFD FFFD FFFD FFFD FFFD);
+}
+
+static void test_utf8_truncated(void **state)
+{
+	REPAIR("ok\xc3", "ok" FFFD);
+	REPAIR("ok\xe2\x82", "ok" FFFD FFFD);
+	REPAIR("ok\xf0\x9f\x98", "ok" FFFD FFFD FFFD);
+	/* the length bounds the read even when a NUL follows */
+	check_repair("\xe2\x82\xac", 2, FFFD FFFD, 6);
+	assert_int_equal(utf8_seq_len("\xe2\x82\xac", 2), 0);
+	assert_int_equal(utf8_seq_len("", 0), 0);
+}
+
+static void test_utf8_valid_kept(void **state)
+{
+	static const char text[] =
+		"plain ASCII, caf\xc3\xa9, \xe2\x82\xac, \xf0\x9f\x98\x80, " FFFD ", "
+		"\xc2\x80 \xdf\xbf \xe0\xa0\x80 \xed\x9f\xbf \xee\x80\x80 \xef\xbf\xbf "
+		"\xf0\x90\x80\x80 \xf4\x8f\xbf\xbf";
+
+	REPAIR(text, text);
+	REPAIR("", "");
+	check_repair("a\0b", 3, "a\0b", 3); /* NUL is valid UTF-8 */
+	assert_int_equal(utf8_seq_len("\xf4\x8f\xbf\xbf", 4), 4);
+	assert_int_equal(utf8_seq_len("\xe2\x82\xac", 3), 3);
+	assert_int_equal(utf8_seq_len("A", 1), 1);
+}
+
+/* The validator accepts exactly what jansson accepts, over every lead
+ * and second byte. */
+static void test_utf8_agrees_with_jansson(void **state)
+{
+	for (unsigned a = 1; a < 256; a++)
+		for (unsigned b = 0; b < 256; b++)
+			for (size_t len = 1; len <= 4; len++) {
+				const char buf[4] = { (char)a, (char)b, (char)0x80, (char)0xbf };
+				json_t *j = json_stringn(buf, len);
+
+				assert_int_equal(j != NULL, utf8_valid(buf, len));
+				json_decref(j);
+			}
+}
+
+/* Any bytes become a JSON string that a parser takes back. */
+static void test_json_text(void **state)
+{
+	static const char bad[] = "t\xc3\xa9st \xff \xc0\xaf \xed\xa0\x80 \xf0\x9f\x98";
+	static const char good[] = "caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac";
+	_cleanup_json_ json_t *o = json_pack("{s:o, s:o, s:o, s:o}", "bad",
+					     json_str_or_null(bad), "good", json_str_or_null(good),
+					     "nul", json_text("a\0\xff", 3), "none",
+					     json_str_or_null(NULL));
+	_cleanup_free_ char *dump = NULL;
+	_cleanup_json_ json_t *back = NULL;
+	json_error_t err;
+
+	assert_non_null(o);
+	dump = json_dumps(o, JSON_COMPACT);
+	assert_non_null(dump);
+	back = json_loads(dump, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+	assert_non_null(back);
+	assert_string_equal(json_get_str(back, "bad"),
+			    "t\xc3\xa9st " FFFD " " FFFD FFFD " " FFFD FFFD FFFD " " FFFD FFFD FFFD);
+	assert_string_equal(json_get_str(back, "good"), good);
+	assert_int_equal(json_string_length(json_object_get(back, "nul")), 5);
+	assert_memory_equal(json_string_value(json_object_get(back, "nul")), "a\0" FFFD, 5);
+	assert_true(json_is_null(json_object_get(back, "none")));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buf_bounds),
 		cmocka_unit_test(test_escape),
+		cmocka_unit_test(test_utf8_invalid),
+		cmocka_unit_test(test_utf8_overlong),
+		cmocka_unit_test(test_utf8_surrogates),
+		cmocka_unit_test(test_utf8_truncated),
+		cmocka_unit_test(test_utf8_valid_kept),
+		cmocka_unit_test(test_utf8_agrees_with_jansson),
+		cmocka_unit_test(test_json_text),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_config_good),
 		cmocka_unit_test(test_config_errors),
