@@ -157,7 +157,7 @@ static int reply_page(struct http_request *req, json_t *items, int64_t last_id,
 						   full ? json_integer(last_id) : json_null()));
 }
 
-#define LIST_HANDLER(name, type, query_fn, to_json, free_fn, extra)             \
+#define LIST_HANDLER(name, type, query_fn, to_json, list_free, extra)           \
 	static int name(struct http_request *req, void *userdata)               \
 	{                                                                      \
 		struct front *f = userdata;                                    \
@@ -179,21 +179,21 @@ static int reply_page(struct http_request *req, json_t *items, int64_t last_id,
 			json_array_append_new(arr, to_json(items[i]));          \
 		r = reply_page(req, arr, n ? items[n - 1]->id : 0,             \
 			       (int64_t)n == q.limit);                         \
-		store_list_free((void **)items, n, (void (*)(void *))free_fn);  \
+		list_free(items, n);                                           \
 		return r;                                                      \
 	}
 
-LIST_HANDLER(api_bugs, struct store_bug, store_bug_query, bug_json, store_bug_free,
+LIST_HANDLER(api_bugs, struct store_bug, store_bug_query, bug_json, store_bug_list_free,
 	     q.source = http_request_query(req, "source"))
-LIST_HANDLER(api_jobs, struct store_job, store_job_query, job_json, store_job_free, )
+LIST_HANDLER(api_jobs, struct store_job, store_job_query, job_json, store_job_list_free, )
 LIST_HANDLER(api_outbox, struct store_outbox, store_outbox_query, outbox_json,
-	     store_outbox_free, )
+	     store_outbox_list_free, )
 LIST_HANDLER(api_events, struct store_event, store_event_query, event_json,
-	     store_event_free, q.state = http_request_query(req, "kind"))
+	     store_event_list_free, q.state = http_request_query(req, "kind"))
 LIST_HANDLER(api_inbox, struct store_inbox, store_inbox_query, inbox_json,
-	     store_inbox_free, q.source = http_request_query(req, "type"))
+	     store_inbox_list_free, q.source = http_request_query(req, "type"))
 LIST_HANDLER(api_patches, struct store_patch, store_patch_query, patch_json_short,
-	     store_patch_free, )
+	     store_patch_list_free, )
 
 /* "/api/v1/bugs/12/events" with base "/api/v1/bugs/" -> 12, "events". */
 static int path_id(struct http_request *req, const char *base, int64_t *ret_id,
@@ -227,7 +227,7 @@ static int bug_events(struct front *f, int64_t id, json_t **ret)
 	arr = json_array();
 	for (size_t i = 0; i < n && arr; i++)
 		json_array_append_new(arr, event_json(ev[i]));
-	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	store_event_list_free(ev, n);
 	*ret = arr;
 	return arr ? 0 : -ENOMEM;
 }

@@ -196,7 +196,7 @@ int budget_schedule(const struct config *cfg, struct store *s)
 		if (r > 0)
 			r = bug_stop(s, jobs[i], why);
 	}
-	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	store_job_list_free(jobs, n);
 	return r;
 }
 

@@ -52,7 +52,7 @@ static json_t *syzbot_tests(struct store *s, const struct store_patch *p)
 				json_array_append(arr, d);
 			json_decref(d);
 		}
-	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	store_event_list_free(ev, n);
 	return arr;
 }
 
@@ -93,7 +93,7 @@ int ctl_patches(struct ctl *c, int argc, char **argv)
 
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, patch_json(ps[i], false));
-		store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
+		store_patch_list_free(ps, n);
 		return ctl_print_json(a);
 	}
 	printf("%-6s %-6s %-3s %-18s %-16s %s\n", "ID", "BUG", "V", "STATE", "UPDATED", "SUBJECT");
@@ -105,7 +105,7 @@ int ctl_patches(struct ctl *c, int argc, char **argv)
 		       (long long)ps[i]->bug_id, ps[i]->version, ps[i]->state,
 		       ctl_time(ps[i]->updated, t, sizeof(t)), e ? e : "?");
 	}
-	store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
+	store_patch_list_free(ps, n);
 	return 0;
 }
 
@@ -127,7 +127,7 @@ static json_t *reviews_json(struct store *s, const struct store_patch *p)
 			"comments", json_str_or_null(vs[i]->comments), "new_version",
 			vs[i]->may_iterate, "job", (json_int_t)vs[i]->job_id));
 	}
-	store_list_free((void **)vs, n, (void (*)(void *))store_review_free);
+	store_review_list_free(vs, n);
 	return a;
 }
 

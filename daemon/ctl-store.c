@@ -162,7 +162,7 @@ int ctl_bugs(struct ctl *c, int argc, char **argv)
 
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, bug_json(bugs[i]));
-		store_list_free((void **)bugs, n, (void (*)(void *))store_bug_free);
+		store_bug_list_free(bugs, n);
 		return ctl_print_json(a);
 	}
 	printf("%-6s %-18s %-16s %-10s %s\n", "ID", "STATE", "UPDATED", "TREE", "TITLE");
@@ -174,7 +174,7 @@ int ctl_bugs(struct ctl *c, int argc, char **argv)
 		       bugs[i]->state, ctl_time(bugs[i]->updated, t, sizeof(t)),
 		       bugs[i]->tree ? bugs[i]->tree : "-", title ? title : "?");
 	}
-	store_list_free((void **)bugs, n, (void (*)(void *))store_bug_free);
+	store_bug_list_free(bugs, n);
 	return 0;
 }
 
@@ -199,7 +199,7 @@ static json_t *bug_llm_usage(struct store *s, int64_t bug)
 		tout += json_get_int(l, "tokens_out", 0);
 		cost += json_number_value(json_object_get(l, "cost"));
 	}
-	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	store_job_list_free(jobs, n);
 	return json_pack("{s:I, s:I, s:I, s:f}", "calls", calls, "tokens_in", tin,
 			 "tokens_out", tout, "cost", cost);
 }
@@ -263,7 +263,7 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 			       ev[i]->kind, d ? d : "");
 		}
 	}
-	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	store_event_list_free(ev, n);
 	return 0;
 }
 
@@ -289,7 +289,7 @@ int ctl_jobs(struct ctl *c, int argc, char **argv)
 
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(a, job_json(jobs[i]));
-		store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+		store_job_list_free(jobs, n);
 		return ctl_print_json(a);
 	}
 	printf("%-6s %-6s %-12s %-10s %-8s %-16s %s\n", "ID", "BUG", "KIND", "STATE",
@@ -304,7 +304,7 @@ int ctl_jobs(struct ctl *c, int argc, char **argv)
 		       (long long)j->bug_id, j->kind, j->state, att,
 		       ctl_time(j->created, t, sizeof(t)), e ? e : "");
 	}
-	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	store_job_list_free(jobs, n);
 	return 0;
 }
 
@@ -584,7 +584,7 @@ int ctl_outbox(struct ctl *c, int argc, char **argv)
 				"kind", o[i]->kind, "key", o[i]->idem_key, "state",
 				o[i]->state, "tries", o[i]->tries, "last_error",
 				json_str_or_null(o[i]->last_error), "sent", (json_int_t)o[i]->sent));
-		store_list_free((void **)o, n, (void (*)(void *))store_outbox_free);
+		store_outbox_list_free(o, n);
 		return ctl_print_json(a);
 	}
 	printf("%-6s %-6s %-6s %-8s %-5s %-16s %s\n", "ID", "BUG", "KIND", "STATE",
@@ -596,6 +596,6 @@ int ctl_outbox(struct ctl *c, int argc, char **argv)
 		       (long long)o[i]->bug_id, o[i]->kind, o[i]->state, o[i]->tries,
 		       ctl_time(o[i]->sent, t, sizeof(t)), k ? k : "?");
 	}
-	store_list_free((void **)o, n, (void (*)(void *))store_outbox_free);
+	store_outbox_list_free(o, n);
 	return 0;
 }

@@ -287,7 +287,7 @@ int intake_review_trailers(struct store *s, int64_t bug_id, int version, json_t 
 				e = json_array_append(out, t);
 		}
 	}
-	store_list_free((void **)vs, n, (void (*)(void *))store_review_free);
+	store_review_list_free(vs, n);
 	if (e < 0)
 		return e;
 	*ret = TAKE_PTR(out);

@@ -381,7 +381,7 @@ static void feed_closed(struct front *f, const char *feed, const struct store_bu
 	size_t n = 0;
 	int r = store_event_query(f->store, &q, &ev, &n);
 
-	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	store_event_list_free(ev, n);
 	if (r < 0 || n > 0)
 		return;
 	j = json_pack("{s:s, s:s}", "feed", feed, "why", why);
@@ -442,7 +442,7 @@ static void feed_listed(void *userdata, const char *feed, char *const *extids, s
 			    feed_handed_over(f, feed, id))
 				feed_closed(f, feed, bugs[i], "no longer on the open list");
 		}
-		store_list_free((void **)bugs, nb, (void (*)(void *))store_bug_free);
+		store_bug_list_free(bugs, nb);
 	} while (nb == (size_t)q.limit);
 }
 

@@ -30,7 +30,7 @@ static bool job_active(struct store *s, int64_t bug)
 			(streq(jobs[i]->kind, "reproduce") || streq(jobs[i]->kind, "repair") ||
 			 streq(jobs[i]->kind, "iterate") || streq(jobs[i]->kind, "publish") ||
 			 streq(jobs[i]->kind, "retest"));
-	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	store_job_list_free(jobs, n);
 	return busy;
 }
 
@@ -46,7 +46,7 @@ static int last_reproduce_job(struct store *s, int64_t bug)
 	for (size_t i = 0; i < n; i++)
 		if (streq(jobs[i]->kind, "reproduce") && jobs[i]->id > id)
 			id = jobs[i]->id;
-	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	store_job_list_free(jobs, n);
 	return id > INT32_MAX ? 0 : (int)id;
 }
 
@@ -74,7 +74,7 @@ int iterate_queue(struct store *s, int64_t bug, const char *reason, const char *
 		patch = ps[n - 1]->id;
 		version = ps[n - 1]->version;
 	}
-	store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
+	store_patch_list_free(ps, n);
 	if (r < 0)
 		return r;
 	if (patch == 0)
@@ -116,7 +116,7 @@ const char *iterate_return_state(struct store *s, int64_t bug)
 			open |= streq(ps[i]->state, "awaiting-approval") ||
 				streq(ps[i]->state, "approved") || streq(ps[i]->state, "held");
 		}
-	store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
+	store_patch_list_free(ps, n);
 	if (sent && !open)
 		state = "sent";
 	return state;
@@ -149,7 +149,7 @@ static int comments_load(struct job_ctx *ctx, struct iterate *it)
 		if (!strstr(who.data ? who.data : "", vs[i]->author))
 			(void)buf_printf(&who, "%s%s", who.len ? ", " : "", vs[i]->author);
 	}
-	store_list_free((void **)vs, n, (void (*)(void *))store_review_free);
+	store_review_list_free(vs, n);
 	if (r < 0)
 		return r;
 	it->comments = b.len ? buf_steal(&b, NULL) : strdup("(none)");

@@ -557,7 +557,7 @@ static int event_since(struct store *s, int64_t bug, const char *kind, int64_t s
 			r = *ret_detail ? 1 : -ENOMEM;
 			break;
 		}
-	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	store_event_list_free(ev, n);
 	return r < 0 ? r : r == 1 ? 0 : -ENOENT;
 }
 

@@ -54,7 +54,7 @@ static int open_patch(struct store *store, int64_t bug, struct store_patch **ret
 	int r = store_patch_list(store, "awaiting-approval", bug, 0, &ps, &n);
 
 	if (r >= 0 && n == 0) {
-		store_list_free((void **)ps, 0, (void (*)(void *))store_patch_free);
+		store_patch_list_free(ps, 0);
 		ps = NULL;
 		r = store_patch_list(store, "held", bug, 0, &ps, &n);
 	}
@@ -66,7 +66,7 @@ static int open_patch(struct store *store, int64_t bug, struct store_patch **ret
 		ps[n - 1] = NULL;
 		n--;
 	}
-	store_list_free((void **)ps, n, (void (*)(void *))store_patch_free);
+	store_patch_list_free(ps, n);
 	return r;
 }
 
@@ -104,7 +104,7 @@ static int handle_request(const struct config *cfg, struct store *store,
 		for (size_t i = 0; i < n && r >= 0; i++)
 			if (streq(jobs[i]->state, "queued") || streq(jobs[i]->state, "running"))
 				r = store_job_cancel(store, jobs[i]->id);
-		store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+		store_job_list_free(jobs, n);
 		return r;
 	}
 	if (streq(cmd, "retest")) {
@@ -166,7 +166,7 @@ static int sched_requests(const struct config *cfg, struct store *store)
 		snprintf(pos, sizeof(pos), "%lld", (long long)ev[n - 1]->id);
 		r = store_kv_set(store, "sched.requests.after", pos);
 	}
-	store_list_free((void **)ev, n, (void (*)(void *))store_event_free);
+	store_event_list_free(ev, n);
 	return r;
 }
 
@@ -223,7 +223,7 @@ static int sched_bug(struct config *cfg, struct store *store, const struct store
 	if (!selftest && source_configured(cfg, b->tree) < 0)
 		return 0;
 	r = store_job_list(store, NULL, b->id, 1, &jobs, &nj);
-	store_list_free((void **)jobs, nj, (void (*)(void *))store_job_free);
+	store_job_list_free(jobs, nj);
 	if (r < 0 || nj > 0)
 		return r;
 	if (selftest)
@@ -254,6 +254,6 @@ static int sched_new_bugs(struct config *cfg, struct store *store)
 		return r;
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
-	store_list_free((void **)bugs, n, (void (*)(void *))store_bug_free);
+	store_bug_list_free(bugs, n);
 	return r;
 }

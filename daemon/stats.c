@@ -189,6 +189,6 @@ int stats_render(struct store *s, struct buf *out)
 		if (r >= 0)
 			r = buf_printf(out, " %.15g\n", m->value);
 	}
-	store_list_free((void **)ms, n, (void (*)(void *))store_metric_free);
+	store_metric_list_free(ms, n);
 	return r;
 }

@@ -440,6 +440,48 @@ static char *col_text(sqlite3_stmt *st, int i)
 	return t ? strdup((const char *)t) : NULL;
 }
 
+/* A collector and a list free for each row type, not one shared loop over
+ * void pointers: calling from_row or a free function through a pointer of
+ * another function type is undefined behaviour. */
+#define DEFINE_ROW_LIST(name)                                                  \
+	void store_##name##_list_free(struct store_##name **items, size_t n)   \
+	{                                                                      \
+		for (size_t i = 0; i < n; i++)                                 \
+			store_##name##_free(items[i]);                         \
+		free(items);                                                   \
+	}                                                                      \
+                                                                               \
+	static int name##_list_query(struct store *s, sqlite3_stmt *st,        \
+				     struct store_##name ***ret,               \
+				     size_t *ret_n)                            \
+	{                                                                      \
+		struct store_##name **items = NULL;                            \
+		size_t n = 0;                                                  \
+		int rc;                                                        \
+                                                                               \
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {                \
+			struct store_##name **ni =                             \
+				realloc(items, (n + 1) * sizeof(*items));      \
+			struct store_##name *it =                              \
+				ni ? name##_from_row(st) : NULL;               \
+                                                                               \
+			if (ni)                                                \
+				items = ni;                                    \
+			if (!it) {                                             \
+				store_##name##_list_free(items, n);            \
+				return -ENOMEM;                                \
+			}                                                      \
+			items[n++] = it;                                       \
+		}                                                              \
+		if (rc != SQLITE_DONE) {                                       \
+			store_##name##_list_free(items, n);                    \
+			return fail(s, rc);                                    \
+		}                                                              \
+		*ret = items;                                                  \
+		*ret_n = n;                                                    \
+		return 0;                                                      \
+	}
+
 /* ---- bugs ---- */
 
 #define BUG_COLS                                                               \
@@ -484,6 +526,8 @@ void store_bug_free(struct store_bug *b)
 	free(b->kernel_config);
 	free(b);
 }
+
+DEFINE_ROW_LIST(bug)
 
 static int bug_find_id(struct store *s, const char *source,
 		       const char *source_id, int64_t *ret)
@@ -645,43 +689,6 @@ int store_bug_set_text(struct store *s, int64_t id, const char *field, const cha
 	return r < 0 ? r : n == 0 ? -ENOENT : 0;
 }
 
-/* Runs a list query, building items with from_row. */
-static int list_query(struct store *s, sqlite3_stmt *st,
-		      void *(*from_row)(sqlite3_stmt *), void (*free_fn)(void *),
-		      void ***ret, size_t *ret_n)
-{
-	void **items = NULL;
-	size_t n = 0;
-	int rc;
-
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		void **ni = realloc(items, (n + 1) * sizeof(void *));
-		void *it = ni ? from_row(st) : NULL;
-
-		if (ni)
-			items = ni;
-		if (!it) {
-			store_list_free(items, n, free_fn);
-			return -ENOMEM;
-		}
-		items[n++] = it;
-	}
-	if (rc != SQLITE_DONE) {
-		store_list_free(items, n, free_fn);
-		return fail(s, rc);
-	}
-	*ret = items;
-	*ret_n = n;
-	return 0;
-}
-
-void store_list_free(void **items, size_t n, void (*free_fn)(void *))
-{
-	for (size_t i = 0; i < n; i++)
-		free_fn(items[i]);
-	free(items);
-}
-
 int store_bug_list(struct store *s, const char *state, int64_t limit,
 		   struct store_bug ***ret, size_t *ret_n)
 {
@@ -736,6 +743,8 @@ void store_job_free(struct store_job *j)
 	free(j->checkpoint);
 	free(j);
 }
+
+DEFINE_ROW_LIST(job)
 
 int store_job_add(struct store *s, int64_t bug_id, const char *kind,
 		  const char *args, int priority, int max_attempts,
@@ -1026,6 +1035,8 @@ void store_outbox_free(struct store_outbox *o)
 	free(o);
 }
 
+DEFINE_ROW_LIST(outbox)
+
 int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
 		     const char *idem_key, const char *payload, int64_t *ret_id,
 		     bool *ret_created)
@@ -1178,6 +1189,8 @@ void store_event_free(struct store_event *e)
 	free(e);
 }
 
+DEFINE_ROW_LIST(event)
+
 int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
 		     int64_t limit, struct store_event ***ret, size_t *ret_n)
 {
@@ -1314,6 +1327,8 @@ void store_patch_free(struct store_patch *p)
 	free(p);
 }
 
+DEFINE_ROW_LIST(patch)
+
 int store_patch_add(struct store *s, const struct store_patch *p,
 		    int64_t *ret_id, int *ret_version)
 {
@@ -1397,8 +1412,7 @@ int store_patch_list(struct store *s, const char *state, int64_t bug_id,
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))patch_from_row,
-			  (void (*)(void *))store_patch_free, (void ***)ret, ret_n);
+	return patch_list_query(s, st, ret, ret_n);
 }
 
 static bool patch_transition_ok(const char *from, const char *to)
@@ -1511,8 +1525,7 @@ int store_bug_query(struct store *s, const struct store_query *q,
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))bug_from_row,
-			  (void (*)(void *))store_bug_free, (void ***)ret, ret_n);
+	return bug_list_query(s, st, ret, ret_n);
 }
 
 int store_job_query(struct store *s, const struct store_query *q,
@@ -1526,8 +1539,7 @@ int store_job_query(struct store *s, const struct store_query *q,
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))job_from_row,
-			  (void (*)(void *))store_job_free, (void ***)ret, ret_n);
+	return job_list_query(s, st, ret, ret_n);
 }
 
 int store_outbox_query(struct store *s, const struct store_query *q,
@@ -1541,8 +1553,7 @@ int store_outbox_query(struct store *s, const struct store_query *q,
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))outbox_from_row,
-			  (void (*)(void *))store_outbox_free, (void ***)ret, ret_n);
+	return outbox_list_query(s, st, ret, ret_n);
 }
 
 int store_event_query(struct store *s, const struct store_query *q,
@@ -1557,8 +1568,7 @@ int store_event_query(struct store *s, const struct store_query *q,
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))event_from_row,
-			  (void (*)(void *))store_event_free, (void ***)ret, ret_n);
+	return event_list_query(s, st, ret, ret_n);
 }
 
 /* ---- inbox ---- */
@@ -1616,6 +1626,8 @@ void store_inbox_free(struct store_inbox *in)
 	free(in);
 }
 
+DEFINE_ROW_LIST(inbox)
+
 int store_inbox_add(struct store *s, const struct store_inbox *in,
 		    int64_t *ret_id, bool *ret_created)
 {
@@ -1657,17 +1669,16 @@ int store_inbox_add(struct store *s, const struct store_inbox *in,
 }
 
 /* The one row a statement selects, or -ENOENT. */
-static int one_row(struct store *s, sqlite3_stmt *st, void *(*from_row)(sqlite3_stmt *),
-		   void **ret)
+static int inbox_one_row(struct store *s, sqlite3_stmt *st, struct store_inbox **ret)
 {
-	void *v;
+	struct store_inbox *v;
 	int rc = sqlite3_step(st);
 
 	if (rc == SQLITE_DONE)
 		return -ENOENT;
 	if (rc != SQLITE_ROW)
 		return fail(s, rc);
-	v = from_row(st);
+	v = inbox_from_row(st);
 	if (!v)
 		return -ENOMEM;
 	*ret = v;
@@ -1681,7 +1692,7 @@ int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret)
 
 	if (r < 0)
 		return r;
-	return one_row(s, st, (void *(*)(sqlite3_stmt *))inbox_from_row, (void **)ret);
+	return inbox_one_row(s, st, ret);
 }
 
 int store_inbox_set_state(struct store *s, int64_t id, const char *state,
@@ -1705,7 +1716,7 @@ int store_inbox_get(struct store *s, int64_t id, struct store_inbox **ret)
 
 	if (r < 0)
 		return r;
-	return one_row(s, st, (void *(*)(sqlite3_stmt *))inbox_from_row, (void **)ret);
+	return inbox_one_row(s, st, ret);
 }
 
 int store_inbox_pending(struct store *s, const char *type, int64_t *ids, size_t max,
@@ -1769,8 +1780,7 @@ int store_inbox_query(struct store *s, const struct store_query *q,
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))inbox_from_row,
-			  (void (*)(void *))store_inbox_free, (void ***)ret, ret_n);
+	return inbox_list_query(s, st, ret, ret_n);
 }
 
 int store_inbox_count(struct store *s, const char *state, int64_t *ret)
@@ -1918,6 +1928,8 @@ static struct store_metric *metric_from_row(sqlite3_stmt *st)
 	return m;
 }
 
+DEFINE_ROW_LIST(metric)
+
 static int metric_buckets_fill(struct store *s, struct store_metric *m)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -1947,13 +1959,12 @@ int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n
 
 	if (r < 0)
 		return r;
-	r = list_query(s, st, (void *(*)(sqlite3_stmt *))metric_from_row,
-		       (void (*)(void *))store_metric_free, (void ***)&items, &n);
+	r = metric_list_query(s, st, &items, &n);
 	for (size_t i = 0; r >= 0 && i < n; i++)
 		if (items[i]->histogram)
 			r = metric_buckets_fill(s, items[i]);
 	if (r < 0) {
-		store_list_free((void **)items, n, (void (*)(void *))store_metric_free);
+		store_metric_list_free(items, n);
 		return r;
 	}
 	*ret = items;
@@ -1972,8 +1983,7 @@ int store_patch_query(struct store *s, const struct store_query *q,
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))patch_from_row,
-			  (void (*)(void *))store_patch_free, (void ***)ret, ret_n);
+	return patch_list_query(s, st, ret, ret_n);
 }
 
 /* ---- the mails of a patch and the review replies to them ---- */
@@ -2039,6 +2049,8 @@ void store_review_free(struct store_review *v)
 	free(v);
 }
 
+DEFINE_ROW_LIST(review)
+
 int store_review_add(struct store *s, const struct store_review *v, int64_t *ret_id,
 		     bool *ret_created)
 {
@@ -2071,8 +2083,7 @@ int store_review_list(struct store *s, int64_t bug_id, int64_t patch_id, int64_t
 
 	if (r < 0)
 		return r;
-	return list_query(s, st, (void *(*)(sqlite3_stmt *))review_from_row,
-			  (void (*)(void *))store_review_free, (void ***)ret, ret_n);
+	return review_list_query(s, st, ret, ret_n);
 }
 
 int store_review_waiting(struct store *s, int64_t **ret, size_t *ret_n)

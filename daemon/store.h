@@ -105,6 +105,9 @@ int store_bug_report_message_id(struct store *s, int64_t id, char **ret);
 int store_bug_list(struct store *s, const char *state, int64_t limit,
 		   struct store_bug ***ret, size_t *ret_n);
 void store_bug_free(struct store_bug *b);
+/* Each store_*_list_free frees the array of a _list or _query call and
+ * its n rows. */
+void store_bug_list_free(struct store_bug **items, size_t n);
 DEFINE_CLEANUP(struct store_bug, store_bug_free)
 
 int store_job_add(struct store *s, int64_t bug_id, const char *kind,
@@ -134,6 +137,7 @@ int store_job_get(struct store *s, int64_t id, struct store_job **ret);
 int store_job_list(struct store *s, const char *state, int64_t bug_id,
 		   int64_t limit, struct store_job ***ret, size_t *ret_n);
 void store_job_free(struct store_job *j);
+void store_job_list_free(struct store_job **items, size_t n);
 DEFINE_CLEANUP(struct store_job, store_job_free)
 
 /* Records a message or push before it is attempted; a known idem_key is
@@ -149,6 +153,7 @@ int store_outbox_park(struct store *s, int64_t id, const char *error);
 int store_outbox_list(struct store *s, const char *state, int64_t limit,
 		      struct store_outbox ***ret, size_t *ret_n);
 void store_outbox_free(struct store_outbox *o);
+void store_outbox_list_free(struct store_outbox **items, size_t n);
 DEFINE_CLEANUP(struct store_outbox, store_outbox_free)
 
 int store_event_add(struct store *s, int64_t bug_id, int64_t job_id,
@@ -156,6 +161,7 @@ int store_event_add(struct store *s, int64_t bug_id, int64_t job_id,
 int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
 		     int64_t limit, struct store_event ***ret, size_t *ret_n);
 void store_event_free(struct store_event *e);
+void store_event_list_free(struct store_event **items, size_t n);
 
 int store_kv_get(struct store *s, const char *key, char **ret);
 int store_kv_set(struct store *s, const char *key, const char *value);
@@ -201,6 +207,7 @@ int store_patch_mail_add(struct store *s, int64_t patch_id, const char *message_
  * the mail or its recipients are unknown. */
 int store_patch_mail_recipients(struct store *s, const char *message_id, char **ret);
 void store_patch_free(struct store_patch *p);
+void store_patch_list_free(struct store_patch **items, size_t n);
 DEFINE_CLEANUP(struct store_patch, store_patch_free)
 /* Paged, filtered listing: rows with id > after, in id order. */
 struct store_query {
@@ -260,6 +267,7 @@ int store_inbox_query(struct store *s, const struct store_query *q,
 		      struct store_inbox ***ret, size_t *ret_n);
 int store_inbox_count(struct store *s, const char *state, int64_t *ret);
 void store_inbox_free(struct store_inbox *in);
+void store_inbox_list_free(struct store_inbox **items, size_t n);
 DEFINE_CLEANUP(struct store_inbox, store_inbox_free)
 
 /* Counters and histograms that job processes record for kfixd's /metrics
@@ -289,6 +297,7 @@ int store_metric_observe(struct store *s, const char *name, const char *labels,
 /* Every series, ordered by name and labels. */
 int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n);
 void store_metric_free(struct store_metric *m);
+void store_metric_list_free(struct store_metric **items, size_t n);
 
 /* A reply to one of kfix's patch mails: the trailers the reviewer gave
  * (JSON array of {"key", "value"}) and their comments with the quoted
@@ -314,6 +323,7 @@ int store_review_waiting(struct store *s, int64_t **ret, size_t *ret_n);
 int store_review_claim(struct store *s, int64_t bug_id, int64_t job_id, int *ret_n);
 int store_review_count(struct store *s, int64_t patch_id, int64_t *ret);
 void store_review_free(struct store_review *v);
+void store_review_list_free(struct store_review **items, size_t n);
 DEFINE_CLEANUP(struct store_review, store_review_free)
 
 /* Queued jobs of kind wait until until_sec (unix seconds); with 0, the
@@ -326,8 +336,5 @@ int store_llm_usage_add(struct store *s, int64_t bug_id, int64_t job_id, const c
  * (0: all). */
 int store_llm_usage_sum(struct store *s, int64_t since, int64_t bug_id, int64_t *ret_tokens,
 			double *ret_cost);
-
-/* Frees a NULL-terminated-by-count array from the *_list calls. */
-void store_list_free(void **items, size_t n, void (*free_fn)(void *));
 
 #endif

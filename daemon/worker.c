@@ -258,7 +258,7 @@ static int reclaim_dead_owners(struct workers *w)
 					 (long long)k, o);
 		}
 	}
-	store_list_free((void **)jobs, n, (void (*)(void *))store_job_free);
+	store_job_list_free(jobs, n);
 	return r;
 }
 

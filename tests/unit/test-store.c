@@ -253,7 +253,7 @@ static void test_reviews(void **state)
 	assert_int_equal(store_review_list(f->s, 0, 0, 42, &vs, &n), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(vs[0]->comments, "fix it");
-	store_list_free((void **)vs, n, (void (*)(void *))store_review_free);
+	store_review_list_free(vs, n);
 }
 
 static void test_llm_usage(void **state)
