@@ -439,7 +439,7 @@ static int tree_checkout(const struct config *cfg, struct session *s)
 
 static int session_setup(struct ctl *c, struct session *s)
 {
-	_cleanup_free_ char *msg = NULL, *src_name = NULL;
+	_cleanup_free_ char *msg = NULL;
 	struct config *cfg;
 	int r;
 

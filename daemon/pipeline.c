@@ -104,7 +104,6 @@ static int fetch_links(struct pipeline *p)
 static int load_params(struct pipeline *p)
 {
 	struct config *cfg = p->ctx->cfg;
-	_cleanup_free_ char *state = NULL;
 
 	repair_params_default(&p->params);
 	if (repair_params_from_config(cfg, &p->params) < 0) {

@@ -310,7 +310,7 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 	size_t k;
 	struct mail_repro_row rows[8];
 	char bufs[16][96];
-	_cleanup_free_ char *err = NULL, *signoff = NULL;
+	_cleanup_free_ char *err = NULL;
 	_cleanup_json_ json_t *ev = p->patch->evidence ? json_loads(p->patch->evidence, 0, NULL) : NULL;
 	struct patch_mail m = {
 		.from = p->from,
