@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,38 +20,6 @@
 #include "common/fileio.h"
 #include "common/strutil.h"
 #include "repro/tree-internal.h"
-
-#define EDIT_PATH_MAX 4096
-
-int tree_path_check(const char *path, const char **ret_why)
-{
-	const char *why = NULL, *p = path;
-
-	if (!path || !*path)
-		why = "empty path";
-	else if (strlen(path) > EDIT_PATH_MAX)
-		why = "path too long";
-	else if (path[0] == '/')
-		why = "absolute path";
-	while (!why && p) {
-		const char *slash = strchr(p, '/');
-		size_t n = slash ? (size_t)(slash - p) : strlen(p);
-
-		if (n == 0)
-			why = "empty path component";
-		else if ((n == 1 && p[0] == '.') || (n == 2 && !strncmp(p, "..", 2)))
-			why = "'.' or '..' in path";
-		else if (n == 4 && !strncasecmp(p, ".git", 4))
-			why = "path inside .git";
-		p = slash ? slash + 1 : NULL;
-	}
-	if (why) {
-		if (ret_why)
-			*ret_why = why;
-		return -EPERM;
-	}
-	return 0;
-}
 
 /* Opens the folder holding path below rootfd without following symlinks;
  * *ret_name points into path at the last component. */

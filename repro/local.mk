@@ -19,6 +19,7 @@ repro_librepro_a_SOURCES = \
 	repro/tree-worktree.c \
 	repro/tree-snapshot.c \
 	repro/tree-publish.c \
+	repro/tree-path.c \
 	repro/cfunc.c \
 	repro/edit.c
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) \
