@@ -1,8 +1,8 @@
 /* The provider-neutral side of llm.h: the call state machine on a curl
- * multi handle, retries, usage accounting, cassettes. */
+ * multi handle, retries, usage accounting.  Cassettes are in
+ * llm-cassette.c. */
 #include "config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +12,6 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/conf.h"
-#include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
 #include "llm-internal.h"
@@ -20,46 +19,6 @@
 /* Longest Retry-After honoured: a server asking for more gets it capped so
  * a job never sleeps unboundedly on a stranger's say-so. */
 #define RETRY_AFTER_MAX_USEC (300ull * 1000000)
-#define CASSETTE_MAX (256u * 1024 * 1024)
-
-enum call_state { CALL_WAITING, CALL_ACTIVE, CALL_DONE };
-
-struct llm_call {
-	struct llm *llm;
-	struct llm_call *next;
-	json_t *request;
-	char *body;
-	struct curl_slist *headers;
-	CURL *easy;
-	struct buf resp;
-	enum call_state state;
-	unsigned attempts;
-	uint64_t not_before;
-	uint64_t started;
-	int error;
-	char *error_text;
-	struct llm_response *response;
-};
-
-struct llm {
-	struct llm_settings s;
-	char *strings[4]; /* owned copies behind s */
-	const struct llm_provider *provider;
-	char *endpoint;
-	CURLM *multi;
-	struct llm_call *calls;
-	unsigned active;
-	struct llm_usage usage;
-	uint64_t rng;
-	FILE *record;
-	llm_observer_fn observer;
-	void *observer_ud;
-	json_t *replay;	  /* array of exchanges */
-	size_t replay_next;
-	unsigned exchange;
-	llm_script_fn script;
-	void *script_ud;
-};
 
 char *llm_errorf(const char *fmt, ...)
 {
@@ -118,7 +77,7 @@ int llm_parse_arguments(const char *text, json_t **ret, char **ret_error)
 	return 0;
 }
 
-static const struct llm_provider *provider_find(const char *name)
+const struct llm_provider *llm_provider_find(const char *name)
 {
 	if (!name || streq(name, "openai"))
 		return &llm_provider_openai;
@@ -141,7 +100,7 @@ static int make_endpoint(const struct llm_provider *p, const char *url, char **r
 	return asprintf(ret, "%.*s%s", (int)n, base, p->endpoint_suffix) < 0 ? -ENOMEM : 0;
 }
 
-static int llm_alloc(struct llm **ret)
+int llm_alloc(struct llm **ret)
 {
 	struct llm *l = calloc(1, sizeof(*l));
 
@@ -158,7 +117,7 @@ int llm_new(const struct llm_settings *s, struct llm **ret)
 	const char *src[4] = { s->provider, s->url, s->model, s->api_key };
 	int r;
 
-	if (!provider_find(s->provider))
+	if (!llm_provider_find(s->provider))
 		return -EINVAL;
 	r = llm_alloc(&l);
 	if (r < 0)
@@ -177,7 +136,7 @@ int llm_new(const struct llm_settings *s, struct llm **ret)
 		l->s.max_tokens = 4096;
 	if (l->s.max_backoff_usec == 0)
 		l->s.max_backoff_usec = 60ull * 1000000;
-	l->provider = provider_find(s->provider);
+	l->provider = llm_provider_find(s->provider);
 	r = make_endpoint(l->provider, s->url, &l->endpoint);
 	if (r < 0)
 		return r;
@@ -350,103 +309,7 @@ void llm_get_usage(const struct llm *l, struct llm_usage *ret)
 	*ret = l->usage;
 }
 
-int llm_record(struct llm *l, const char *path)
-{
-	FILE *f = fopen(path, "we");
-
-	if (!f)
-		return negerrno();
-	if (l->record)
-		fclose(l->record);
-	l->record = f;
-	return 0;
-}
-
-int llm_replay(struct llm *l, const char *path)
-{
-	_cleanup_free_ char *data = NULL;
-	_cleanup_json_ json_t *arr = json_array();
-	char *line, *save = NULL;
-	size_t len;
-	int r;
-
-	r = read_file_bounded(path, CASSETTE_MAX, &data, &len);
-	if (r < 0)
-		return r;
-	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		json_t *e = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
-
-		if (!json_is_object(e) || !json_object_get(e, "request")) {
-			json_decref(e);
-			return -EBADMSG;
-		}
-		json_array_append_new(arr, e);
-	}
-	json_decref(l->replay);
-	l->replay = TAKE_PTR(arr);
-	l->replay_next = 0;
-	return 0;
-}
-
-int llm_new_for_replay(const char *path, struct llm **ret)
-{
-	_cleanup_(llm_freep) struct llm *l = NULL;
-	struct llm_settings s = {};
-	json_t *first;
-	int r;
-
-	r = llm_alloc(&l);
-	if (r < 0)
-		return r;
-	r = llm_replay(l, path);
-	if (r < 0)
-		return r;
-	first = json_array_get(l->replay, 0);
-	s.provider = json_get_str(first, "provider");
-	s.model = json_get_str(first, "model");
-	if (!provider_find(s.provider))
-		return -EBADMSG;
-	{
-		_cleanup_(llm_freep) struct llm *n = NULL;
-
-		r = llm_new(&s, &n);
-		if (r < 0)
-			return r;
-		n->replay = TAKE_PTR(l->replay);
-		*ret = TAKE_PTR(n);
-	}
-	return 0;
-}
-
-bool llm_is_replay(const struct llm *l)
-{
-	return l->replay != NULL;
-}
-
-static void record_exchange(struct llm *l, const struct llm_call *c)
-{
-	_cleanup_json_ json_t *e = NULL;
-	_cleanup_free_ char *line = NULL;
-
-	if (!l->record)
-		return;
-	e = json_pack("{s:i, s:s, s:s, s:O}", "n", (json_int_t)l->exchange,
-		      "provider", llm_provider_name(l), "model", llm_model(l),
-		      "request", c->request);
-	if (!e)
-		return;
-	if (c->error)
-		json_object_set_new(e, "error", json_string(c->error_text ?: strerror(-c->error)));
-	else
-		json_object_set_new(e, "body", json_text(c->resp.data ?: "", c->resp.len));
-	line = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
-	if (line) {
-		fprintf(l->record, "%s\n", line);
-		fflush(l->record);
-	}
-}
-
-static void call_complete(struct llm_call *c, int error, char *error_text)
+void llm_call_complete(struct llm_call *c, int error, char *error_text)
 {
 	struct llm *l = c->llm;
 	uint64_t dur = clock_mono_usec() - c->started;
@@ -475,7 +338,7 @@ static void call_complete(struct llm_call *c, int error, char *error_text)
 			    error >= 0 ? c->response->output_tokens : 0,
 			    error >= 0 ? c->response->cost : 0);
 	if (!l->script && !l->replay)
-		record_exchange(l, c);
+		llm_record_exchange(l, c);
 	l->exchange++;
 }
 
@@ -483,150 +346,6 @@ void llm_set_observer(struct llm *l, llm_observer_fn fn, void *ud)
 {
 	l->observer = fn;
 	l->observer_ud = ud;
-}
-
-static char *normalised(const json_t *j);
-
-/* Where the requests differ as compared (numbers masked). */
-static char *first_difference(const json_t *want, const json_t *got)
-{
-	_cleanup_free_ char *a = normalised(want);
-	_cleanup_free_ char *b = normalised(got);
-	size_t i = 0;
-
-	if (!a || !b)
-		return NULL;
-	while (a[i] && a[i] == b[i])
-		i++;
-	{
-		size_t from = i > 40 ? i - 40 : 0;
-		_cleanup_free_ char *ea = str_escape(a + from, strlen(a + from), 120);
-		_cleanup_free_ char *eb = str_escape(b + from, strlen(b + from), 120);
-
-		return llm_errorf("at byte %zu: recorded \"%s\", got \"%s\"", i,
-				  ea ?: "", eb ?: "");
-	}
-}
-
-/* Kernel runs differ in addresses, timestamps and pids from one run to
- * the next, and two builds of the same tree differ in code layout, so
- * prompts that quote a report differ in every offset and code byte.
- * Requests are compared with every hex word that holds a digit or
- * follows "0x" masked ("+0x9c/0xeb", "d3", "1f"), the bytes of an oops's "Code:" line masked
- * as a whole (a byte may be all letters), and runs of spaces as one (the
- * console pads "[    7.36]" and "[   12.04]" differently), so only a
- * change of substance diverges.  A pointer printed before the kernel's
- * hashing key is ready reads "(____ptrval____)": it is a masked number
- * too. */
-static const char *skip_code_line(const char *p)
-{
-	static const char code[] = "Code: ";
-
-	if (!startswith(p, code))
-		return NULL;
-	p += strlen(code);
-	/* The line ends at a newline, escaped once or more by the dumps. */
-	while (*p && *p != '\\' && *p != '"' && *p != '\n')
-		p++;
-	return p;
-}
-
-static char *normalised(const json_t *j)
-{
-	_cleanup_free_ char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	char *out, *o;
-
-	if (!s)
-		return NULL;
-	out = o = malloc(strlen(s) + 1);
-	if (!out)
-		return NULL;
-	for (const char *p = s; *p;) {
-		static const char ptrval[] = "(____ptrval____)";
-		const char *end;
-		size_t n = 0;
-		bool digit = false;
-
-		if (startswith(p, ptrval)) {
-			*o++ = '#';
-			p += strlen(ptrval);
-			continue;
-		}
-		if ((end = skip_code_line(p))) {
-			o = stpcpy(o, "Code: #");
-			p = end;
-			continue;
-		}
-		if (p[0] == '0' && p[1] == 'x' && isxdigit((unsigned char)p[2])) {
-			n = 2;
-			digit = true;
-		}
-		while (isxdigit((unsigned char)p[n])) {
-			digit |= isdigit((unsigned char)p[n]);
-			n++;
-		}
-		if (digit) {
-			*o++ = '#';
-			p += n;
-		} else if (n > 0) {
-			memcpy(o, p, n);
-			o += n;
-			p += n;
-		} else if (*p == ' ' && o > out && o[-1] == ' ')
-			p++;
-		else
-			*o++ = *p++;
-	}
-	*o = '\0';
-	return out;
-}
-
-static bool same_request(const json_t *recorded, const json_t *request)
-{
-	_cleanup_free_ char *a = NULL, *b = NULL;
-
-	if (json_equal(recorded, request))
-		return true;
-	a = normalised(recorded);
-	b = normalised(request);
-	return a && b && streq(a, b);
-}
-
-static void call_replay(struct llm_call *c)
-{
-	struct llm *l = c->llm;
-	json_t *e = json_array_get(l->replay, l->replay_next);
-	const char *body, *err;
-	char *msg = NULL;
-	int r;
-
-	if (!e) {
-		call_complete(c, -ENOMSG, llm_errorf(
-			"replay: request %u is beyond the end of the cassette (%zu exchanges)",
-			l->exchange, json_array_size(l->replay)));
-		return;
-	}
-	if (!same_request(json_object_get(e, "request"), c->request)) {
-		_cleanup_free_ char *diff = first_difference(json_object_get(e, "request"),
-							     c->request);
-
-		call_complete(c, -ENOMSG, llm_errorf(
-			"replay: request %u diverges from the cassette %s", l->exchange,
-			diff ?: ""));
-		return;
-	}
-	l->replay_next++;
-	c->attempts = 1;
-	err = json_get_str(e, "error");
-	body = json_get_str(e, "body");
-	if (err || !body) {
-		call_complete(c, -EIO, llm_errorf("replay: recorded failure: %s", err ?: "no body"));
-		return;
-	}
-	r = l->provider->decode(body, strlen(body), &c->response, &msg);
-	if (r >= 0)
-		c->response->replayed = true;
-	call_complete(c, r < 0 ? r : 0, msg);
 }
 
 static void call_script(struct llm_call *c)
@@ -642,17 +361,17 @@ static void call_script(struct llm_call *c)
 	c->attempts = 1;
 	r = l->script(l->script_ud, c->request, &o);
 	if (r < 0) {
-		call_complete(c, r, llm_errorf("scripted model failed: %s", strerror(-r)));
+		llm_call_complete(c, r, llm_errorf("scripted model failed: %s", strerror(-r)));
 		return;
 	}
 	err = json_get_str(o, "error");
 	if (err) {
-		call_complete(c, -EPROTO, strdup(err));
+		llm_call_complete(c, -EPROTO, strdup(err));
 		return;
 	}
 	resp = llm_response_alloc();
 	if (!resp) {
-		call_complete(c, -ENOMEM, NULL);
+		llm_call_complete(c, -ENOMEM, NULL);
 		return;
 	}
 	text = json_get_str(o, "text");
@@ -664,7 +383,7 @@ static void call_script(struct llm_call *c)
 	resp->input_tokens = (uint64_t)MAX(json_get_int(o, "input_tokens", 0), 0);
 	resp->output_tokens = (uint64_t)MAX(json_get_int(o, "output_tokens", 0), 0);
 	c->response = resp;
-	call_complete(c, 0, NULL);
+	llm_call_complete(c, 0, NULL);
 }
 
 static size_t on_write(char *p, size_t size, size_t n, void *userdata)
@@ -737,7 +456,7 @@ int llm_call_start(struct llm *l, const json_t *request, struct llm_call **ret)
 	if (l->script)
 		call_script(c);
 	else if (l->replay)
-		call_replay(c);
+		llm_call_replay(c);
 	else {
 		r = l->provider->encode(&l->s, request, &c->body);
 		if (r >= 0)
@@ -821,7 +540,7 @@ static void transfer_done(struct llm_call *c, CURLcode cc)
 			schedule_retry(c, backoff(l, c->attempts));
 			return;
 		}
-		call_complete(c, cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO,
+		llm_call_complete(c, cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO,
 			      llm_errorf("transfer failed after %u attempt(s): %s",
 					 c->attempts, curl_easy_strerror(cc)));
 		return;
@@ -839,15 +558,15 @@ static void transfer_done(struct llm_call *c, CURLcode cc)
 			schedule_retry(c, delay);
 			return;
 		}
-		call_complete(c, status == 429 ? -EBUSY : -EIO, http_error_text(c, status));
+		llm_call_complete(c, status == 429 ? -EBUSY : -EIO, http_error_text(c, status));
 		return;
 	}
 	if (status != 200) {
-		call_complete(c, -EPROTO, http_error_text(c, status));
+		llm_call_complete(c, -EPROTO, http_error_text(c, status));
 		return;
 	}
 	r = l->provider->decode(c->resp.data ?: "", c->resp.len, &c->response, &msg);
-	call_complete(c, r < 0 ? r : 0, msg);
+	llm_call_complete(c, r < 0 ? r : 0, msg);
 }
 
 static uint64_t launch_ready(struct llm *l)
@@ -864,7 +583,7 @@ static uint64_t launch_ready(struct llm *l)
 		if (l->active >= l->s.concurrency)
 			continue;
 		if (call_launch(c) < 0)
-			call_complete(c, -EIO, llm_errorf("could not start the transfer"));
+			llm_call_complete(c, -EIO, llm_errorf("could not start the transfer"));
 	}
 	return next;
 }

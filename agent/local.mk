@@ -1,7 +1,7 @@
 # agent module: LLM providers, integrity gates, trajectory, the workflow.
 noinst_LIBRARIES += agent/libagent.a
 agent_libagent_a_SOURCES = \
-	agent/llm.c agent/llm.h agent/llm-internal.h \
+	agent/llm.c agent/llm.h agent/llm-internal.h agent/llm-cassette.c \
 	agent/llm-openai.c agent/llm-anthropic.c \
 	agent/udiff.c agent/udiff-internal.h \
 	agent/crashinfo.c agent/crashinfo-internal.h \
