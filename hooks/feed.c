@@ -13,6 +13,7 @@
 #include "common/fileio.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "curl-event-internal.h"
 #include "feed.h"
 #include "metrics.h"
 
@@ -89,8 +90,7 @@ struct feed {
 
 struct feeds {
 	sd_event *event;
-	CURLM *multi;
-	sd_event_source *curl_timer;
+	struct curl_event curl;
 	struct metrics *metrics;
 	struct feed_ops ops;
 	void *userdata;
@@ -339,7 +339,7 @@ static void fetch_free(struct fetch *x)
 	if (!x)
 		return;
 	if (x->curl) {
-		curl_multi_remove_handle(x->feed->fs->multi, x->curl);
+		curl_multi_remove_handle(x->feed->fs->curl.multi, x->curl);
 		curl_easy_cleanup(x->curl);
 	}
 	curl_slist_free_all(x->headers);
@@ -438,7 +438,7 @@ static int fetch_start(struct feed *f, enum fetch_kind kind, enum text_kind text
 	curl_easy_setopt(x->curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 	curl_easy_setopt(x->curl, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-	if (curl_multi_add_handle(f->fs->multi, x->curl) != CURLM_OK)
+	if (curl_multi_add_handle(f->fs->curl.multi, x->curl) != CURLM_OK)
 		return -EIO;
 	f->last_request = now_mono(f->fs);
 	f->inflight = TAKE_PTR(x);
@@ -900,84 +900,14 @@ static int on_feed_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* ---- libcurl in sd-event ---- */
-
-static void check_done(struct feeds *fs)
+/* A transfer of the feeds' multi handle has ended. */
+static void on_transfer_done(void *userdata, CURL *easy, CURLcode result)
 {
-	CURLMsg *m;
-	int left;
+	struct fetch *x = NULL;
 
-	while ((m = curl_multi_info_read(fs->multi, &left))) {
-		struct fetch *x = NULL;
-
-		if (m->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-		if (x)
-			fetch_done(x->feed, m->data.result);
-	}
-}
-
-static int on_socket_event(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct feeds *fs = userdata;
-	int mask = 0, running;
-
-	if (revents & EPOLLIN)
-		mask |= CURL_CSELECT_IN;
-	if (revents & EPOLLOUT)
-		mask |= CURL_CSELECT_OUT;
-	if (revents & (EPOLLERR | EPOLLHUP))
-		mask |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(fs->multi, fd, mask, &running);
-	check_done(fs);
-	return 0;
-}
-
-static int on_curl_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-	struct feeds *fs = userp;
-	sd_event_source *src = socketp;
-	uint32_t events = 0;
-
-	if (what == CURL_POLL_REMOVE) {
-		sd_event_source_disable_unref(src);
-		curl_multi_assign(fs->multi, fd, NULL);
-		return 0;
-	}
-	if (what & CURL_POLL_IN)
-		events |= EPOLLIN;
-	if (what & CURL_POLL_OUT)
-		events |= EPOLLOUT;
-	if (src)
-		return sd_event_source_set_io_events(src, events) < 0 ? -1 : 0;
-	if (sd_event_add_io(fs->event, &src, fd, events, on_socket_event, fs) < 0)
-		return -1;
-	curl_multi_assign(fs->multi, fd, src);
-	return 0;
-}
-
-static int on_curl_timer_fired(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct feeds *fs = userdata;
-	int running;
-
-	curl_multi_socket_action(fs->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	check_done(fs);
-	return 0;
-}
-
-static int on_curl_timer(CURLM *m, long timeout_ms, void *userp)
-{
-	struct feeds *fs = userp;
-
-	if (timeout_ms < 0)
-		return sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF) < 0 ? -1 : 0;
-	if (sd_event_source_set_time(fs->curl_timer,
-				     now_mono(fs) + (uint64_t)timeout_ms * 1000) < 0 ||
-	    sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_ONESHOT) < 0)
-		return -1;
-	return 0;
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
+	if (x)
+		fetch_done(x->feed, result);
 }
 
 /* ---- setup ---- */
@@ -1098,9 +1028,7 @@ void feeds_free(struct feeds *fs)
 		return;
 	for (size_t i = 0; i < fs->n; i++)
 		feed_free(fs->feed[i]);
-	if (fs->multi)
-		curl_multi_cleanup(fs->multi);
-	sd_event_source_disable_unref(fs->curl_timer);
+	curl_event_cleanup(&fs->curl);
 	sd_event_unref(fs->event);
 	free(fs);
 }
@@ -1112,22 +1040,7 @@ size_t feeds_count(struct feeds *fs)
 
 static int feeds_multi_setup(struct feeds *fs)
 {
-	int r;
-
-	if (fs->multi)
-		return 0;
-	fs->multi = curl_multi_init();
-	if (!fs->multi)
-		return -ENOMEM;
-	curl_multi_setopt(fs->multi, CURLMOPT_SOCKETFUNCTION, on_curl_socket);
-	curl_multi_setopt(fs->multi, CURLMOPT_SOCKETDATA, fs);
-	curl_multi_setopt(fs->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
-	curl_multi_setopt(fs->multi, CURLMOPT_TIMERDATA, fs);
-	r = sd_event_add_time(fs->event, &fs->curl_timer, CLOCK_MONOTONIC, 0, 1000,
-			      on_curl_timer_fired, fs);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(fs->curl_timer, SD_EVENT_OFF);
-	return r;
+	return curl_event_setup(&fs->curl, fs->event, on_transfer_done, fs);
 }
 
 /* Loads every [feed] of cfg into feed[] (*ret_n of them); on failure

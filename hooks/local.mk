@@ -2,6 +2,7 @@
 noinst_LIBRARIES += hooks/libhooks.a
 hooks_libhooks_a_SOURCES = \
 	hooks/auth.c hooks/auth.h \
+	hooks/curl-event.c hooks/curl-event-internal.h \
 	hooks/feed.c hooks/feed.h \
 	hooks/forge.c hooks/forge.h \
 	hooks/http.c hooks/http.h \
