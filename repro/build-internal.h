@@ -1,8 +1,8 @@
 /* Where builds run: a backend is a struct of function pointers, "local"
  * runs make here, "ssh" on a build host reached over SSH, which keeps its
  * own copy of the source and its own O= directories.  build.c does the
- * rest (patches, config checks, progress, error parsing) the same way for
- * both. */
+ * rest (patches, config checks, error parsing) and build-progress.c the
+ * progress, the same way for both. */
 #ifndef KFIX_REPRO_BUILD_INTERNAL_H
 #define KFIX_REPRO_BUILD_INTERNAL_H
 
@@ -22,6 +22,12 @@ struct follow {
 	bool overlong;
 };
 void follow_output(void *userdata, const char *data, size_t len);
+/* Sets the stage and reports it (BUILD_STAGE_DONE: 100%). */
+void follow_stage(struct follow *f, enum build_stage st);
+/* The kbuild steps the last cold (from scratch) or incremental build in
+ * objdir took, 0 when unknown, and recording this build's count. */
+unsigned steps_expected(const char *objdir, bool cold);
+void steps_record(const char *objdir, bool cold, unsigned steps);
 
 struct build_ssh;
 
