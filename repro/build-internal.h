@@ -63,6 +63,11 @@ struct build_backend {
 extern const struct build_backend build_backend_local;
 extern const struct build_backend build_backend_ssh;
 
+/* Runs a tool and returns its exit code (or -ETIMEDOUT); output in
+ * *ret_out.  f, when given, follows the output as it comes. */
+int run_tool(char *const argv[], uint64_t timeout_usec, int tee_fd, struct follow *f,
+	     char **ret_out);
+
 /* For the ssh backend: the messages (build host's) and a full disk. */
 int build_set_message(struct build_result *r, enum build_status st, const char *fmt, ...)
 	_printf_(3, 4);
