@@ -26,6 +26,12 @@ tests_unit_test_publish_SOURCES = tests/unit/test-publish.c tests/unit/store-fix
 tests_unit_test_publish_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_publish_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
+check_PROGRAMS += tests/unit/test-intake-review
+TESTS += tests/unit/test-intake-review
+tests_unit_test_intake_review_SOURCES = tests/unit/test-intake-review.c tests/unit/store-fixture.h
+tests_unit_test_intake_review_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_intake_review_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
 check_PROGRAMS += tests/unit/test-budget
 TESTS += tests/unit/test-budget
 tests_unit_test_budget_SOURCES = tests/unit/test-budget.c tests/unit/store-fixture.h
