@@ -38,6 +38,12 @@ tests_unit_test_budget_SOURCES = tests/unit/test-budget.c tests/unit/store-fixtu
 tests_unit_test_budget_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_budget_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
+check_PROGRAMS += tests/unit/test-sched
+TESTS += tests/unit/test-sched
+tests_unit_test_sched_SOURCES = tests/unit/test-sched.c tests/unit/store-fixture.h
+tests_unit_test_sched_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_sched_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
 # Records jobs' numbers like a job process, for metrics-jobs.sh.
 check_PROGRAMS += tests/helpers/statstool
 tests_helpers_statstool_SOURCES = tests/helpers/statstool.c
