@@ -91,6 +91,12 @@ int publish_split_message(char *msg, struct publish_msg *ret)
 		last_para = p;
 	/* the trailer block: the last paragraph (or the whole body) */
 	p = last_para ? last_para + 2 : m.body;
+	/* a run of more than two newlines: the paragraph starts after all of
+	 * them, the body ends before the first */
+	while (*p == '\n')
+		p++;
+	while (last_para && last_para > m.body && last_para[-1] == '\n')
+		last_para--;
 	for (char *l = p; l && *l;) {
 		char *e = strchr(l, '\n');
 

@@ -136,6 +136,24 @@ static void test_split_last_paragraph(void **state)
 	assert_string_equal(m.trailer[0].value, "u@example.org");
 }
 
+/* Any number of blank lines may stand before the trailer block. */
+static void test_split_blank_lines(void **state)
+{
+	for (int n = 2; n <= 5; n++) {
+		char msg[256];
+		struct publish_msg m;
+
+		(void)state;
+		snprintf(msg, sizeof(msg), "s: x\n\nWhy it is right.%.*sReported-by: a@example.org\n",
+			 n, "\n\n\n\n\n");
+		assert_int_equal(publish_split_message(msg, &m), 0);
+		assert_string_equal(m.body, "Why it is right.");
+		assert_int_equal(m.n_trailers, 1);
+		assert_string_equal(m.trailer[0].key, "Reported-by");
+		assert_string_equal(m.trailer[0].value, "a@example.org");
+	}
+}
+
 static void test_split_trailer_limit(void **state)
 {
 	size_t max = sizeof(((struct publish_msg *)0)->trailer) /
@@ -326,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_split_body_is_trailers),
 		cmocka_unit_test(test_split_not_trailers),
 		cmocka_unit_test(test_split_last_paragraph),
+		cmocka_unit_test(test_split_blank_lines),
 		cmocka_unit_test(test_split_trailer_limit),
 		cmocka_unit_test_setup_teardown(test_moderation_mail, pub_setup, pub_teardown),
 		cmocka_unit_test_setup_teardown(test_no_message, pub_setup, pub_teardown),
