@@ -24,6 +24,7 @@
 #include "toolstack.h"
 
 #define LOG_EXCERPT (64u * 1024)
+#define BZIMAGE_MAX (256u << 20)
 
 struct toolstack {
 	struct toolstack_opts o;
@@ -71,16 +72,13 @@ static void st_entry_free(struct st_entry *e)
  * (the image is rewritten in place, a link would follow it). */
 static int keep_base_kernel(struct toolstack *t, const char *bzimage)
 {
-	_cleanup_free_ char *data = NULL, *dst = NULL;
-	size_t len;
+	_cleanup_free_ char *dst = NULL;
 	int r;
 
 	if (!t->st_spec || streq(t->st_spec, "none") || !bzimage ||
 	    asprintf(&dst, "%s/bzImage.base", t->o.scratch) < 0)
 		return 0;
-	r = read_file_bounded(bzimage, 256u << 20, &data, &len);
-	if (r >= 0)
-		r = write_file_atomic(dst, data, len, 0644);
+	r = copy_file_bounded(bzimage, dst, BZIMAGE_MAX);
 	if (r >= 0) {
 		free(t->base_kernel);
 		t->base_kernel = TAKE_PTR(dst);
@@ -289,15 +287,12 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
  * kept; the next candidate builds its own kernel anyway. */
 static int build_base_for_tests(struct toolstack *t)
 {
-	_cleanup_free_ char *patched = NULL, *data = NULL, *log = NULL;
-	size_t len;
+	_cleanup_free_ char *patched = NULL, *log = NULL;
 	int r;
 
 	if (asprintf(&patched, "%s/bzImage.patched", t->o.scratch) < 0)
 		return -ENOMEM;
-	r = read_file_bounded(t->bzimage, 256u << 20, &data, &len);
-	if (r >= 0)
-		r = write_file_atomic(patched, data, len, 0644);
+	r = copy_file_bounded(t->bzimage, patched, BZIMAGE_MAX);
 	if (r < 0)
 		return r;
 	r = ts_build(t, NULL, &log);

@@ -148,3 +148,15 @@ int rm_rf(const char *path)
 {
 	return rm_rf_at(AT_FDCWD, path);
 }
+
+int copy_file_bounded(const char *from, const char *to, size_t max)
+{
+	_cleanup_free_ char *data = NULL;
+	size_t len;
+	int r;
+
+	r = read_file_bounded(from, max, &data, &len);
+	if (r < 0)
+		return r;
+	return write_file_atomic(to, data, len, 0644);
+}

@@ -14,6 +14,9 @@ int read_fd_bounded(int fd, size_t max, char **ret_data, size_t *ret_len);
  * reader sees the old or the new content, never a mix. */
 int write_file_atomic(const char *path, const void *data, size_t len,
 		      mode_t mode);
+/* A copy of a file of at most max bytes, written as write_file_atomic
+ * does, with mode 0644. */
+int copy_file_bounded(const char *from, const char *to, size_t max);
 int mkdir_p(const char *path, mode_t mode);
 /* Removes a directory tree without following symlinks. */
 int rm_rf(const char *path);

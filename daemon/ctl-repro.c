@@ -669,6 +669,7 @@ static enum verdict side_verdict(const struct session *s, const struct side *sd,
 }
 
 #define PATCH_MAX (64 * 1024 * 1024)
+#define BZIMAGE_MAX (256 * 1024 * 1024)
 
 /* Which kselftests cover the patch: --selftests, else the tree's
  * selftests, else [agent] selftests ("auto" by default). */
@@ -711,16 +712,11 @@ static int selftests_select(struct ctl *c, struct session *s)
  * a copy. */
 static int keep_base_kernel(struct session *s, const struct side *base)
 {
-	_cleanup_free_ char *data = NULL;
-	size_t len;
-	int r;
-
 	if (!s->st_selection || !s->st_selection[0] || !base->build.bzimage)
 		return 0;
 	if (asprintf(&s->base_kernel, "%s/base-bzImage", s->tmpdir) < 0)
 		return -ENOMEM;
-	r = read_file_bounded(base->build.bzimage, 256 * 1024 * 1024, &data, &len);
-	return r < 0 ? r : write_file_atomic(s->base_kernel, data, len, 0644);
+	return copy_file_bounded(base->build.bzimage, s->base_kernel, BZIMAGE_MAX);
 }
 
 static void st_log(bool prog, const char *fmt, ...) _printf_(2, 3);

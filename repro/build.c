@@ -326,18 +326,6 @@ static int journal_revert(const char *src, char **ret_msg)
 	return 0;
 }
 
-static int copy_file(const char *from, const char *to)
-{
-	_cleanup_free_ char *data = NULL;
-	size_t len;
-	int r;
-
-	r = read_file_bounded(from, PATCH_MAX, &data, &len);
-	if (r < 0)
-		return r;
-	return write_file_atomic(to, data, len, 0644);
-}
-
 static int apply_patches(const struct build_opts *o, struct build_result *res)
 {
 	_cleanup_free_ char *jdir = NULL;
@@ -364,7 +352,7 @@ static int apply_patches(const struct build_opts *o, struct build_result *res)
 		 * rather than an applied patch nobody knows about. */
 		if (asprintf(&jfile, "%s/%02zu.patch", jdir, i) < 0)
 			return -ENOMEM;
-		r = copy_file(o->patches[i], jfile);
+		r = copy_file_bounded(o->patches[i], jfile, PATCH_MAX);
 		if (r < 0)
 			return r;
 		free(out);
