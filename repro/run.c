@@ -25,11 +25,8 @@
 #define SETTLE_USEC (1500 * 1000ULL)
 /* A guest that dropped SSH has this long to finish its panic and stop. */
 #define PANIC_WAIT_USEC (20 * 1000000ULL)
-/* What is kept of the reproducer's output and of kmemleak's report. */
-#define OUTPUT_TAIL 4096
+/* What is kept of kmemleak's report. */
 #define LEAKS_MAX (16 * 1024)
-/* The trailer the guest command prints after the reproducer's output. */
-#define STATUS_MARK "kfix-status "
 
 const char *run_outcome_to_string(enum run_outcome o)
 {
@@ -248,41 +245,52 @@ static int guest_command(const struct run_opts *o, uint64_t timeout, char **ret)
 	}
 	/* The output goes to a file so that only its tail travels back,
 	 * then how the reproducer ended. */
-	if (buf_printf(&b, " >kfix-repro.out 2>&1; s=$?; tail -c %d kfix-repro.out; echo; "
-		       "echo " STATUS_MARK "$s", OUTPUT_TAIL) < 0)
+	if (buf_puts(&b, " >kfix-repro.out 2>&1" RUN_TRAILER("kfix-repro.out")) < 0)
 		return -ENOMEM;
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;
 }
 
-/* Reads the trailer guest_command printed: the status the shell saw
- * (128 + N for signal N; KILL at the time-out is the time-out) and the
- * output before it. */
+int run_trailer_parse(const char *out, int *ret_status, char **ret_output)
+{
+	const char *mark = NULL;
+	int status;
+	size_t n;
+
+	for (const char *p = out; (p = strstr(p, RUN_STATUS_MARK)); p++)
+		if (p == out || p[-1] == '\n')
+			mark = p;
+	if (!mark || sscanf(mark + strlen(RUN_STATUS_MARK), "%d", &status) != 1 || status < 0)
+		return -ENOENT;
+	n = (size_t)(mark - out);
+	if (n > 0 && out[n - 1] == '\n')
+		n--; /* the echo after the tail */
+	*ret_output = str_printable_tail(out, n, RUN_OUTPUT_TAIL);
+	if (!*ret_output)
+		return -ENOMEM;
+	*ret_status = status;
+	return 0;
+}
+
+/* How the reproducer ended: the status the shell saw (128 + N for
+ * signal N; KILL at the time-out is the time-out) and its output. */
 static int parse_status(const struct vm_exec_result *x, uint64_t timeout,
 			struct run_result *res)
 {
-	const char *out = x->output ? x->output : "", *mark = NULL;
-	int status;
+	int status, r;
 
-	for (const char *p = out; (p = strstr(p, STATUS_MARK)); p++)
-		if (p == out || p[-1] == '\n')
-			mark = p;
-	if (!mark || sscanf(mark + strlen(STATUS_MARK), "%d", &status) != 1 || status < 0)
+	r = run_trailer_parse(x->output ? x->output : "", &status, &res->output);
+	if (r == -ENOENT)
 		return 0;
+	if (r < 0)
+		return r;
 	if (status > 128 && status < 128 + 65) {
 		res->exit_signal = status - 128;
 		res->exit_status = 0;
 		res->timed_out = status == 128 + 9 && res->run_usec + 1000000ULL >= timeout;
 	} else
 		res->exit_status = status;
-	{
-		size_t n = (size_t)(mark - out);
-
-		if (n > 0 && out[n - 1] == '\n')
-			n--; /* the echo after the tail */
-		res->output = str_printable_tail(out, n, OUTPUT_TAIL);
-	}
-	return res->output ? 0 : -ENOMEM;
+	return 0;
 }
 
 /* debugfs may not be mounted in the guest; a kernel without kmemleak

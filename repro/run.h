@@ -102,6 +102,19 @@ struct run_opts {
 
 int run_once(const struct run_opts *o, struct run_result *ret);
 
+/* A guest command's ending: "PROGRAM >FILE 2>&1" followed by this prints
+ * the tail of FILE and how PROGRAM ended (the shell's $?), which
+ * run_trailer_parse() reads back. */
+#define RUN_OUTPUT_TAIL 4096
+#define RUN_STATUS_MARK "kfix-status "
+#define RUN_STR_(x) #x
+#define RUN_STR(x) RUN_STR_(x)
+#define RUN_TRAILER(file) \
+	"; s=$?; tail -c " RUN_STR(RUN_OUTPUT_TAIL) " " file "; echo; echo " RUN_STATUS_MARK "$s"
+/* The status and the printable tail before it; -ENOENT when the trailer
+ * is missing (the guest went away). */
+int run_trailer_parse(const char *out, int *ret_status, char **ret_output);
+
 struct run_series {
 	int attempts, counted, crashed;
 	struct run_result *results; /* every attempt, in completion order */

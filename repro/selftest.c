@@ -20,9 +20,7 @@
 
 #define SELFTESTS "tools/testing/selftests"
 #define TEST_FILE_MAX (64 * 1024 * 1024)
-#define OUTPUT_TAIL 4096
 #define CONSOLE_MAX (4 * 1024 * 1024)
-#define STATUS_MARK "kfix-selftest-status "
 #define GUEST_DIR "/tmp/kselftest"
 
 const char *selftest_status_name(enum selftest_status s)
@@ -289,26 +287,20 @@ static int copy_test(const struct vm_backend *b, struct vm *vm, const char *name
 
 static int parse_outcome(const struct vm_exec_result *x, struct selftest_result *res)
 {
-	const char *out = x->output ? x->output : "", *mark = NULL;
-	int status;
-	size_t n;
+	int status, r;
 
-	for (const char *p = out; (p = strstr(p, STATUS_MARK)); p++)
-		if (p == out || p[-1] == '\n')
-			mark = p;
-	if (!mark || sscanf(mark + strlen(STATUS_MARK), "%d", &status) != 1) {
+	r = run_trailer_parse(x->output ? x->output : "", &status, &res->output);
+	if (r == -ENOENT) {
 		res->status = SELFTEST_NOT_RUN;
 		return 0;
 	}
+	if (r < 0)
+		return r;
 	res->exit_status = status;
 	/* kselftest.h: KSFT_PASS 0, KSFT_SKIP 4; 137 is KILL at the limit */
 	res->status = status == 0 ? SELFTEST_PASS : status == 4 ? SELFTEST_SKIP :
 		      status == 128 + 9 ? SELFTEST_TIMEOUT : SELFTEST_FAIL;
-	n = (size_t)(mark - out);
-	if (n > 0 && out[n - 1] == '\n')
-		n--;
-	res->output = str_printable_tail(out, n, OUTPUT_TAIL);
-	return res->output ? 0 : -ENOMEM;
+	return 0;
 }
 
 static int run_test(const struct vm_backend *b, struct vm *vm, const char *name,
@@ -323,9 +315,9 @@ static int run_test(const struct vm_backend *b, struct vm *vm, const char *name,
 	    asprintf(&test, "./%s", colon + 1) < 0 || !(qd = ssh_quote(dir)) ||
 	    !(qt = ssh_quote(test)))
 		return -ENOMEM;
-	if (asprintf(&cmd, "cd %s && timeout -s KILL %llu %s >" GUEST_DIR ".out 2>&1 </dev/null; "
-		     "s=$?; tail -c %d " GUEST_DIR ".out; echo; echo " STATUS_MARK "$s", qd,
-		     (unsigned long long)(timeout / 1000000 + 1), qt, OUTPUT_TAIL) < 0)
+	if (asprintf(&cmd, "cd %s && timeout -s KILL %llu %s >" GUEST_DIR ".out 2>&1 </dev/null"
+		     RUN_TRAILER(GUEST_DIR ".out"), qd, (unsigned long long)(timeout / 1000000 + 1),
+		     qt) < 0)
 		return -ENOMEM;
 	r = b->exec(vm, cmd, NULL, 0, timeout + 30 * 1000000ULL, &x);
 	if (r < 0)

@@ -26,6 +26,34 @@
 #include "repro/run.h"
 #include "repro/ssh-internal.h"
 
+/* The guest command's trailer: how a program ended and its output. */
+static void test_trailer(void **state)
+{
+	char *out = NULL;
+	int st = -1;
+
+	(void)state;
+	assert_string_equal(" >f 2>&1" RUN_TRAILER("f"),
+			    " >f 2>&1; s=$?; tail -c 4096 f; echo; echo kfix-status $s");
+	assert_int_equal(run_trailer_parse("hello\nkfix-status 3\n", &st, &out), 0);
+	assert_int_equal(st, 3);
+	assert_string_equal(out, "hello");
+	free(out);
+	/* the program may print the mark itself: only the last line counts */
+	assert_int_equal(run_trailer_parse("kfix-status 1\nsaid kfix-status 9\n\nkfix-status 0",
+					   &st, &out), 0);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "said kfix-status 9"));
+	free(out);
+	st = 7;
+	out = NULL;
+	assert_int_equal(run_trailer_parse("lost before the end", &st, &out), -ENOENT);
+	assert_int_equal(run_trailer_parse("x kfix-status 2", &st, &out), -ENOENT);
+	assert_int_equal(run_trailer_parse("kfix-status -1", &st, &out), -ENOENT);
+	assert_int_equal(st, 7);
+	assert_null(out);
+}
+
 static void test_parse_errors(void **state)
 {
 	const char log[] =
@@ -661,6 +689,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_errors), cmocka_unit_test(test_patch_files),
+		cmocka_unit_test(test_trailer),
 		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
