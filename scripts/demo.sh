@@ -83,7 +83,7 @@ ctl() { "$KFIXCTL" -c "$T/kfix.conf" "$@"; }
 say "preparing the kernel (the first run builds it: allow 15-60 minutes on 2 cores)"
 kt_start_sshd
 kt_make_initramfs
-kt_prepare_kernel
+kt_prepare_kernel --if-cold # kfixd builds the base itself
 kt_write_config
 flow_setup
 

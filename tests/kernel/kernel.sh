@@ -2,7 +2,7 @@
 # End to end on a real kernel: Debian's linux-source-6.1 with three injected
 # bugs (one the revert of an upstream fix), KASAN, qemu under software
 # emulation on a VM host that is a real sshd on 127.0.0.1.  For each bug:
-# the base reproduces with the expected title, the known fix is "fixed", a
+# the base reproduces with the expected title, the known fix is "fixed"; a
 # wrong fix is "not-fixed"; a patch that breaks the build is "build-error",
 # one whose kernel cannot boot is "boot-error"; bad input gives a clear
 # outcome; nothing is left running.
@@ -62,11 +62,13 @@ for s in msg-uaf watch-queue-oob clock-null-deref; do
 	expect_json 'd["patched"]["crashed"]' 0 "$s: patched kernel survived"
 	expect_json 'd["patched"]["outcomes"][0]["leaks"]' None "$s: kmemleak looked and found no leak"
 
-	kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/wrong-fix.patch" \
-		--title "${title[$s]}" --runs 1
-	expect_json 'd["verdict"]' not-fixed "$s: a wrong fix"
-	expect_json 'd["patched"]["title"]' "${title[$s]}" "$s: wrong fix still crashes"
 done
+# A wrong fix (the verdict does not depend on the bug: one is enough).
+s=msg-uaf
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/wrong-fix.patch" \
+	--title "${title[$s]}" --runs 1
+expect_json 'd["verdict"]' not-fixed "$s: a wrong fix"
+expect_json 'd["patched"]["title"]' "${title[$s]}" "$s: wrong fix still crashes"
 
 # --- crash gone is not fixed ---------------------------------------------------
 # The reproducer reads the host name back: a patch that stops the overflow

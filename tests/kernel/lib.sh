@@ -131,10 +131,12 @@ kt_lock_kernel() {
 	fi
 }
 
-# The base kernel: built once into the cache by prepare.sh.
+# The base kernel: built once into the cache by prepare.sh.  With
+# --if-cold, only when the O= directory was never built: the test's kfix
+# builds the base itself before it uses it.
 kt_prepare_kernel() {
 	kt_lock_kernel
-	KT_TOP=$(KFIX_TEST_TMP="$T/cache" "$kt_here/prepare.sh" | tail -1) ||
+	KT_TOP=$(KFIX_TEST_TMP="$T/cache" "$kt_here/prepare.sh" "$@" | tail -1) ||
 		kt_fail "prepare.sh failed"
 	KT_SRC=$KT_TOP/src
 	KT_CONFIG=$KT_TOP/kasan.config
@@ -205,7 +207,9 @@ kt_setup() {
 	kt_require
 	kt_start_sshd
 	kt_make_initramfs
-	kt_prepare_kernel
+	# KT_BASE_BUILD=full: the test uses the O= directory's base kernel
+	# as it is, not through a kfix build
+	if [ "${KT_BASE_BUILD:-}" = full ]; then kt_prepare_kernel; else kt_prepare_kernel --if-cold; fi
 	kt_write_config
 }
 

@@ -10,6 +10,8 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
+# the O= directory as a base build: it is used as it is
+KT_BASE_BUILD=full
 kt_setup
 S=$kt_here/scenarios
 title="KASAN: use-after-free Read in ksys_msgctl"
