@@ -298,40 +298,29 @@ static size_t on_body(char *p, size_t size, size_t n, void *userdata)
 	return buf_append(&x->body, p, size * n) < 0 ? 0 : size * n;
 }
 
-static void header_value(const char *line, size_t n, const char *name,
-			 char *out, size_t outn)
+/* A validator of the last response (after redirects), from the headers
+ * curl kept; one too long to store is not trusted. */
+static void header_copy(CURL *curl, const char *name, char out[static FEED_HEADER_MAX])
 {
-	size_t k = strlen(name), len;
+	struct curl_header *h;
+	size_t n;
 
-	if (n <= k || strncasecmp(line, name, k) != 0)
+	if (curl_easy_header(curl, name, 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
 		return;
-	line += k;
-	n -= k;
-	while (n > 0 && (*line == ' ' || *line == '\t')) {
-		line++;
-		n--;
-	}
-	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == '\n' || line[n - 1] == ' '))
-		n--;
-	len = MIN(n, outn - 1);
-	if (len < n)
-		return; /* too long to be trusted as a validator */
-	memcpy(out, line, len);
-	out[len] = '\0';
+	n = strlen(h->value);
+	if (n < FEED_HEADER_MAX)
+		memcpy(out, h->value, n + 1);
 }
 
-static size_t on_header(char *p, size_t size, size_t n, void *userdata)
+/* curl also reads a Retry-After given as an HTTP date. */
+static void fetch_read_headers(struct fetch *x)
 {
-	struct fetch *x = userdata;
-	char ra[32] = "";
-	uint64_t secs;
+	curl_off_t after = 0;
 
-	header_value(p, size * n, "ETag:", x->etag, sizeof(x->etag));
-	header_value(p, size * n, "Last-Modified:", x->last_modified, sizeof(x->last_modified));
-	header_value(p, size * n, "Retry-After:", ra, sizeof(ra));
-	if (*ra && parse_uint64(ra, &secs) >= 0)
-		x->retry_after_usec = MIN(secs * 1000000, FEED_BACKOFF_MAX_USEC);
-	return size * n;
+	header_copy(x->curl, "ETag", x->etag);
+	header_copy(x->curl, "Last-Modified", x->last_modified);
+	if (curl_easy_getinfo(x->curl, CURLINFO_RETRY_AFTER, &after) == CURLE_OK && after > 0)
+		x->retry_after_usec = MIN((uint64_t)after * 1000000, FEED_BACKOFF_MAX_USEC);
 }
 
 static void fetch_free(struct fetch *x)
@@ -419,8 +408,6 @@ static int fetch_start(struct feed *f, enum fetch_kind kind, enum text_kind text
 	curl_easy_setopt(x->curl, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(x->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(x->curl, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(x->curl, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(x->curl, CURLOPT_HEADERDATA, x);
 	curl_easy_setopt(x->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(x->curl, CURLOPT_TIMEOUT_MS, (long)(f->timeout / 1000));
 	curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)MIN(f->timeout / 1000, 30000));
@@ -784,6 +771,7 @@ static void fetch_done(struct feed *f, CURLcode res)
 	 * its start when the dashboard answers slowly */
 	f->last_request = now_mono(f->fs);
 	curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+	fetch_read_headers(x);
 	snprintf(labels, sizeof(labels), "%ld", res == CURLE_OK ? code : 0L);
 	count(f, "kfix_feed_requests_total", "Requests to feeds by HTTP status (0: failed).", labels);
 	if (res == CURLE_OK && code == 429) {

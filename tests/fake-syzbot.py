@@ -10,7 +10,7 @@ Serves recorded JSON in the public schema from a fixture folder:
 Test control:
   POST /_control/phase?n=N    switch the served data to phase N
   POST /_control/fault?kind=K&count=N   the next N data requests fail with
-        K = 429 (Retry-After: 1), slow (answer after 3 s), truncated (half
+        K = 429 (Retry-After: 3), 429-date (Retry-After: an HTTP date 6 s ahead), slow (answer after 3 s), truncated (half
         the JSON, correct length), cut (connection closed mid-body)
   POST /_control/textfault?kinds=K1,K2,...   the next text requests, one
         kind each: pass (served normally), cut (connection closed
@@ -20,6 +20,7 @@ Test control:
   GET  /_control/log          every data request so far, as JSON
 Usage: fake-syzbot.py FIXTURES PORTFILE
 """
+import email.utils
 import hashlib
 import json
 import os
@@ -103,10 +104,12 @@ class Handler(BaseHTTPRequestHandler):
         if q.get("json") != ["1"]:
             entry["status"] = 400
             return self.send(400, b"json=1 missing\n")
-        if fault == "429":
+        if fault in ("429", "429-date"):
+            # longer than the poller's own 1 s gap, so that honouring it shows
+            after = "3" if fault == "429" else email.utils.formatdate(time.time() + 6, usegmt=True)
             entry["status"] = 429
             return self.send(429, b"Too Many Requests\nAllowed rate is 1 requests per 1 seconds.",
-                             {"Retry-After": "1", "Content-Type": "text/plain"})
+                             {"Retry-After": after, "Content-Type": "text/plain"})
         if fault == "slow":
             time.sleep(3)
         if u.path.startswith("/bug"):
