@@ -165,11 +165,11 @@ static int write_patch(struct repair_ctx *c, const char *msg, const char *diff)
 }
 
 /* What ran and passed, and what did not run, said plainly: the mail's
- * "Tested" and "Not tested" sections come from here. */
+ * "Tested" and "Not tested" sections come from here, as lines "- ...". */
 static void put_tested(struct buf *b, const struct repair_ctx *c, const struct repair_outcome *base,
 		       const struct repair_outcome *patched)
 {
-	(void)buf_printf(b, "## Tested\n\n- reproducer: the base kernel crashed in %u of %u runs "
+	(void)buf_printf(b, "- reproducer: the base kernel crashed in %u of %u runs "
 			 "(%s); the patched kernel ran %u of %u without a crash, and the "
 			 "reproducer ended without a failure in every run\n",
 			 base->crashed, base->runs, base->title ?: "-", patched->survived,
@@ -192,7 +192,11 @@ static void put_tested(struct buf *b, const struct repair_ctx *c, const struct r
 	if (c->review)
 		(void)buf_printf(b, "- review: asked to find a correct caller whose behaviour the "
 				 "change alters, the model found none: %s\n", c->review);
-	(void)buf_printf(b, "\n## Not tested\n\n");
+}
+
+static void put_not_tested(struct buf *b, const struct repair_ctx *c,
+			   const struct repair_outcome *patched)
+{
 	if (!c->review)
 		(void)buf_puts(b, "- no review of the change against its callers "
 				  "([agent] patch-review = no)\n");
@@ -202,7 +206,38 @@ static void put_tested(struct buf *b, const struct repair_ctx *c, const struct r
 		(void)buf_printf(b, "- no kselftests were run: %s\n",
 				 patched->selftest_note ?: "none configured");
 	(void)buf_puts(b, "- no KUnit suites were run\n"
-			  "- no other configurations or architectures\n\n");
+			  "- no other configurations or architectures\n");
+}
+
+static json_t *run_row(const char *kernel, const struct repair_outcome *o)
+{
+	return json_pack("{s:s, s:i, s:i, s:i, s:s?}", "kernel", kernel, "runs", o->runs,
+			 "crashed", o->crashed, "survived", o->survived, "title", o->title);
+}
+
+/* The explanation as data, for kfixd's patch record and mail (the
+ * Markdown is for people: a title or a model's text with "|" or "## " in
+ * it does not survive being read back from it). */
+static int write_explanation_json(struct repair_ctx *c, const char *root_cause,
+				  const char *evidence, const char *patch_type,
+				  const struct repair_outcome *base,
+				  const struct repair_outcome *patched, const char *tested,
+				  const char *not_tested)
+{
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_free_ char *text = NULL, *bk = NULL;
+
+	if (asprintf(&bk, "base %s", c->p->base_commit ?: "") < 0)
+		return -ENOMEM;
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:[o, o], s:s, s:s}", "title", c->title,
+		      "root_cause", root_cause, "evidence", evidence, "probe_output",
+		      c->probe_output ?: "(no probes were run)", "patch_type", patch_type,
+		      "reproduction", run_row(bk, base), run_row("patched", patched),
+		      "tested", tested, "not_tested", not_tested);
+	text = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+	if (!text)
+		return -ENOMEM;
+	return write_out(c, "explanation.json", text);
 }
 
 static int write_explanation(struct repair_ctx *c, const char *msg, const json_t *args,
@@ -210,12 +245,19 @@ static int write_explanation(struct repair_ctx *c, const char *msg, const json_t
 			     const struct repair_outcome *base, const struct repair_outcome *patched,
 			     const char *diff)
 {
-	_cleanup_buf_ struct buf b = BUF_INIT(1024 * 1024);
+	_cleanup_buf_ struct buf b = BUF_INIT(1024 * 1024), t = BUF_INIT(64 * 1024),
+				 nt = BUF_INIT(16 * 1024);
+	const char *root = json_get_str(args, "root_cause") ?: json_get_str(hyp, "root_cause") ?: "";
+	const char *evidence = json_get_str(hyp, "evidence") ?: "";
+	int r;
 
-	(void)buf_printf(&b, "# %s\n\n## Root cause\n\n%s\n\n", c->title,
-			 json_get_str(args, "root_cause") ?: json_get_str(hyp, "root_cause") ?: "");
-	(void)buf_printf(&b, "## Evidence\n\n%s\n\nProbe output:\n\n```\n%s\n```\n\n",
-			 json_get_str(hyp, "evidence") ?: "", c->probe_output ?: "(no probes were run)");
+	put_tested(&t, c, base, patched);
+	put_not_tested(&nt, c, patched);
+	if (!t.data || !nt.data || t.truncated || nt.truncated)
+		return -E2BIG;
+	(void)buf_printf(&b, "# %s\n\n## Root cause\n\n%s\n\n", c->title, root);
+	(void)buf_printf(&b, "## Evidence\n\n%s\n\nProbe output:\n\n```\n%s\n```\n\n", evidence,
+			 c->probe_output ?: "(no probes were run)");
 	(void)buf_printf(&b, "## Patch type\n\n%s\n\n", patch_type);
 	(void)buf_printf(&b, "## Reproduction\n\n| kernel | runs | crashed | survived | title |\n"
 			 "| --- | --- | --- | --- | --- |\n");
@@ -223,11 +265,15 @@ static int write_explanation(struct repair_ctx *c, const char *msg, const json_t
 			 base->runs, base->crashed, base->survived, base->title ?: "-");
 	(void)buf_printf(&b, "| patched | %u | %u | %u | %s |\n\n", patched->runs,
 			 patched->crashed, patched->survived, patched->title ?: "-");
-	put_tested(&b, c, base, patched);
-	(void)buf_printf(&b, "## Commit message\n\n```\n%s```\n\n## Diff\n\n```diff\n%s```\n", msg, diff);
+	(void)buf_printf(&b, "## Tested\n\n%s\n## Not tested\n\n%s\n", t.data, nt.data);
+	(void)buf_printf(&b, "## Commit message\n\n```\n%s```\n\n## Diff\n\n```diff\n%s```\n", msg,
+			 diff);
 	if (b.truncated || !b.data)
 		return -E2BIG;
-	return write_out(c, "explanation.md", b.data);
+	r = write_out(c, "explanation.md", b.data);
+	if (r < 0)
+		return r;
+	return write_explanation_json(c, root, evidence, patch_type, base, patched, t.data, nt.data);
 }
 
 int repair_explain(struct repair_ctx *c, const char *diff, const json_t *hyp,

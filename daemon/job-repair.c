@@ -5,7 +5,7 @@
  * so a job killed at any point never adds two patches.
  *
  * Steps: "repaired" (the engine's outcome is in the job's folder:
- * outcome.json, fix.diff, commit-message.txt, explanation.md,
+ * outcome.json, fix.diff, commit-message.txt, explanation.md and .json,
  * trajectory.jsonl) and "recorded" (bug state, patch, publish job). */
 #include "config.h"
 
@@ -261,78 +261,78 @@ static int repair(struct pipeline *p, const struct iterate *it)
 	return 0;
 }
 
-/* Mail is plain text: the markdown code fences go, the code stays. */
-static char *strip_fences(const char *s, size_t n)
+/* A text of the engine's explanation.json, without its trailing newlines. */
+static char *expl_text(const json_t *e, const char *name)
 {
-	char *out = malloc(n + 1), *o = out;
+	const char *s = json_get_str(e, name);
+	size_t n;
 
-	for (const char *l = s; out && l < s + n;) {
-		const char *nl = memchr(l, '\n', (size_t)(s + n - l));
-		size_t len = nl ? (size_t)(nl - l) : (size_t)(s + n - l);
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	while (n > 0 && s[n - 1] == '\n')
+		n--;
+	return strndup(s, n);
+}
 
-		if (!(len == 3 && strncmp(l, "```", 3) == 0)) {
-			memcpy(o, l, len);
-			o += len;
-			if (nl)
-				*o++ = '\n';
-		}
-		l += len + (nl ? 1 : 0);
-	}
-	if (out)
-		*o = '\0';
+/* The mail's evidence: the model's, then what the probes printed. */
+static char *expl_evidence(const json_t *e)
+{
+	const char *ev = json_get_str(e, "evidence"), *probes = json_get_str(e, "probe_output");
+	char *out;
+
+	if (!ev && !probes)
+		return NULL;
+	if (asprintf(&out, "%s%sProbe output:\n\n%s\n", ev ?: "", ev && *ev ? "\n\n" : "",
+		     probes ?: "") < 0)
+		return NULL;
 	return out;
 }
 
-/* The text of "## NAME" in the engine's explanation.md. */
-static char *md_section(const char *md, const char *name)
+/* The reproduction runs as the mail's table: "base <short commit>" and
+ * "patched", each "crashed N of M: title" or "survived N of M". */
+static json_t *repro_table(const json_t *e)
 {
-	_cleanup_free_ char *head = NULL;
-	const char *s, *e;
-
-	if (!md || asprintf(&head, "## %s\n", name) < 0 || !(s = strstr(md, head)))
-		return NULL;
-	s += strlen(head);
-	while (*s == '\n')
-		s++;
-	e = strstr(s, "\n## ");
-	if (!e)
-		e = s + strlen(s);
-	while (e > s && e[-1] == '\n')
-		e--;
-	return strip_fences(s, (size_t)(e - s));
-}
-
-/* The rows "| base X | runs | crashed | survived | title |" and
- * "| patched | ... |" of the explanation's reproduction table. */
-static json_t *repro_table(const char *md)
-{
+	const json_t *rows = json_object_get(e, "reproduction"), *row;
 	json_t *a = json_array();
+	size_t i;
 
-	for (const char *l = md; a && l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		char kernel[128] = "", title[512] = "", res[700];
-		unsigned runs = 0, crashed = 0, survived = 0;
-		const char *k;
+	json_array_foreach(rows, i, row) {
+		const char *kernel = json_get_str(row, "kernel"), *title = json_get_str(row, "title");
+		json_int_t runs = json_integer_value(json_object_get(row, "runs"));
+		json_int_t crashed = json_integer_value(json_object_get(row, "crashed"));
+		json_int_t survived = json_integer_value(json_object_get(row, "survived"));
+		_cleanup_free_ char *k = NULL, *res = NULL;
 
-		if (!startswith(l, "| base") && !startswith(l, "| patched |"))
+		if (!a || !kernel)
 			continue;
-		if (sscanf(l, "| %127[^|]| %u | %u | %u | %511[^|\n]", kernel, &runs, &crashed,
-			   &survived, title) < 4)
-			continue;
-		for (size_t n = strlen(kernel); n > 0 && kernel[n - 1] == ' ';)
-			kernel[--n] = '\0';
-		for (size_t n = strlen(title); n > 0 && title[n - 1] == ' ';)
-			title[--n] = '\0';
 		/* "base <40 hex>" reads better with the short commit id */
-		k = kernel;
-		if (startswith(kernel, "base ") && strlen(kernel) > 17)
-			kernel[17] = '\0';
-		if (crashed > 0)
-			snprintf(res, sizeof(res), "crashed %u of %u: %s", crashed, runs, title);
-		else
-			snprintf(res, sizeof(res), "survived %u of %u", survived, runs);
+		k = strndup(kernel, startswith(kernel, "base ") ? 17 : strlen(kernel));
+		if (crashed > 0 ? asprintf(&res, "crashed %lld of %lld: %s", (long long)crashed,
+					   (long long)runs, title ?: "-") < 0 :
+				  asprintf(&res, "survived %lld of %lld", (long long)survived,
+					   (long long)runs) < 0)
+			res = NULL;
+		if (!k || !res)
+			return json_decref(a), NULL;
 		json_array_append_new(a, json_pack("{s:s, s:s}", "kernel", k, "result", res));
 	}
 	return a;
+}
+
+/* explanation.json, written by the engine beside explanation.md.  A job
+ * directory left by a kfix without it gives NULL: the patch is recorded
+ * with the Markdown alone. */
+static json_t *read_explanation(const struct pipeline *p)
+{
+	_cleanup_free_ char *text = NULL;
+	json_error_t jerr;
+	json_t *e = NULL;
+
+	if (read_job_file(p, "explanation.json", &text) < 0 ||
+	    json_parse_bounded(text, strlen(text), TEXT_MAX, &e, &jerr) < 0)
+		return NULL;
+	return e;
 }
 
 static int add_patch(struct pipeline *p, const json_t *outcome, const struct iterate *it,
@@ -344,7 +344,7 @@ static int add_patch(struct pipeline *p, const json_t *outcome, const struct ite
 	_cleanup_free_ char *root = NULL, *evid = NULL, *nt = NULL, *ev_text = NULL, *traj = NULL;
 	_cleanup_free_ char *tested = NULL;
 	_cleanup_free_ char *expl = NULL;
-	_cleanup_json_ json_t *ev = NULL;
+	_cleanup_json_ json_t *ev = NULL, *e = NULL;
 	struct store_patch patch = {};
 	int version = 0;
 	int r;
@@ -357,16 +357,19 @@ static int add_patch(struct pipeline *p, const json_t *outcome, const struct ite
 	if (r < 0)
 		return job_fail(ctx, r, "the repair's output in %s: %s", p->dir, strerror(-r));
 	subject = strndup(msg, strcspn(msg, "\n"));
-	root = md_section(md, "Root cause");
-	evid = md_section(md, "Evidence");
-	nt = md_section(md, "Not tested");
-	tested = md_section(md, "Tested");
+	e = read_explanation(p);
+	if (e) {
+		root = expl_text(e, "root_cause");
+		evid = expl_evidence(e);
+		nt = expl_text(e, "not_tested");
+		tested = expl_text(e, "tested");
+	}
 	if (job_file(p, "trajectory.jsonl", &traj) < 0 || job_file(p, "explanation.md", &expl) < 0)
 		return -ENOMEM;
 	if (it && read_job_file(p, "changes.txt", &changes) < 0)
 		changes = NULL;
 	ev = json_pack("{s:o, s:s?, s:s?, s:s?, s:I, s:s, s:s, s:O?, s:s?, s:I}", "table",
-		       repro_table(md), "evidence", evid, "tested", tested, "not_tested", nt, "job",
+		       e ? repro_table(e) : json_array(), "evidence", evid, "tested", tested, "not_tested", nt, "job",
 		       (json_int_t)ctx->job->id,
 		       "trajectory", traj, "explanation_file", expl, "llm",
 		       json_object_get(outcome, "llm"), "changes", changes, "previous",

@@ -220,6 +220,20 @@ root-cause fix
 
 other configurations
 M
+# what kfixd reads: the same as data (the model's texts may hold "|" or a
+# line like a Markdown heading)
+cat > "$J/explanation.json" <<'E'
+{"title": "KASAN: use-after-free Read in ksys_msgctl",
+ "root_cause": "read after free in freeque()\n",
+ "evidence": "the probe shows it | (a pipe)\n## a line like a heading",
+ "probe_output": "kfix-probe freeing msg=1",
+ "patch_type": "root-cause fix",
+ "reproduction": [
+  {"kernel": "base ", "runs": 3, "crashed": 3, "survived": 0, "title": "KASAN: use-after-free Read in ksys_msgctl"},
+  {"kernel": "patched", "runs": 5, "crashed": 0, "survived": 5}],
+ "tested": "- reproducer: ...\n",
+ "not_tested": "- other configurations\n"}
+E
 cat > "$J/outcome.json" <<'O'
 {"result": "validated", "reason": "validated after 1 attempt(s)", "attempts": 1,
  "llm": {"model": "m", "calls": 7, "failures": 0, "retries": 0, "tokens_in": 700, "tokens_out": 140, "cost": 0.5},
@@ -241,6 +255,7 @@ grep -q "crashed 3 of 3: KASAN: use-after-free Read in ksys_msgctl" "$mail" || f
 grep -q "survived 5 of 5" "$mail" || fail "patched row"
 grep -q '```' "$mail" && fail "markdown fences in the mail"
 grep -q "^kfix-probe freeing msg=1" "$mail" || fail "probe output"
+grep -q "^## a line like a heading" "$mail" || fail "the evidence was cut at a line like a heading"
 grep -q "^base-commit:" "$mail" && fail "a plain folder has no base commit"
 [ "$(sqlite3 "$db" "SELECT branch IS NULL FROM patches WHERE bug_id = $rb")" = 1 ] || fail "a branch for a plain folder"
 ctl retry 100 >/dev/null

@@ -391,6 +391,25 @@ static void test_story(void **state)
 					   "only caller and gets the same count; f->items is not read"));
 		assert_null(strstr(md, "no review of the change"));
 	}
+	{
+		_cleanup_json_ json_t *xj = NULL;
+		json_error_t jerr;
+		const json_t *rows;
+
+		/* the same, as data for kfixd */
+		snprintf(path, sizeof(path), "%s/explanation.json", out);
+		xj = json_load_file(path, 0, &jerr);
+		assert_non_null(xj);
+		rows = json_object_get(xj, "reproduction");
+		assert_int_equal(json_array_size(rows), 2);
+		assert_string_equal(json_get_str(json_array_get(rows, 0), "kernel"),
+				    "base fedcba9876543210fedcba9876543210fedcba98");
+		assert_int_equal(json_integer_value(json_object_get(json_array_get(rows, 0), "crashed")), 2);
+		assert_string_equal(json_get_str(json_array_get(rows, 1), "kernel"), "patched");
+		assert_true(startswith(json_get_str(xj, "tested"), "- reproducer: the base kernel crashed in 2 of 2"));
+		assert_true(startswith(json_get_str(xj, "not_tested"), "- kmemleak: the kernel under test has none"));
+		assert_non_null(json_get_str(xj, "root_cause"));
+	}
 	snprintf(path, sizeof(path), "%s/0001-fix.patch", out);
 	assert_int_equal(read_file_bounded(path, 1 << 20, &patch, NULL), 0);
 	assert_non_null(strstr(patch, "Subject: [PATCH] net: foo: clear the item list"));
