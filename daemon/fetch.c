@@ -18,6 +18,7 @@
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
+#include "common/url.h"
 #include "fetch.h"
 #include "store.h"
 
@@ -49,25 +50,22 @@ bool fetch_is_link(const char *value)
 	return value && (startswith(value, "https://") || startswith(value, "http://"));
 }
 
-/* The host part of an http(s) URL, lower-case, without port or user. */
-static int url_host(const char *url, char *host, size_t n)
+/* The host of an http(s) URL, lower-case.  A link with credentials (from
+ * mail) is refused. */
+static int url_host(const char *text, char *host, size_t n)
 {
-	const char *p = strstr(url, "://"), *e;
-	size_t len, at;
+	struct url u;
+	int r = url_parse(text, &u);
 
-	if (!p)
+	if (r < 0)
+		return r == -ENOMEM ? r : -EINVAL;
+	if (!streq(u.scheme, "http") && !streq(u.scheme, "https"))
 		return -EINVAL;
-	p += 3;
-	e = p + strcspn(p, "/?#");
-	at = strcspn(p, "@");
-	if (p + at < e) /* credentials in a link from mail: refused */
+	if (*u.user || u.password)
 		return -EPERM;
-	len = strcspn(p, ":/?#");
-	if (len == 0 || len >= n)
+	if (strlen(u.host) >= n)
 		return -EINVAL;
-	for (size_t i = 0; i < len; i++)
-		host[i] = (char)(p[i] >= 'A' && p[i] <= 'Z' ? p[i] - 'A' + 'a' : p[i]);
-	host[len] = '\0';
+	strcpy(host, u.host);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/buf.h"
 #include "common/strutil.h"
+#include "common/url.h"
 #include "mail-internal.h"
 #include "smtp.h"
 
@@ -52,20 +53,6 @@ static char *to_crlf(const char *msg, size_t len, size_t *ret_len)
 	return buf_steal(&b, ret_len);
 }
 
-static bool url_is_loopback(const char *url)
-{
-	static const char *const hosts[] = { "smtp://127.0.0.1", "smtp://[::1]",
-					     "smtp://localhost" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(hosts); i++) {
-		const char *p = startswith(url, hosts[i]);
-
-		if (p && (*p == '\0' || *p == ':' || *p == '/'))
-			return true;
-	}
-	return false;
-}
-
 static int classify(CURLcode rc, long code)
 {
 	if (code >= 500)
@@ -98,10 +85,11 @@ int smtp_send(const struct smtp_opts *o, const char *msg, size_t len,
 	_cleanup_free_ char *wire = NULL, *from = NULL;
 	char errbuf[CURL_ERROR_SIZE] = "";
 	struct reader rd = { 0 };
+	struct url u;
 	long code = 0;
 	CURLcode rc;
 
-	if (!o->url || !(startswith(o->url, "smtp://") || startswith(o->url, "smtps://")))
+	if (!o->url || url_parse(o->url, &u) < 0 || !(streq(u.scheme, "smtp") || streq(u.scheme, "smtps")))
 		return error_set(ret_error, -EINVAL, "mail.smtp-url must be smtp:// or smtps://");
 	if (!env_from || strpbrk(env_from, "<>\r\n ") || !rcpts || !rcpts[0])
 		return error_set(ret_error, -EINVAL, "bad envelope sender or no recipient");
@@ -131,7 +119,7 @@ int smtp_send(const struct smtp_opts *o, const char *msg, size_t len,
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 30L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)(o->timeout_sec > 0 ? o->timeout_sec : 120));
 	curl_easy_setopt(c, CURLOPT_USE_SSL,
-			 url_is_loopback(o->url) ? (long)CURLUSESSL_TRY : (long)CURLUSESSL_ALL);
+			 url_is_loopback(&u) ? (long)CURLUSESSL_TRY : (long)CURLUSESSL_ALL);
 	if (o->ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, o->ca_file);
 	if (o->user) {

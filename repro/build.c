@@ -20,6 +20,7 @@
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/strutil.h"
+#include "common/url.h"
 
 #define JOURNAL ".kfix-applied"
 #define LOG_MAX (64 * 1024 * 1024)
@@ -102,37 +103,26 @@ static int copy_bounded(char *dst, size_t size, const char *src, size_t len)
  * then from ssh-user and ssh-port). */
 static int parse_remote_host(const char *v, struct build_remote *rm)
 {
-	const char *at, *colon, *h = startswith(v, "ssh://");
+	struct url u;
 	int r;
 
-	if (!h) {
+	if (!startswith(v, "ssh://")) {
 		/* user and port have keys of their own for a plain name */
 		if (!*v || v[strcspn(v, "/@: \t")])
 			return -EINVAL;
 		return copy_bounded(rm->host, sizeof(rm->host), v, strlen(v));
 	}
-	at = strchr(h, '@');
-	if (at) {
-		r = copy_bounded(rm->user, sizeof(rm->user), h, (size_t)(at - h));
-		if (r < 0)
-			return r;
-		h = at + 1;
-	}
-	colon = strrchr(h, ':');
-	if (colon && !strchr(colon, ']')) {
-		r = parse_int(colon + 1, &rm->port);
-		if (r < 0 || rm->port < 1 || rm->port > 65535)
-			return -EINVAL;
-	} else
-		colon = h + strlen(h);
-	if (*h == '[' && colon > h + 1 && colon[-1] == ']') {
-		h++;
-		r = copy_bounded(rm->host, sizeof(rm->host), h, (size_t)(colon - 1 - h));
-	} else
-		r = copy_bounded(rm->host, sizeof(rm->host), h, (size_t)(colon - h));
+	r = url_parse(v, &u);
 	if (r < 0)
+		return r == -ENOMEM ? r : -EINVAL;
+	/* a password does not belong in a config file; a path means nothing */
+	if (u.password || u.query || !streq(u.path, "/"))
+		return -EINVAL;
+	if (*u.user && (r = copy_bounded(rm->user, sizeof(rm->user), u.user, strlen(u.user))) < 0)
 		return r;
-	return rm->host[0] && !strchr(rm->host, '/') && !strchr(rm->user, ':') ? 0 : -EINVAL;
+	if (u.port)
+		rm->port = u.port;
+	return copy_bounded(rm->host, sizeof(rm->host), u.host, strlen(u.host));
 }
 
 static int remote_from_config(const struct config *cfg, const char *name,

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
+#include "common/url.h"
 #include "repro/hostkey.h"
 #include "repro/tree-internal.h"
 
@@ -207,27 +208,13 @@ struct push_state {
 };
 
 /* Port of an ssh://host:port/ URL, -1 when absent (scp-like or default). */
-static int url_port(const char *url)
+static int url_port(const char *text)
 {
-	const char *p = startswith(url, "ssh://");
-	const char *end, *colon;
+	struct url u;
 
-	if (!p)
-		p = startswith(url, "git+ssh://");
-	if (!p)
+	if (!startswith(text, "ssh://") && !startswith(text, "git+ssh://"))
 		return -1;
-	end = strchr(p, '/');
-	if (!end)
-		end = p + strlen(p);
-	if (memchr(p, '@', end - p))
-		p = (const char *)memchr(p, '@', end - p) + 1;
-	if (*p == '[') {
-		p = memchr(p, ']', end - p);
-		if (!p)
-			return -1;
-	}
-	colon = memchr(p, ':', end - p);
-	return colon ? atoi(colon + 1) : -1;
+	return url_parse(text, &u) >= 0 && u.port ? u.port : -1;
 }
 
 /* 0 when host's key is in known_hosts; otherwise a reason in s. */

@@ -22,6 +22,7 @@
 #include "common/slot.h"
 #include <sys/wait.h>
 #include "common/strutil.h"
+#include "common/url.h"
 
 static void test_buf_bounds(void **state)
 {
@@ -440,6 +441,57 @@ static void test_json_text(void **state)
 	assert_true(json_is_null(json_object_get(back, "none")));
 }
 
+/* Every URL kfix takes goes through one parser: hosts lower-case and
+ * without IPv6 brackets, credentials and ports seen, junk refused. */
+static void test_url(void **state)
+{
+	struct url u;
+	char big[600];
+
+	(void)state;
+	assert_int_equal(url_parse("HTTPS://Syzkaller.AppSpot.com/text?tag=x", &u), 0);
+	assert_string_equal(u.scheme, "https");
+	assert_string_equal(u.host, "syzkaller.appspot.com");
+	assert_string_equal(u.user, "");
+	assert_false(u.password);
+	assert_true(u.query);
+	assert_int_equal(u.port, 0);
+
+	assert_int_equal(url_parse("ssh://git@[::1]:2222/", &u), 0);
+	assert_string_equal(u.user, "git");
+	assert_string_equal(u.host, "::1");
+	assert_int_equal(u.port, 2222);
+	assert_string_equal(u.path, "/");
+	assert_true(url_is_loopback(&u));
+
+	assert_int_equal(url_parse("ssh://builder", &u), 0);
+	assert_string_equal(u.path, "/");
+	assert_int_equal(url_parse("http://us%40er:secret@host/", &u), 0);
+	assert_string_equal(u.user, "us@er");
+	assert_true(u.password);
+
+	assert_int_equal(url_parse("smtp://127.0.0.1:2525", &u), 0);
+	assert_true(url_is_loopback(&u));
+	assert_int_equal(url_parse("smtp://LocalHost", &u), 0);
+	assert_true(url_is_loopback(&u));
+	assert_int_equal(url_parse("smtp://127.0.0.1.example.org", &u), 0);
+	assert_false(url_is_loopback(&u));
+	assert_int_equal(url_parse("smtp://user@127.0.0.1/", &u), 0);
+	assert_true(url_is_loopback(&u));
+	assert_int_equal(url_parse("smtp://10.0.0.1", &u), 0);
+	assert_false(url_is_loopback(&u));
+
+	assert_int_equal(url_parse("not a url", &u), -EINVAL);
+	assert_int_equal(url_parse("http://", &u), -EINVAL);
+	assert_int_equal(url_parse("http://host:99999/", &u), -EINVAL);
+	assert_int_equal(url_parse("http://ho st/", &u), -EINVAL);
+	assert_int_equal(url_parse(NULL, &u), -EINVAL);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big, "http://", 7);
+	assert_int_equal(url_parse(big, &u), -ENAMETOOLONG);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_read_bounded),
 		cmocka_unit_test(test_schema_documented),
 		cmocka_unit_test(test_slots),
+		cmocka_unit_test(test_url),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
