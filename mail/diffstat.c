@@ -1,145 +1,184 @@
-/* A diffstat in git's layout, computed from a unified diff by following
- * hunk line counts (so a removed line reading "-- x" is not mistaken for
- * a file header). */
+/* The diffstat of a patch mail, laid out as git format-patch does.
+ *
+ * libgit2 reads the diff (git_diff_from_buffer: hunk line counts, so a
+ * removed line reading "-- x" is not taken for a file header); the layout
+ * follows git's show_stats() and print_stat_summary() in diff.c (git
+ * v2.39): a 72-column stat (MAIL_DEFAULT_WRAP), long names cut to
+ * ".../tail" at a slash, the graph scaled by scale_linear().  libgit2's
+ * own git_diff_stats_to_buf() lays it out differently (no name cut; one
+ * deletion beside many insertions drawn as "+-"), so it is not used. */
 #include "config.h"
 
-#include <stdio.h>
+#include <errno.h>
+#include <git2.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "diffstat-internal.h"
 
+#define DIFFSTAT_WIDTH 72
 #define DIFFSTAT_FILES_MAX 512
-#define DIFFSTAT_GRAPH_MAX 50
 
-struct file_stat {
-	char *name;
-	long add, del;
+struct fstat {
+	const char *name; /* points into the git_diff */
+	size_t add, del;
 };
 
-struct stats {
-	struct file_stat f[DIFFSTAT_FILES_MAX];
-	size_t n;
-};
+DEFINE_CLEANUP(git_diff, git_diff_free)
+DEFINE_CLEANUP(git_patch, git_patch_free)
 
-static void stats_free(struct stats *s)
+static int decimal_width(size_t v)
 {
-	for (size_t i = 0; i < s->n; i++)
-		free(s->f[i].name);
-}
-
-static struct file_stat *file_new(struct stats *s, const char *l, size_t n)
-{
-	/* "diff --git a/X b/Y": the name after " b/" */
-	const char *b = NULL;
-
-	for (size_t i = 0; i + 3 <= n; i++)
-		if (memcmp(l + i, " b/", 3) == 0)
-			b = l + i + 3;
-	if (!b || s->n >= DIFFSTAT_FILES_MAX)
-		return NULL;
-	s->f[s->n].name = strndup(b, (size_t)(l + n - b));
-	if (!s->f[s->n].name)
-		return NULL;
-	return &s->f[s->n++];
-}
-
-static void parse(struct stats *s, const char *diff)
-{
-	const char *pos = diff, *l;
-	struct file_stat *cur = NULL;
-	long old_left = 0, new_left = 0;
-	size_t n;
-
-	while (text_next_line(&pos, &l, &n)) {
-		if (old_left > 0 || new_left > 0) {
-			char c = n ? l[0] : ' ';
-
-			if (c == '\\')
-				continue;
-			if (c == '-' || c == ' ')
-				old_left--;
-			if (c == '+' || c == ' ')
-				new_left--;
-			if (cur && c == '+')
-				cur->add++;
-			if (cur && c == '-')
-				cur->del++;
-			continue;
-		}
-		if (n > 11 && memcmp(l, "diff --git ", 11) == 0) {
-			cur = file_new(s, l, n);
-		} else if (n > 3 && memcmp(l, "@@ -", 4) == 0) {
-			long a = 0, b = 1, c = 0, d = 1;
-			_cleanup_free_ char *h = strndup(l, n);
-
-			if (!h)
-				return;
-			if (sscanf(h, "@@ -%ld,%ld +%ld,%ld", &a, &b, &c, &d) < 4) {
-				b = 1;
-				d = 1;
-				if (sscanf(h, "@@ -%ld +%ld,%ld", &a, &c, &d) < 3 &&
-				    sscanf(h, "@@ -%ld,%ld +%ld", &a, &b, &c) < 3)
-					b = d = 1;
-			}
-			old_left = b;
-			new_left = d;
-		}
-	}
-}
-
-static int digits(long v)
-{
-	int d = 1;
+	int w = 1;
 
 	while (v >= 10)
-		v /= 10, d++;
-	return d;
+		v /= 10, w++;
+	return w;
+}
+
+/* git: at least one mark for a non-zero count */
+static size_t scale_linear(size_t it, size_t width, size_t max_change)
+{
+	return it ? 1 + it * (width - 1) / max_change : 0;
+}
+
+static int read_stats(git_diff *d, struct fstat *f, size_t *ret_n)
+{
+	size_t n = MIN(git_diff_num_deltas(d), (size_t)DIFFSTAT_FILES_MAX);
+
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_(git_patch_freep) git_patch *p = NULL;
+		const git_diff_delta *dd = git_diff_get_delta(d, i);
+
+		if (git_patch_from_diff(&p, d, i) < 0 ||
+		    git_patch_line_stats(NULL, &f[i].add, &f[i].del, p) < 0)
+			return -EINVAL;
+		f[i].name = dd->status == GIT_DELTA_DELETED ? dd->old_file.path : dd->new_file.path;
+	}
+	*ret_n = n;
+	return 0;
+}
+
+/* One line " name | N +++--" of git's layout. */
+static int put_line(struct buf *out, const struct fstat *f, int name_width, int number_width,
+		    size_t graph_width, size_t max_change)
+{
+	const char *name = f->name, *prefix = "";
+	int len = name_width, name_len = (int)strlen(name);
+	size_t add = f->add, del = f->del;
+
+	if (name_width < name_len) {
+		const char *slash;
+
+		prefix = "...";
+		len = MAX(len - 3, 0);
+		name += name_len - len;
+		slash = strchr(name, '/');
+		if (slash)
+			name = slash;
+	}
+	if (graph_width <= max_change) {
+		size_t total = scale_linear(add + del, graph_width, max_change);
+
+		if (total < 2 && add && del)
+			total = 2;
+		if (add < del) {
+			add = scale_linear(add, graph_width, max_change);
+			del = total - add;
+		} else {
+			del = scale_linear(del, graph_width, max_change);
+			add = total - del;
+		}
+	}
+	if (buf_printf(out, " %s%s%*s | %*zu%s", prefix, name, MAX(len - (int)strlen(name), 0), "",
+		       number_width, f->add + f->del, f->add + f->del ? " " : "") < 0)
+		return -E2BIG;
+	for (size_t k = 0; k < add + del; k++)
+		if (buf_puts(out, k < add ? "+" : "-") < 0)
+			return -E2BIG;
+	return buf_puts(out, "\n") < 0 ? -E2BIG : 0;
+}
+
+static int layout(const struct fstat *f, size_t n, struct buf *out)
+{
+	size_t max_change = 0, graph_width, ins = 0, del = 0;
+	int max_len = 0, number_width, name_width, width = DIFFSTAT_WIDTH;
+
+	for (size_t i = 0; i < n; i++) {
+		max_len = MAX(max_len, (int)strlen(f[i].name));
+		max_change = MAX(max_change, f[i].add + f[i].del);
+		ins += f[i].add;
+		del += f[i].del;
+	}
+	number_width = decimal_width(max_change);
+	graph_width = max_change;
+	name_width = max_len;
+	if (name_width + number_width + 6 + (int)graph_width > width) {
+		int g = width * 3 / 8 - number_width - 6;
+
+		if ((int)graph_width > g)
+			graph_width = (size_t)MAX(g, 6);
+		if (name_width > width - number_width - 6 - (int)graph_width)
+			name_width = width - number_width - 6 - (int)graph_width;
+		else
+			graph_width = (size_t)(width - number_width - 6 - name_width);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (put_line(out, &f[i], name_width, number_width, graph_width, max_change) < 0)
+			return -E2BIG;
+	if (buf_printf(out, " %zu file%s changed", n, n == 1 ? "" : "s") < 0 ||
+	    ((ins || !del) && buf_printf(out, ", %zu insertion%s(+)", ins, ins == 1 ? "" : "s") < 0) ||
+	    ((del || !ins) && buf_printf(out, ", %zu deletion%s(-)", del, del == 1 ? "" : "s") < 0) ||
+	    buf_puts(out, "\n") < 0)
+		return -E2BIG;
+	return 0;
+}
+
+/* git's --summary lines for created and deleted files. */
+static int summary(git_diff *d, size_t n, struct buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const git_diff_delta *dd = git_diff_get_delta(d, i);
+
+		if (dd->status == GIT_DELTA_ADDED &&
+		    buf_printf(out, " create mode %06o %s\n", dd->new_file.mode, dd->new_file.path) < 0)
+			return -E2BIG;
+		if (dd->status == GIT_DELTA_DELETED &&
+		    buf_printf(out, " delete mode %06o %s\n", dd->old_file.mode, dd->old_file.path) < 0)
+			return -E2BIG;
+	}
+	return 0;
+}
+
+static int format(const char *diff, struct buf *out)
+{
+	_cleanup_(git_diff_freep) git_diff *d = NULL;
+	_cleanup_free_ struct fstat *f = NULL;
+	size_t n = 0;
+	int r;
+
+	/* a diff libgit2 cannot read gets no stat: the mail goes without */
+	if (git_diff_from_buffer(&d, diff, strlen(diff)) < 0 || git_diff_num_deltas(d) == 0)
+		return 0;
+	f = calloc(DIFFSTAT_FILES_MAX, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	if (read_stats(d, f, &n) < 0)
+		return 0;
+	r = layout(f, n, out);
+	return r < 0 ? r : summary(d, n, out);
 }
 
 int diffstat_format(const char *diff, struct buf *out)
 {
-	_cleanup_(stats_free) struct stats s = { .n = 0 };
-	long max = 0, tadd = 0, tdel = 0;
-	int namew = 0, countw;
+	int r;
 
-	parse(&s, diff);
-	if (s.n == 0)
+	if (!diff || !*diff)
 		return 0;
-	for (size_t i = 0; i < s.n; i++) {
-		namew = MAX(namew, (int)strlen(s.f[i].name));
-		max = MAX(max, s.f[i].add + s.f[i].del);
-		tadd += s.f[i].add;
-		tdel += s.f[i].del;
-	}
-	countw = digits(max);
-	for (size_t i = 0; i < s.n; i++) {
-		long a = s.f[i].add, d = s.f[i].del;
-
-		if (max > DIFFSTAT_GRAPH_MAX) {
-			/* scale, but keep at least one mark for a non-zero count */
-			a = a ? MAX(1, a * DIFFSTAT_GRAPH_MAX / max) : 0;
-			d = d ? MAX(1, d * DIFFSTAT_GRAPH_MAX / max) : 0;
-		}
-		if (buf_printf(out, " %-*s | %*ld ", namew, s.f[i].name, countw,
-			       s.f[i].add + s.f[i].del) < 0)
-			return -E2BIG;
-		for (long k = 0; k < a; k++)
-			if (buf_puts(out, "+") < 0)
-				return -E2BIG;
-		for (long k = 0; k < d; k++)
-			if (buf_puts(out, "-") < 0)
-				return -E2BIG;
-		/* git leaves no trailing blank after a zero count */
-		if (a + d == 0 && out->len > 0 && out->data[out->len - 1] == ' ')
-			out->data[--out->len] = '\0';
-		if (buf_puts(out, "\n") < 0)
-			return -E2BIG;
-	}
-	if (buf_printf(out, " %zu file%s changed", s.n, s.n == 1 ? "" : "s") < 0 ||
-	    (tadd && buf_printf(out, ", %ld insertion%s(+)", tadd, tadd == 1 ? "" : "s") < 0) ||
-	    (tdel && buf_printf(out, ", %ld deletion%s(-)", tdel, tdel == 1 ? "" : "s") < 0) ||
-	    buf_puts(out, "\n") < 0)
-		return -E2BIG;
-	return 0;
+	r = git_libgit2_init();
+	if (r < 0)
+		return -ENOMEM;
+	r = format(diff, out);
+	git_libgit2_shutdown();
+	return r;
 }

@@ -111,4 +111,69 @@ if "$MAILTOOL" compose "$T/spec3.json" >"$T/x.eml" 2>"$T/x.err"; then
 	fail "an address with CR/LF was accepted"
 fi
 grep -q 'invalid recipient' "$T/x.err" || fail "error text: $(cat "$T/x.err")"
+# 4. the diffstat is git format-patch's, on changes of every shape: long
+# and short names, counts that need scaling or not, files created and
+# deleted, one-sided changes
+python3 - "$T/stat" "$MAILTOOL" <<'EOPY' || fail "diffstat differs from git format-patch"
+import json, os, random, subprocess, sys
+top, mailtool = sys.argv[1], sys.argv[2]
+rng = random.Random(7)
+repo = os.path.join(top, "r")
+os.makedirs(repo)
+git = lambda *a: subprocess.run(["git", "-C", repo, "-c", "user.name=T", "-c", "user.email=t@e.org"] + list(a),
+                                check=True, capture_output=True, text=True).stdout
+git("init", "-q")
+dirs = ["a", "drivers/net/ethernet/some/very/long/path/name", "fs/x", "kernel/time"]
+def stat_block(text):
+    lines = text.split("\n")
+    i = lines.index("---")
+    out = []
+    for l in lines[i + 1:]:
+        if not l.strip():
+            break
+        out.append(l)
+    return out
+bad = 0
+for case in range(14):
+    files = {}
+    for j in range(rng.randint(1, 4)):
+        d = rng.choice(dirs)
+        name = "%s/%s%s.c" % (d, "f" * rng.randint(1, 40), j)
+        files[name] = [str(rng.random()) for _ in range(rng.choice([1, 5, 30, 200]))]
+    for n, lines in files.items():
+        os.makedirs(os.path.join(repo, os.path.dirname(n)), exist_ok=True)
+        open(os.path.join(repo, n), "w").write("\n".join(lines) + "\n")
+    git("add", "-A"); git("commit", "-qm", "base %d" % case)
+    for n, lines in files.items():
+        kind = rng.choice(["grow", "shrink", "both", "delete", "few"])
+        path = os.path.join(repo, n)
+        if kind == "delete":
+            os.unlink(path)
+            continue
+        new = list(lines)
+        if kind in ("grow", "both"):
+            new += [str(rng.random()) for _ in range(rng.choice([1, 3, 80, 400]))]
+        if kind in ("shrink", "both"):
+            new = new[: max(0, len(new) - rng.choice([1, 4, 150]))]
+        if kind == "few":
+            new[0] = "changed"
+        open(path, "w").write("\n".join(new) + "\n")
+    created = "created/new%d.c" % case
+    if case % 3 == 0:
+        os.makedirs(os.path.join(repo, "created"), exist_ok=True)
+        open(os.path.join(repo, created), "w").write("x\n" * rng.randint(1, 90))
+    git("add", "-A"); git("commit", "-qm", "change %d" % case)
+    want = stat_block(git("format-patch", "--stdout", "-1"))
+    diff = git("show", "--format=", "HEAD")
+    spec = os.path.join(top, "spec.json")
+    json.dump({"from": "kfix <kfix@kfix.example.org>", "message_id": "m%d@e.org" % case,
+               "to": ["a@example.org"], "summary": "x: case %d" % case, "body": "Body.",
+               "diff": diff}, open(spec, "w"))
+    got = stat_block(subprocess.run([mailtool, "compose", spec], check=True, capture_output=True,
+                                    text=True).stdout)
+    if got != want:
+        bad += 1
+        print("case %d:\n git:\n%s\n kfix:\n%s" % (case, "\n".join(want), "\n".join(got)), file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOPY
 echo PASS

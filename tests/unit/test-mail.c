@@ -402,7 +402,7 @@ static void test_refusal(void **state)
 	assert_string_equal(key, "kfix-refusal:someone@example.org:net");
 }
 
-static const char diff1[] = "diff --git a/a.c b/a.c\nindex 1..2 100644\n--- a/a.c\n+++ b/a.c\n"
+static const char diff1[] = "diff --git a/a.c b/a.c\nindex 1111111..2222222 100644\n--- a/a.c\n+++ b/a.c\n"
 			    "@@ -1,2 +1,2 @@\n-x\n--- y\n+z\n+w\n";
 
 static void test_compose_headers(void **state)
