@@ -8,6 +8,8 @@
 #ifndef KFIX_DAEMON_ARCHIVE_H
 #define KFIX_DAEMON_ARCHIVE_H
 
+#include <stdint.h>
+
 struct config;
 struct job_ctx;
 struct store;
@@ -17,5 +19,8 @@ int job_archive_poll_run(struct job_ctx *ctx);
 
 /* Queues the polls that are due. */
 int archive_schedule(const struct config *cfg, struct store *store);
+/* When the next poll is due (seconds since the epoch); -ENOENT when no
+ * archive is followed or every poll is pending. */
+int archive_next_due(const struct config *cfg, struct store *store, int64_t *ret_sec);
 
 #endif

@@ -19,6 +19,19 @@ struct child {
 	sd_event_source *src;
 };
 
+/* Asks the daemon to look at the store again soon: a child that ended
+ * frees a slot, which no write to the store announces. */
+struct wake {
+	void (*fn)(void *userdata);
+	void *userdata;
+};
+
+static inline void wake_call(const struct wake *w)
+{
+	if (w->fn)
+		w->fn(w->userdata);
+}
+
 /* Starts one unless it runs; on_exit is called from the loop when it
  * exits, and calls child_exited(). */
 int child_spawn(struct child *c, sd_event *event, const char *self_exe,

@@ -12,6 +12,8 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include <sys/inotify.h>
+
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/log.h"
@@ -19,19 +21,29 @@
 #include "repro/build.h"
 #include "daemon.h"
 #include "front.h"
+#include "archive.h"
 #include "outbox.h"
 #include "sched.h"
 #include "store.h"
 #include "worker.h"
 
-#define TICK_USEC (1000000ULL)
+/* The scheduler, the workers and the outbox run when something changed
+ * (a commit to the store by any process, a child that ended, a reload) or
+ * when something falls due; otherwise at least this often, as a safety
+ * net for what no event announces. */
+#define IDLE_TICK_USEC (60ULL * 1000000)
+/* A burst of commits gives one run, and a run at most this often. */
+#define WAKE_DELAY_USEC (20ULL * 1000)
+#define TICK_MIN_GAP_USEC (200ULL * 1000)
 
 struct daemon {
 	char *config_path;
 	char *self_exe;
 	struct config *cfg;
 	sd_event *event;
-	sd_event_source *tick, *watchdog;
+	sd_event_source *tick, *watchdog, *store_watch;
+	char *db_name;		 /* the store's file name in state-dir */
+	uint64_t last_tick;	 /* CLOCK_MONOTONIC usec */
 	uint64_t watchdog_usec;
 	struct store *store;
 	struct workers *workers;
@@ -48,6 +60,51 @@ struct module {
 	void (*stop)(struct daemon *d);
 };
 
+/* Runs on_tick soon: at once after a burst, never more often than
+ * TICK_MIN_GAP_USEC. */
+static void daemon_wake(void *userdata)
+{
+	struct daemon *d = userdata;
+	uint64_t now, at;
+	int on = SD_EVENT_OFF;
+
+	if (!d->tick || sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
+		return;
+	at = MAX(now + WAKE_DELAY_USEC, d->last_tick + TICK_MIN_GAP_USEC);
+	if (sd_event_source_get_enabled(d->tick, &on) >= 0 && on != SD_EVENT_OFF) {
+		uint64_t cur;
+
+		if (sd_event_source_get_time(d->tick, &cur) >= 0 && cur <= at)
+			return;
+	}
+	if (sd_event_source_set_time(d->tick, at) < 0 ||
+	    sd_event_source_set_enabled(d->tick, SD_EVENT_ONESHOT) < 0)
+		log_warning("cannot schedule the scheduler");
+}
+
+/* Any process's commit to the store (kfixctl, a job, a hook) writes its
+ * file or, in WAL mode, its -wal file. */
+static int on_store_change(sd_event_source *s, const struct inotify_event *ev, void *userdata)
+{
+	struct daemon *d = userdata;
+	size_t n = strlen(d->db_name);
+
+	if (ev->len > 0 && strncmp(ev->name, d->db_name, n) == 0 &&
+	    (ev->name[n] == '\0' || streq(ev->name + n, "-wal")))
+		daemon_wake(d);
+	return 0;
+}
+
+static int store_watch(struct daemon *d, const char *state, const char *name)
+{
+	free(d->db_name);
+	d->db_name = strdup(name);
+	if (!d->db_name)
+		return -ENOMEM;
+	return sd_event_add_inotify(d->event, &d->store_watch, state,
+				    IN_MODIFY | IN_CREATE | IN_MOVED_TO, on_store_change, d);
+}
+
 static int store_start(struct daemon *d)
 {
 	_cleanup_free_ char *state = NULL, *db = NULL;
@@ -63,6 +120,11 @@ static int store_start(struct daemon *d)
 	}
 	if (asprintf(&db, "%s/kfix.db", state) < 0)
 		return -ENOMEM;
+	r = store_watch(d, state, "kfix.db");
+	if (r < 0) {
+		log_error("cannot watch the state directory %s: %s", state, strerror(-r));
+		return r;
+	}
 	r = store_open(db, &d->store);
 	if (r == -EBADMSG)
 		log_error("cannot open store %s: the file is corrupt or not a SQLite database", db);
@@ -75,6 +137,7 @@ static int store_start(struct daemon *d)
 
 static void store_stop(struct daemon *d)
 {
+	d->store_watch = sd_event_source_disable_unref(d->store_watch);
 	store_close(d->store);
 	d->store = NULL;
 }
@@ -86,6 +149,8 @@ static int workers_start(struct daemon *d)
 
 	if (r < 0)
 		log_error("cannot start workers: %s", strerror(-r));
+	else
+		workers_set_wake(d->workers, (struct wake){ daemon_wake, d });
 	return r;
 }
 
@@ -102,6 +167,8 @@ static int outbox_start(struct daemon *d)
 
 	if (r < 0)
 		log_error("cannot start the outbox: %s", err ? err : strerror(-r));
+	else
+		outbox_set_wake(d->outbox, (struct wake){ daemon_wake, d });
 	return r;
 }
 
@@ -191,12 +258,33 @@ static int drain_done(struct daemon *d)
 	return sd_event_exit(d->event, 0);
 }
 
+/* When to look again: what falls due next in the store (jobs only when
+ * a worker slot could take one, the outbox only when no delivery runs:
+ * the end of those wakes the loop), the next archive poll, or
+ * IDLE_TICK_USEC. */
+static uint64_t next_tick(struct daemon *d, bool running, uint64_t now)
+{
+	uint64_t delay = IDLE_TICK_USEC;
+	int64_t now_rt = (int64_t)time(NULL) * 1000000, due;
+
+	if (store_next_due(d->store, running && !workers_full(d->workers), !outbox_busy(d->outbox),
+			   &due) >= 0)
+		delay = MIN(delay, due > now_rt ? (uint64_t)(due - now_rt) : 0);
+	if (archive_next_due(d->cfg, d->store, &due) >= 0)
+		delay = MIN(delay, due * 1000000 > now_rt ? (uint64_t)(due * 1000000 - now_rt) : 0);
+	return now + MAX(delay, TICK_MIN_GAP_USEC);
+}
+
 static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 	char mode[32];
+	uint64_t now;
 	int r;
 
+	if (sd_event_now(d->event, CLOCK_MONOTONIC, &now) < 0)
+		now = usec;
+	d->last_tick = now;
 	r = sched_run(d->cfg, d->store);
 	if (r < 0)
 		log_warning("scheduler: %s (%s)", strerror(-r), store_errmsg(d->store));
@@ -211,7 +299,8 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 	if (r < 0)
 		log_warning("outbox: %s (%s)", strerror(-r), store_errmsg(d->store));
 	update_status(d);
-	return sd_event_source_set_time(s, usec + TICK_USEC);
+	r = sd_event_source_set_time(s, next_tick(d, streq(mode, "running"), now));
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 static int on_term(sd_event_source *s, const struct signalfd_siginfo *si,
@@ -271,6 +360,8 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 		    log_parse_level(lvl, &prio) >= 0)
 			log_set_level(prio);
 		log_info("configuration reloaded from %s", d->config_path);
+		/* a new tree or archive may have work waiting */
+		daemon_wake(d);
 	}
 	sd_notify(0, "READY=1");
 	return 0;
@@ -366,9 +457,7 @@ static int setup_loop(struct daemon *d)
 		r = setup_watchdog(d);
 	if (r >= 0)
 		r = sd_event_add_time_relative(d->event, &d->tick, CLOCK_MONOTONIC,
-					       0, 100000, on_tick, d);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(d->tick, SD_EVENT_ON);
+					       0, 1000, on_tick, d);
 	return r;
 }
 
@@ -414,6 +503,8 @@ void daemon_free(struct daemon *d)
 		return;
 	modules_stop(d);
 	sd_event_source_unref(d->tick);
+	sd_event_source_unref(d->store_watch);
+	free(d->db_name);
 	sd_event_source_unref(d->watchdog);
 	sd_event_unref(d->event);
 	config_free(d->cfg);

@@ -197,6 +197,31 @@ static int queue_poll(struct store *s, const char *name, int64_t now)
 	return store_commit(s);
 }
 
+int archive_next_due(const struct config *cfg, struct store *store, int64_t *ret_sec)
+{
+	_cleanup_strv_ char **names = NULL;
+	int64_t due = INT64_MAX;
+	int r = config_subsections(cfg, "archive", &names);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; names && names[i]; i++) {
+		uint64_t interval = 300000000;
+		char key[128];
+
+		/* a pending poll ends as a job, which wakes the daemon */
+		if (strlen(names[i]) > ARCHIVE_NAME_MAX || strchr(names[i], '/') ||
+		    kv_key(key, sizeof(key), names[i], "queued") < 0 || poll_pending(store, names[i]))
+			continue;
+		config_get_duration(cfg, "archive", names[i], "poll-interval", &interval);
+		due = MIN(due, kv_int(store, key) + (int64_t)(interval / 1000000));
+	}
+	if (due == INT64_MAX)
+		return -ENOENT;
+	*ret_sec = due;
+	return 0;
+}
+
 int archive_schedule(const struct config *cfg, struct store *store)
 {
 	_cleanup_strv_ char **names = NULL;

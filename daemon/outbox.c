@@ -34,6 +34,7 @@ struct outbox {
 	void *mail_state;
 	int64_t max_tries;
 	struct child child; /* the delivering process */
+	struct wake wake;
 };
 
 /* ---- spool transport: one file per message, named by its key ---- */
@@ -275,7 +276,18 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
 			    si->si_code == CLD_EXITED ? "exited with status" : "killed by signal",
 			    si->si_status);
 	child_exited(&o->child);
+	wake_call(&o->wake);
 	return 0;
+}
+
+bool outbox_busy(const struct outbox *o)
+{
+	return o->child.pid > 0;
+}
+
+void outbox_set_wake(struct outbox *o, struct wake wake)
+{
+	o->wake = wake;
 }
 
 int outbox_spawn(struct outbox *o, sd_event *event, const char *self_exe,

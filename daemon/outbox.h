@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "child.h"
+
 struct config;
 struct store;
 struct store_outbox;
@@ -36,6 +38,9 @@ int outbox_run(struct outbox *o, int max, int *ret_sent);
  * remote never stalls the event loop (and the HTTP front door). */
 int outbox_spawn(struct outbox *o, sd_event *event, const char *self_exe,
 		 const char *config_path);
+/* Whether a delivery process runs (its end calls the wake hook). */
+bool outbox_busy(const struct outbox *o);
+void outbox_set_wake(struct outbox *o, struct wake wake);
 
 /* The spool transport's file name for a message key (without ".eml"):
  * distinct keys give distinct names, whatever they hold. */

@@ -1069,6 +1069,28 @@ int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
 	return r;
 }
 
+int store_next_due(struct store *s, bool jobs, bool outbox, int64_t *ret_usec)
+{
+	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	int rc, r = prepare(s, &st,
+			    "SELECT MIN(t) FROM ("
+			    " SELECT MIN(CASE state WHEN 'queued' THEN not_before ELSE lease_expires END)"
+			    "  AS t FROM jobs WHERE ?1 AND state IN ('queued', 'running')"
+			    " UNION ALL"
+			    " SELECT MIN(next_try) FROM outbox WHERE ?2 AND state = 'pending')",
+			    "ii", (int64_t)jobs, (int64_t)outbox);
+
+	if (r < 0)
+		return r;
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW)
+		return fail(s, rc);
+	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+		return -ENOENT;
+	*ret_usec = sqlite3_column_int64(st, 0);
+	return 0;
+}
+
 int store_outbox_next(struct store *s, struct store_outbox **ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;

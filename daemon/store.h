@@ -146,6 +146,10 @@ int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
 		     const char *idem_key, const char *payload, int64_t *ret_id,
 		     bool *ret_created);
 int store_outbox_next(struct store *s, struct store_outbox **ret);
+/* The earliest time (CLOCK_REALTIME usec) at which a queued job may run
+ * or a running job's lease runs out (jobs), or an outbox entry is due
+ * (outbox); -ENOENT when nothing waits. */
+int store_next_due(struct store *s, bool jobs, bool outbox, int64_t *ret_usec);
 int store_outbox_mark_sent(struct store *s, int64_t id);
 int store_outbox_mark_retry(struct store *s, int64_t id, const char *error,
 			    uint64_t delay_usec);

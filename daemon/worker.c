@@ -31,6 +31,7 @@ struct workers {
 	char *config_path, *self_exe, *owner;
 	sd_event_source *renew;
 	struct running *slot[WORKERS_MAX];
+	struct wake wake;
 };
 
 static void ids(const struct running *rj, char *bug, char *job)
@@ -71,6 +72,10 @@ static void slot_clear(struct workers *w, struct running *rj)
 		if (w->slot[i] == rj)
 			w->slot[i] = NULL;
 	running_free(rj);
+	/* an idle daemon has no lease to renew */
+	if (workers_running(w) == 0)
+		(void)sd_event_source_set_enabled(w->renew, SD_EVENT_OFF);
+	wake_call(&w->wake);
 }
 
 static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
@@ -166,6 +171,7 @@ static int spawn(struct workers *w, int slot, struct store_job *j)
 		log_job(LOG_ERR, bug, job, "cannot watch job process: %s", strerror(-r));
 		return r;
 	}
+	(void)sd_event_source_set_enabled(w->renew, SD_EVENT_ON);
 	log_job(LOG_INFO, bug, job, "started %s job (attempt %d of %d), pid %d",
 		j->kind, j->attempts, j->max_attempts, (int)rj->pid);
 	return 0;
@@ -192,6 +198,11 @@ int workers_fill(struct workers *w)
 			return r;
 	}
 	return 0;
+}
+
+bool workers_full(const struct workers *w)
+{
+	return workers_running(w) >= MIN(config_int(w, "workers", 2), WORKERS_MAX);
 }
 
 int workers_running(const struct workers *w)
@@ -285,8 +296,9 @@ int workers_new(sd_event *event, struct config *cfg, struct store *store,
 	if (r >= 0)
 		r = sd_event_add_time_relative(event, &w->renew, CLOCK_MONOTONIC,
 					       1000000, 1000000, on_renew, w);
+	/* on while a job runs: see spawn() and slot_clear() */
 	if (r >= 0)
-		r = sd_event_source_set_enabled(w->renew, SD_EVENT_ON);
+		r = sd_event_source_set_enabled(w->renew, SD_EVENT_OFF);
 	if (r < 0) {
 		workers_free(w);
 		return r;
@@ -298,6 +310,11 @@ int workers_new(sd_event *event, struct config *cfg, struct store *store,
 void workers_set_config(struct workers *w, struct config *cfg)
 {
 	w->cfg = cfg;
+}
+
+void workers_set_wake(struct workers *w, struct wake wake)
+{
+	w->wake = wake;
 }
 
 void workers_free(struct workers *w)

@@ -43,6 +43,7 @@ struct listener {
 	bool closing;  /* no longer listening; open connections finish */
 	sd_event_source *io, *timer, *kick;
 	uint64_t last_run; /* CLOCK_MONOTONIC usec of the last MHD_run */
+	bool idle;	   /* no connection: only the listening socket wakes it */
 };
 
 struct http_server {
@@ -250,7 +251,7 @@ bool http_server_alive(const struct http_server *s)
 	for (size_t i = 0; i < s->n_listeners; i++) {
 		const struct listener *l = s->listeners[i];
 
-		if (!l->closing && now - l->last_run > HTTP_ALIVE_USEC)
+		if (!l->closing && !l->idle && now - l->last_run > HTTP_ALIVE_USEC)
 			return false;
 	}
 	return true;
@@ -561,17 +562,28 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c,
 
 static int listener_run(struct listener *l)
 {
+	const union MHD_DaemonInfo *ci;
 	MHD_UNSIGNED_LONG_LONG ms;
+	bool timeout, had_connections;
 	uint64_t now;
 	int r;
 
+	ci = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	had_connections = !ci || ci->num_connections > 0;
 	MHD_run(l->mhd);
 	l->last_run = clock_mono_usec();
 	/* At its connection limit MHD takes the listening socket out of its
 	 * epoll set and puts it back only from MHD_run, after the last
 	 * connection closed: nothing in the set would wake us again.  So
-	 * MHD always runs again within a tick, whatever it asks for. */
-	if (MHD_get_timeout(l->mhd, &ms) != MHD_YES || ms > HTTP_TICK_MS)
+	 * while connections are open, and once more after the last one
+	 * closed, MHD runs again within a tick, whatever it asks for; then
+	 * the listening socket is back in the set and an idle kfixd sleeps. */
+	timeout = MHD_get_timeout(l->mhd, &ms) == MHD_YES;
+	ci = MHD_get_daemon_info(l->mhd, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+	l->idle = !timeout && !had_connections && ci && ci->num_connections == 0 && !l->closing;
+	if (l->idle)
+		return sd_event_source_set_enabled(l->timer, SD_EVENT_OFF);
+	if (!timeout || ms > HTTP_TICK_MS)
 		ms = HTTP_TICK_MS;
 	r = sd_event_now(l->srv->event, CLOCK_MONOTONIC, &now);
 	if (r < 0)

@@ -34,9 +34,9 @@ HOOKS_INTEGRATION_TESTS = \
 TESTS += $(HOOKS_INTEGRATION_TESTS)
 EXTRA_DIST += $(HOOKS_INTEGRATION_TESTS) tests/integration/hooks-lib.sh \
 	tests/fake-syzbot.py tests/fixtures/syzbot \
-	tests/bench/webhooks.sh tests/bench/webhook.lua tests/bench/attacks.sh \
+	tests/bench/webhooks.sh tests/bench/webhook.lua tests/bench/attacks.sh tests/bench/idle-wakeups.sh \
 	tests/bench/attacks.py tests/fuzz/corpus-events
-BENCH_SHELL += tests/bench/webhooks.sh tests/bench/attacks.sh
+BENCH_SHELL += tests/bench/webhooks.sh tests/bench/attacks.sh tests/bench/idle-wakeups.sh
 
 check_PROGRAMS += tests/fuzz/replay-events
 TESTS += tests/fuzz/replay-events

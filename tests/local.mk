@@ -62,6 +62,7 @@ INTEGRATION_TESTS = \
 	tests/integration/kill9.sh \
 	tests/integration/unit-security.sh \
 	tests/integration/scheduler.sh \
+	tests/integration/idle.sh \
 	tests/integration/publish.sh \
 	tests/integration/archive-publish.sh \
 	tests/integration/review-replies.sh \
