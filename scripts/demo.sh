@@ -121,28 +121,32 @@ say "  mailing-list archive: $T/inbox (public-inbox)"
 # Shows the bug's states, the running jobs and each delivery until
 # CONDITION holds; fails on an end state or after SECONDS.
 LAST_STATE= LAST_JOBS= LAST_SENT=0
+show_progress() { # what changed since the last look; sets state
+	state=$(db "SELECT state FROM bugs WHERE id = 1")
+	if [ "$state" != "$LAST_STATE" ]; then
+		say "  $(date +%T)  bug 1: ${state:-?}"
+		LAST_STATE=$state
+	fi
+	# the bug's jobs, not the pollers'
+	jobs=$(db "SELECT kind FROM jobs WHERE state = 'running' AND bug_id = 1" | grep . | sort | tr '\n' ' ')
+	if [ "$jobs" != "$LAST_JOBS" ]; then
+		[ -n "$jobs" ] && say "  $(date +%T)  job: $jobs"
+		LAST_JOBS=$jobs
+	fi
+	while IFS='|' read -r id kind key; do
+		[ -n "$id" ] || continue
+		key=${key#"$kind":}
+		[ "$kind" = push ] && key=${key%:*}
+		say "  $(date +%T)  delivered: $kind $key"
+		LAST_SENT=$id
+	done < <(db "SELECT id, kind, idem_key FROM outbox WHERE state = 'sent' AND id > $LAST_SENT ORDER BY id")
+}
 watch_until() { # CONDITION SECONDS
 	local end=$(($(date +%s) + $2)) state jobs
 	while :; do
-		state=$(db "SELECT state FROM bugs WHERE id = 1")
-		if [ "$state" != "$LAST_STATE" ]; then
-			say "  $(date +%T)  bug 1: ${state:-?}"
-			LAST_STATE=$state
-		fi
-		# the bug's jobs, not the pollers'
-		jobs=$(db "SELECT kind FROM jobs WHERE state = 'running' AND bug_id = 1" | grep . | sort | tr '\n' ' ')
-		if [ "$jobs" != "$LAST_JOBS" ]; then
-			[ -n "$jobs" ] && say "  $(date +%T)  job: $jobs"
-			LAST_JOBS=$jobs
-		fi
-		while IFS='|' read -r id kind key; do
-			[ -n "$id" ] || continue
-			key=${key#"$kind":}
-			[ "$kind" = push ] && key=${key%:*}
-			say "  $(date +%T)  delivered: $kind $key"
-			LAST_SENT=$id
-		done < <(db "SELECT id, kind, idem_key FROM outbox WHERE state = 'sent' AND id > $LAST_SENT ORDER BY id")
-		"$1" && return 0
+		show_progress
+		# the state CONDITION saw may be newer than the one shown above
+		"$1" && { show_progress; return 0; }
 		case "$state" in
 		not-reproducible|gave-up|already-fixed|rejected) break ;;
 		esac
