@@ -18,6 +18,14 @@ bool endswith(const char *s, const char *suffix)
 	return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+char *ascii_lower(char *s)
+{
+	for (char *p = s; p && *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	return s;
+}
+
 char *str_escape(const char *s, size_t len, size_t max)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(max * 4 + 8);

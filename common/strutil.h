@@ -30,6 +30,9 @@ bool endswith(const char *s, const char *suffix);
  * kept, everything else becomes \n, \t or \xNN; output is cut after max
  * input bytes with "..." appended.  Returns NULL only on ENOMEM. */
 char *str_escape(const char *s, size_t len, size_t max);
+/* Lower-cases A-Z in place (whatever the locale): host names, addresses.
+ * Returns s; NULL stays NULL. */
+char *ascii_lower(char *s);
 /* Untrusted multi-line text (a program's output, a kernel report) to
  * show as it is: newlines and tabs kept, other control and non-ASCII
  * bytes as '?', only the last max bytes kept.  NULL only on ENOMEM. */

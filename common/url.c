@@ -40,13 +40,6 @@ static int part(CURLU *h, CURLUPart what, unsigned flags, char *out, size_t n)
 	return 0;
 }
 
-static void lower(char *s)
-{
-	for (; *s; s++)
-		if (*s >= 'A' && *s <= 'Z')
-			*s = (char)(*s - 'A' + 'a');
-}
-
 /* Whether the URL has this part, whatever its length. */
 static bool has_part(CURLU *h, CURLUPart what)
 {
@@ -86,8 +79,8 @@ int url_parse(const char *text, struct url *ret)
 	}
 	if (!*u.host)
 		return -EINVAL;
-	lower(u.scheme);
-	lower(u.host);
+	ascii_lower(u.scheme);
+	ascii_lower(u.host);
 	*ret = u;
 	return 0;
 }

@@ -4,7 +4,6 @@
 #include "common/strutil.h"
 #include "config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -45,13 +44,6 @@ static char *gdup(const char *s, size_t max)
 	if (!s)
 		return NULL;
 	return strndup(s, max);
-}
-
-static char *ascii_lower(char *s)
-{
-	for (char *p = s; p && *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	return s;
 }
 
 static int add_addresses(struct mail *m, InternetAddressList *l)
