@@ -197,25 +197,34 @@ static int queue_poll(struct store *s, const char *name, int64_t now)
 	return store_commit(s);
 }
 
+/* When the archive's next poll is due (seconds since the epoch); -ENOENT
+ * for a name kfix does not poll, or one whose poll is still pending (its
+ * job's end wakes the daemon). */
+static int poll_due(const struct config *cfg, struct store *store, const char *name,
+		    int64_t *ret_sec)
+{
+	uint64_t interval = 300000000;
+	char key[128];
+
+	if (strlen(name) > ARCHIVE_NAME_MAX || strchr(name, '/') ||
+	    kv_key(key, sizeof(key), name, "queued") < 0 || poll_pending(store, name))
+		return -ENOENT;
+	config_get_duration(cfg, "archive", name, "poll-interval", &interval);
+	*ret_sec = kv_int(store, key) + (int64_t)(interval / 1000000);
+	return 0;
+}
+
 int archive_next_due(const struct config *cfg, struct store *store, int64_t *ret_sec)
 {
 	_cleanup_strv_ char **names = NULL;
-	int64_t due = INT64_MAX;
+	int64_t due = INT64_MAX, t;
 	int r = config_subsections(cfg, "archive", &names);
 
 	if (r < 0)
 		return r;
-	for (size_t i = 0; names && names[i]; i++) {
-		uint64_t interval = 300000000;
-		char key[128];
-
-		/* a pending poll ends as a job, which wakes the daemon */
-		if (strlen(names[i]) > ARCHIVE_NAME_MAX || strchr(names[i], '/') ||
-		    kv_key(key, sizeof(key), names[i], "queued") < 0 || poll_pending(store, names[i]))
-			continue;
-		config_get_duration(cfg, "archive", names[i], "poll-interval", &interval);
-		due = MIN(due, kv_int(store, key) + (int64_t)(interval / 1000000));
-	}
+	for (size_t i = 0; names && names[i]; i++)
+		if (poll_due(cfg, store, names[i], &t) >= 0)
+			due = MIN(due, t);
 	if (due == INT64_MAX)
 		return -ENOENT;
 	*ret_sec = due;
@@ -225,23 +234,13 @@ int archive_next_due(const struct config *cfg, struct store *store, int64_t *ret
 int archive_schedule(const struct config *cfg, struct store *store)
 {
 	_cleanup_strv_ char **names = NULL;
-	int64_t now = (int64_t)time(NULL);
+	int64_t now = (int64_t)time(NULL), due;
 	int r = config_subsections(cfg, "archive", &names);
 
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
-	for (size_t i = 0; names && names[i] && r >= 0; i++) {
-		uint64_t interval = 300000000;
-		char key[128];
-
-		if (strlen(names[i]) > ARCHIVE_NAME_MAX || strchr(names[i], '/') ||
-		    kv_key(key, sizeof(key), names[i], "queued") < 0)
-			continue;
-		config_get_duration(cfg, "archive", names[i], "poll-interval", &interval);
-		if (now < kv_int(store, key) + (int64_t)(interval / 1000000) ||
-		    poll_pending(store, names[i]))
-			continue;
-		r = queue_poll(store, names[i], now);
-	}
+	for (size_t i = 0; names && names[i] && r >= 0; i++)
+		if (poll_due(cfg, store, names[i], &due) >= 0 && now >= due)
+			r = queue_poll(store, names[i], now);
 	return r;
 }

@@ -177,9 +177,15 @@ static int spawn(struct workers *w, int slot, struct store_job *j)
 	return 0;
 }
 
+/* The configured number of job slots. */
+static int slots(const struct workers *w)
+{
+	return MIN(config_int(w, "workers", 2), WORKERS_MAX);
+}
+
 int workers_fill(struct workers *w)
 {
-	int max = MIN(config_int(w, "workers", 2), WORKERS_MAX);
+	int max = slots(w);
 
 	for (int i = 0; i < max; i++) {
 		_cleanup_(store_job_freep) struct store_job *j = NULL;
@@ -202,7 +208,7 @@ int workers_fill(struct workers *w)
 
 bool workers_full(const struct workers *w)
 {
-	return workers_running(w) >= MIN(config_int(w, "workers", 2), WORKERS_MAX);
+	return workers_running(w) >= slots(w);
 }
 
 int workers_running(const struct workers *w)
