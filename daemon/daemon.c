@@ -42,7 +42,7 @@ struct daemon {
 	struct config *cfg;
 	sd_event *event;
 	sd_event_source *tick, *watchdog, *store_watch;
-	char *db_name;		 /* the store's file name in state-dir */
+	const char *db_name;	 /* the store's file name in state-dir */
 	uint64_t last_tick;	 /* CLOCK_MONOTONIC usec */
 	uint64_t watchdog_usec;
 	struct store *store;
@@ -97,10 +97,7 @@ static int on_store_change(sd_event_source *s, const struct inotify_event *ev, v
 
 static int store_watch(struct daemon *d, const char *state, const char *name)
 {
-	free(d->db_name);
-	d->db_name = strdup(name);
-	if (!d->db_name)
-		return -ENOMEM;
+	d->db_name = name;
 	return sd_event_add_inotify(d->event, &d->store_watch, state,
 				    IN_MODIFY | IN_CREATE | IN_MOVED_TO, on_store_change, d);
 }
@@ -265,13 +262,15 @@ static int drain_done(struct daemon *d)
 static uint64_t next_tick(struct daemon *d, bool running, uint64_t now)
 {
 	uint64_t delay = IDLE_TICK_USEC;
-	int64_t now_rt = (int64_t)time(NULL) * 1000000, due;
+	int64_t now_rt = (int64_t)time(NULL) * 1000000, due, due_sec;
 
 	if (store_next_due(d->store, running && !workers_full(d->workers), !outbox_busy(d->outbox),
-			   &due) >= 0)
+			   &due) < 0)
+		due = INT64_MAX;
+	if (archive_next_due(d->cfg, d->store, &due_sec) >= 0)
+		due = MIN(due, due_sec * 1000000);
+	if (due != INT64_MAX)
 		delay = MIN(delay, due > now_rt ? (uint64_t)(due - now_rt) : 0);
-	if (archive_next_due(d->cfg, d->store, &due) >= 0)
-		delay = MIN(delay, due * 1000000 > now_rt ? (uint64_t)(due * 1000000 - now_rt) : 0);
 	return now + MAX(delay, TICK_MIN_GAP_USEC);
 }
 
@@ -504,7 +503,6 @@ void daemon_free(struct daemon *d)
 	modules_stop(d);
 	sd_event_source_unref(d->tick);
 	sd_event_source_unref(d->store_watch);
-	free(d->db_name);
 	sd_event_source_unref(d->watchdog);
 	sd_event_unref(d->event);
 	config_free(d->cfg);
