@@ -468,6 +468,22 @@ int config_get_path(const struct config *c, const char *section,
 	return 0;
 }
 
+int config_state_path(const struct config *c, const char *sub, char **ret)
+{
+	_cleanup_free_ char *state = NULL;
+	int r = config_get_path(c, "kfix", NULL, "state-dir", &state);
+
+	if (r < 0)
+		return r;
+	if (!sub) {
+		*ret = TAKE_PTR(state);
+		return 0;
+	}
+	if (sub[0] == '/' || asprintf(ret, "%s/%s", state, sub) < 0)
+		return sub[0] == '/' ? -EINVAL : -ENOMEM;
+	return 0;
+}
+
 static int read_secret_file(const char *path, char **ret)
 {
 	size_t len;

@@ -61,6 +61,9 @@ int config_get_size(const struct config *c, const char *section,
 /* Resolves CONFIG_PATH values relative to the config file's folder. */
 int config_get_path(const struct config *c, const char *section,
 		    const char *sub, const char *key, char **ret);
+/* A path in [kfix] state-dir, the one place kfix keeps its state: sub
+ * is relative ("kfix.db", "jobs/12"), or NULL for the folder itself. */
+int config_state_path(const struct config *c, const char *sub, char **ret);
 /* Reads the secret's value (credential, file or literal), trailing
  * newline removed. */
 int config_get_secret(const struct config *c, const char *section,

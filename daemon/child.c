@@ -18,7 +18,7 @@
 int child_open(const char *config_path, struct config **ret_cfg,
 	       struct store **ret_store)
 {
-	_cleanup_free_ char *err = NULL, *state = NULL, *db = NULL;
+	_cleanup_free_ char *err = NULL, *db = NULL;
 	struct config *cfg = NULL;
 	int r;
 
@@ -27,9 +27,7 @@ int child_open(const char *config_path, struct config **ret_cfg,
 		log_error("%s", err ? err : strerror(-r));
 		return r;
 	}
-	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
-	if (r >= 0 && asprintf(&db, "%s/kfix.db", state) < 0)
-		r = -ENOMEM;
+	r = config_state_path(cfg, STATE_DB, &db);
 	if (r >= 0)
 		r = store_open(db, ret_store);
 	if (r < 0) {

@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
+#include "store.h"
 
 #define REPORT_MAX (16u * 1024 * 1024)
 
@@ -182,8 +183,8 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 		ctl_err("cannot create the output folder");
 		return 1;
 	}
-	if (cfg && config_get_path(cfg, "kfix", NULL, "state-dir", &state) >= 0 &&
-	    access(state, W_OK) == 0 && asprintf(&kb, "%s/knowledge.jsonl", state) < 0)
+	if (cfg && config_state_path(cfg, NULL, &state) >= 0 && access(state, W_OK) == 0 &&
+	    config_state_path(cfg, STATE_KNOWLEDGE, &kb) < 0)
 		return 1;
 	to = (struct toolstack_opts){ .src = src ?: a.src, .commit = a.commit, .scratch = scratch,
 				      .kconfig = a.kconfig, .repro = a.repro, .cfg = cfg, .tree = a.tree };

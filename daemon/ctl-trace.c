@@ -17,7 +17,7 @@
 static int trace_path(struct ctl *c, const char *job, char **ret)
 {
 	struct config *cfg;
-	_cleanup_free_ char *state = NULL;
+	char sub[64];
 	struct stat st;
 	uint64_t id;
 
@@ -33,10 +33,8 @@ static int trace_path(struct ctl *c, const char *job, char **ret)
 	}
 	if (ctl_config(c, &cfg) < 0)
 		return -EINVAL;
-	if (config_get_path(cfg, "kfix", NULL, "state-dir", &state) < 0)
-		return -ENOMEM;
-	return asprintf(ret, "%s/jobs/%llu/trajectory.jsonl", state,
-			(unsigned long long)id) < 0 ? -ENOMEM : 0;
+	snprintf(sub, sizeof(sub), "jobs/%llu/trajectory.jsonl", (unsigned long long)id);
+	return config_state_path(cfg, sub, ret);
 }
 
 int ctl_trace(struct ctl *c, int argc, char **argv)

@@ -54,9 +54,11 @@ int ctl_store(struct ctl *c, struct store **ret)
 	r = ctl_config(c, &cfg);
 	if (r < 0)
 		return r;
-	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
-	if (r < 0 || asprintf(&db, "%s/kfix.db", state) < 0)
-		return -ENOMEM;
+	r = config_state_path(cfg, NULL, &state);
+	if (r >= 0)
+		r = config_state_path(cfg, STATE_DB, &db);
+	if (r < 0)
+		return r;
 	r = mkdir_p(state, 0750);
 	if (r < 0) {
 		ctl_err("cannot create the state directory %s: %s", state, strerror(-r));

@@ -107,7 +107,7 @@ static int store_start(struct daemon *d)
 	_cleanup_free_ char *state = NULL, *db = NULL;
 	int r;
 
-	r = config_get_path(d->cfg, "kfix", NULL, "state-dir", &state);
+	r = config_state_path(d->cfg, NULL, &state);
 	if (r < 0)
 		return r;
 	r = mkdir_p(state, 0750);
@@ -115,9 +115,10 @@ static int store_start(struct daemon *d)
 		log_error("cannot create state directory %s: %s", state, strerror(-r));
 		return r;
 	}
-	if (asprintf(&db, "%s/kfix.db", state) < 0)
-		return -ENOMEM;
-	r = store_watch(d, state, "kfix.db");
+	r = config_state_path(d->cfg, STATE_DB, &db);
+	if (r < 0)
+		return r;
+	r = store_watch(d, state, STATE_DB);
 	if (r < 0) {
 		log_error("cannot watch the state directory %s: %s", state, strerror(-r));
 		return r;

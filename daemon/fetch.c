@@ -151,17 +151,19 @@ static int fetch_one(const struct config *cfg, struct store *store, const struct
 int fetch_bug_texts(const struct config *cfg, struct store *store, const struct store_bug *b,
 		    int *ret_fetched, char **ret_error)
 {
-	_cleanup_free_ char *state = NULL, *dir = NULL;
+	_cleanup_free_ char *dir = NULL;
 	int r, n = 0;
 
 	for (size_t i = 0; i < FETCH_TEXTS; i++) {
 		if (!fetch_is_link(field_value(b, fetch_texts[i].field)))
 			continue;
 		if (!dir) {
-			r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
-			if (r < 0 || asprintf(&dir, "%s/artifacts/bug-%lld", state,
-					      (long long)b->id) < 0)
-				return -ENOMEM;
+			char sub[48];
+
+			snprintf(sub, sizeof(sub), "artifacts/bug-%lld", (long long)b->id);
+			r = config_state_path(cfg, sub, &dir);
+			if (r < 0)
+				return r;
 			r = mkdir_p(dir, 0750);
 			if (r < 0)
 				return error_set(ret_error, r, "cannot create %s: %s", dir, strerror(-r));

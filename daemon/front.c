@@ -211,7 +211,7 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 	f->cfg = cfg;
 	f->store = store;
 	f->n_fds = n_fds;
-	r = config_get_path(cfg, "kfix", NULL, "state-dir", &f->state_dir);
+	r = config_state_path(cfg, NULL, &f->state_dir);
 	if (r >= 0)
 		r = load_limits(cfg, &limits);
 	if (r >= 0)

@@ -105,7 +105,7 @@ int job_step_done(struct job_ctx *ctx, const char *step)
 int job_slot_acquire(struct job_ctx *ctx, const char *resource,
 		     struct slot **ret)
 {
-	_cleanup_free_ char *state = NULL, *dir = NULL;
+	_cleanup_free_ char *dir = NULL;
 	char key[64];
 	int64_t max = 1;
 	uint64_t wait = 0;
@@ -116,9 +116,9 @@ int job_slot_acquire(struct job_ctx *ctx, const char *resource,
 	if (r < 0)
 		return -EINVAL;
 	config_get_duration(ctx->cfg, "kfix", NULL, "job-timeout", &wait);
-	r = config_get_path(ctx->cfg, "kfix", NULL, "state-dir", &state);
-	if (r < 0 || asprintf(&dir, "%s/slots", state) < 0)
-		return -ENOMEM;
+	r = config_state_path(ctx->cfg, "slots", &dir);
+	if (r < 0)
+		return r;
 	return slot_acquire(dir, resource, (int)max, wait, ret);
 }
 

@@ -30,12 +30,10 @@
 
 int pipeline_job_dir(const struct job_ctx *ctx, int64_t job_id, char **ret)
 {
-	_cleanup_free_ char *state = NULL;
-	int r = config_get_path(ctx->cfg, "kfix", NULL, "state-dir", &state);
+	char sub[48];
 
-	if (r < 0)
-		return r;
-	return asprintf(ret, "%s/jobs/%lld", state, (long long)job_id) < 0 ? -ENOMEM : 0;
+	snprintf(sub, sizeof(sub), "jobs/%lld", (long long)job_id);
+	return config_state_path(ctx->cfg, sub, ret);
 }
 
 static int input_fail(struct pipeline *p, int r, const char *what, const char *value,

@@ -163,11 +163,13 @@ void source_clear(struct source *s)
 int source_lock(const struct config *cfg, const char *name, uint64_t timeout_usec,
 		struct slot **ret)
 {
-	_cleanup_free_ char *state = NULL, *dir = NULL, *lock = NULL;
+	_cleanup_free_ char *dir = NULL, *lock = NULL;
 	int r;
 
-	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
-	if (r < 0 || asprintf(&dir, "%s/slots", state) < 0 || asprintf(&lock, "tree-%s", name) < 0)
+	r = config_state_path(cfg, "slots", &dir);
+	if (r < 0)
+		return r;
+	if (asprintf(&lock, "tree-%s", name) < 0)
 		return -ENOMEM;
 	return slot_acquire(dir, lock, 1, timeout_usec, ret);
 }

@@ -74,6 +74,10 @@ extern const char *const store_bug_states[];
 bool store_bug_state_valid(const char *state);
 bool store_bug_transition_ok(const char *from, const char *to);
 
+/* The store's file and the knowledge base, in [kfix] state-dir. */
+#define STATE_DB "kfix.db"
+#define STATE_KNOWLEDGE "knowledge.jsonl"
+
 int store_open(const char *path, struct store **ret);
 void store_close(struct store *s);
 DEFINE_CLEANUP(struct store, store_close)

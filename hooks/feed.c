@@ -935,8 +935,8 @@ static int feed_load(struct feeds *fs, const struct config *cfg, const char *nam
 		     struct feed **ret)
 {
 	_cleanup_(feed_freep) struct feed *f = calloc(1, sizeof(*f));
-	_cleanup_free_ char *state = NULL;
 	const char *url = NULL, *ns = NULL, *tree = NULL;
+	char sub[96];
 	int r;
 
 	if (!f)
@@ -947,13 +947,11 @@ static int feed_load(struct feeds *fs, const struct config *cfg, const char *nam
 	f->name = strdup(name);
 	if (!f->name)
 		return -ENOMEM;
-	r = config_get_path(cfg, "kfix", NULL, "state-dir", &state);
+	if (snprintf(sub, sizeof(sub), "artifacts/%s", name) >= (int)sizeof(sub))
+		return -ENAMETOOLONG;
+	r = config_state_path(cfg, sub, &f->artifacts);
 	if (r < 0)
 		return r;
-	if (asprintf(&f->artifacts, "%s/artifacts/%s", state, name) < 0) {
-		f->artifacts = NULL;
-		return -ENOMEM;
-	}
 	r = config_get_string(cfg, "feed", name, "url", &url);
 	if (r < 0)
 		return -EINVAL;

@@ -147,6 +147,34 @@ static void expect_error(const char *text, const char *needle)
 	free(err);
 }
 
+/* Every path under [kfix] state-dir comes from one function: relative
+ * state-dirs resolve against the config file's folder, the default is
+ * the schema's, and a sub-path cannot leave the folder by being absolute. */
+static void test_state_path(void **state)
+{
+	struct config *c = NULL;
+	char *err = NULL, *p = NULL;
+
+	(void)state;
+	assert_int_equal(load_text("[kfix]\n\tstate-dir = /srv/kfix\n", &c, &err), 0);
+	assert_int_equal(config_state_path(c, NULL, &p), 0);
+	assert_string_equal(p, "/srv/kfix");
+	free(p);
+	assert_int_equal(config_state_path(c, "jobs/12", &p), 0);
+	assert_string_equal(p, "/srv/kfix/jobs/12");
+	free(p);
+	p = NULL;
+	assert_int_equal(config_state_path(c, "/etc/passwd", &p), -EINVAL);
+	assert_null(p);
+	config_free(c);
+
+	assert_int_equal(load_text("[kfix]\n\tworkers = 1\n", &c, &err), 0);
+	assert_int_equal(config_state_path(c, "kfix.db", &p), 0);
+	assert_string_equal(p, "/var/lib/kfix/kfix.db");
+	free(p);
+	config_free(c);
+}
+
 static void test_config_errors(void **state)
 {
 	expect_error("[kfix]\n\tworkerz = 4\n", ":2: unknown key 'kfix.workerz'");
@@ -513,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_schema_documented),
 		cmocka_unit_test(test_slots),
 		cmocka_unit_test(test_url),
+		cmocka_unit_test(test_state_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
