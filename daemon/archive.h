@@ -11,11 +11,9 @@
 #include <stdint.h>
 
 struct config;
-struct job_ctx;
 struct store;
 
-/* Job kind "archive-poll": args {"archive": NAME}. */
-int job_archive_poll_run(struct job_ctx *ctx);
+/* Job kind "archive-poll" (job_kind_archive_poll): args {"archive": NAME}. */
 
 /* Queues the polls that are due. */
 int archive_schedule(const struct config *cfg, struct store *store);

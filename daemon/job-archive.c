@@ -84,7 +84,7 @@ static int on_message(const struct mail *m, const char *raw, size_t len,
 	return r;
 }
 
-int job_archive_poll_run(struct job_ctx *ctx)
+static int job_archive_poll_run(struct job_ctx *ctx)
 {
 	_cleanup_json_ json_t *args = NULL;
 	_cleanup_(inbox_freep) struct inbox *ib = NULL;
@@ -244,3 +244,10 @@ int archive_schedule(const struct config *cfg, struct store *store)
 			r = queue_poll(store, names[i], now);
 	return r;
 }
+
+const struct job_kind job_kind_archive_poll = {
+	.name = "archive-poll",
+	.run = job_archive_poll_run,
+	.doc = "fetches a followed public-inbox archive and takes its new messages "
+		"through the mail intake",
+};

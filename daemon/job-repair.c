@@ -29,8 +29,6 @@
 #include "stats.h"
 #include "store.h"
 
-int job_repair_run(struct job_ctx *ctx);
-int job_iterate_run(struct job_ctx *ctx);
 
 #define STEP_REPAIRED "repaired"
 #define STEP_RECORDED "recorded"
@@ -479,12 +477,28 @@ static int run(struct job_ctx *ctx, bool iterating)
 	return r;
 }
 
-int job_repair_run(struct job_ctx *ctx)
+static int job_repair_run(struct job_ctx *ctx)
 {
 	return run(ctx, false);
 }
 
-int job_iterate_run(struct job_ctx *ctx)
+static int job_iterate_run(struct job_ctx *ctx)
 {
 	return run(ctx, true);
 }
+
+const struct job_kind job_kind_repair = {
+	.name = "repair",
+	.run = job_repair_run,
+	.doc = "runs the repair agent with the configured model; a validated patch "
+		"becomes a patch row and a publish job for moderation",
+};
+
+const struct job_kind job_kind_iterate = {
+	.name = "iterate",
+	.run = job_iterate_run,
+	.doc = "makes a new version of a published patch: the repair agent with the "
+		"earlier version and the reviewers' comments in its prompts; a "
+		"validated result becomes kfix/<bug>/v<N+1> with a changelog, else the "
+		"bug keeps its patch",
+};

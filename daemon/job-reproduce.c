@@ -18,7 +18,6 @@
 #include "pipeline.h"
 #include "store.h"
 
-int job_reproduce_run(struct job_ctx *ctx);
 
 #define STEP_DONE "reproduced"
 
@@ -130,7 +129,7 @@ static int reproduce(struct pipeline *p)
 	return r;
 }
 
-int job_reproduce_run(struct job_ctx *ctx)
+static int job_reproduce_run(struct job_ctx *ctx)
 {
 	_cleanup_(pipeline_clear) struct pipeline p = {};
 	_cleanup_free_ char *res_path = NULL;
@@ -148,3 +147,11 @@ int job_reproduce_run(struct job_ctx *ctx)
 		r = pipeline_read_json(res_path, &ctx->result);
 	return r < 0 ? job_fail(ctx, r, "result: %s", strerror(-r)) : 0;
 }
+
+const struct job_kind job_kind_reproduce = {
+	.name = "reproduce",
+	.run = job_reproduce_run,
+	.doc = "builds the bug's base kernel and runs its C reproducer; the same "
+		"crash moves the bug to repairing and queues a repair job, else the "
+		"bug is not-reproducible",
+};

@@ -21,7 +21,6 @@
 #include "pipeline.h"
 #include "store.h"
 
-int job_retest_run(struct job_ctx *ctx);
 
 #define STEP_DONE "recorded"
 
@@ -159,7 +158,7 @@ static int record(struct pipeline *p, const struct store_patch *patch, const cha
 	return store_commit(ctx->store);
 }
 
-int job_retest_run(struct job_ctx *ctx)
+static int job_retest_run(struct job_ctx *ctx)
 {
 	_cleanup_(pipeline_clear) struct pipeline p = {};
 	_cleanup_(store_patch_freep) struct store_patch *patch = NULL;
@@ -196,3 +195,10 @@ int job_retest_run(struct job_ctx *ctx)
 		return -ENOMEM;
 	return pipeline_read_json(res, &ctx->result);
 }
+
+const struct job_kind job_kind_retest = {
+	.name = "retest",
+	.run = job_retest_run,
+	.doc = "validates a patch again on the tree's current head and records the "
+		"verdict (event retest.result, reply mail)",
+};

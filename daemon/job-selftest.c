@@ -16,7 +16,6 @@
 #include "jobs.h"
 #include "store.h"
 
-int job_selftest_run(struct job_ctx *ctx);
 
 static void sleep_ms(int64_t ms)
 {
@@ -70,7 +69,7 @@ static int step(struct job_ctx *ctx, const char *state, bool mail)
 	return r;
 }
 
-int job_selftest_run(struct job_ctx *ctx)
+static int job_selftest_run(struct job_ctx *ctx)
 {
 	static const char *const states[] = { "reproducing", "repairing",
 					      "validated", "awaiting-approval" };
@@ -112,3 +111,10 @@ int job_selftest_run(struct job_ctx *ctx)
 	ctx->result = strdup("{\"self-test\": \"passed\"}");
 	return ctx->result ? 0 : -ENOMEM;
 }
+
+const struct job_kind job_kind_selftest = {
+	.name = "self-test",
+	.run = job_selftest_run,
+	.doc = "walks a bug through the life cycle with checkpoints and queues a "
+		"mail (enabled by kfix.self-test-jobs; for testing the job machinery)",
+};

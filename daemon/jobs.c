@@ -17,52 +17,17 @@
 #include "jobs.h"
 #include "store.h"
 
-int job_selftest_run(struct job_ctx *ctx);
-int job_publish_run(struct job_ctx *ctx);
-int job_reproduce_run(struct job_ctx *ctx);
-int job_repair_run(struct job_ctx *ctx);
-int job_retest_run(struct job_ctx *ctx);
-int job_iterate_run(struct job_ctx *ctx);
-int job_archive_poll_run(struct job_ctx *ctx);
-
-static const struct job_kind kinds[] = {
-	{ "self-test", job_selftest_run,
-	  "walks a bug through the life cycle with checkpoints and queues a "
-	  "mail (enabled by kfix.self-test-jobs; for testing the job machinery)" },
-	{ "reproduce", job_reproduce_run,
-	  "builds the bug's base kernel and runs its C reproducer; the same "
-	  "crash moves the bug to repairing and queues a repair job, else the "
-	  "bug is not-reproducible" },
-	{ "repair", job_repair_run,
-	  "runs the repair agent with the configured model; a validated patch "
-	  "becomes a patch row and a publish job for moderation" },
-	{ "iterate", job_iterate_run,
-	  "makes a new version of a published patch: the repair agent with the "
-	  "earlier version and the reviewers' comments in its prompts; a "
-	  "validated result becomes kfix/<bug>/v<N+1> with a changelog, else the "
-	  "bug keeps its patch" },
-	{ "retest", job_retest_run,
-	  "validates a patch again on the tree's current head and records the "
-	  "verdict (event retest.result, reply mail)" },
-	{ "publish", job_publish_run,
-	  "commits a validated patch as kfix/<bug>/v<N>, queues the push and "
-	  "the patch mail (moderation, or upstream after approval)" },
-	{ "archive-poll", job_archive_poll_run,
-	  "fetches a followed public-inbox archive and takes its new messages "
-	  "through the mail intake" },
-	{ NULL, NULL, NULL },
+/* Every kind, declared beside its code (jobs.h). */
+static const struct job_kind *const kinds[] = {
+	&job_kind_selftest, &job_kind_reproduce, &job_kind_repair, &job_kind_iterate,
+	&job_kind_retest, &job_kind_publish, &job_kind_archive_poll, NULL,
 };
-
-const struct job_kind *jobs_all(void)
-{
-	return kinds;
-}
 
 const struct job_kind *jobs_find(const char *name)
 {
-	for (const struct job_kind *k = kinds; k->name; k++)
-		if (streq(k->name, name))
-			return k;
+	for (size_t i = 0; kinds[i]; i++)
+		if (streq(kinds[i]->name, name))
+			return kinds[i];
 	return NULL;
 }
 

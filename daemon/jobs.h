@@ -27,8 +27,11 @@ struct job_kind {
 	const char *doc;
 };
 
+/* The kinds of job, each defined in its own file. */
+extern const struct job_kind job_kind_selftest, job_kind_reproduce, job_kind_repair,
+	job_kind_iterate, job_kind_retest, job_kind_publish, job_kind_archive_poll;
+
 const struct job_kind *jobs_find(const char *name);
-const struct job_kind *jobs_all(void);
 
 /* Runs one leased job in the current (child) process and records its end
  * in the store.  Returns the process exit code. */

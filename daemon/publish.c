@@ -849,3 +849,10 @@ int publish_queue(struct store *s, int64_t patch, const char *stage,
 		return -ENOMEM;
 	return store_job_add(s, p->bug_id, "publish", args, 10, 5, NULL);
 }
+
+const struct job_kind job_kind_publish = {
+	.name = "publish",
+	.run = job_publish_run,
+	.doc = "commits a validated patch as kfix/<bug>/v<N>, queues the push and "
+		"the patch mail (moderation, or upstream after approval)",
+};
