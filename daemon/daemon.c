@@ -32,6 +32,8 @@
  * when something falls due; otherwise at least this often, as a safety
  * net for what no event announces. */
 #define IDLE_TICK_USEC (60ULL * 1000000)
+/* Without inotify on the state directory, as before: every second. */
+#define UNWATCHED_TICK_USEC (1000000ULL)
 /* A burst of commits gives one run, and a run at most this often. */
 #define WAKE_DELAY_USEC (20ULL * 1000)
 #define TICK_MIN_GAP_USEC (200ULL * 1000)
@@ -44,6 +46,7 @@ struct daemon {
 	sd_event_source *tick, *watchdog, *store_watch;
 	const char *db_name;	 /* the store's file name in state-dir */
 	uint64_t last_tick;	 /* CLOCK_MONOTONIC usec */
+	bool unwatched;		 /* no inotify: the store is polled */
 	uint64_t watchdog_usec;
 	struct store *store;
 	struct workers *workers;
@@ -119,9 +122,13 @@ static int store_start(struct daemon *d)
 	if (r < 0)
 		return r;
 	r = store_watch(d, state, STATE_DB);
-	if (r < 0) {
-		log_error("cannot watch the state directory %s: %s", state, strerror(-r));
+	if (r == -ENOMEM)
 		return r;
+	if (r < 0) {
+		/* out of inotify watches, or a file system without them */
+		log_warning("cannot watch the state directory %s (%s): looking at the store "
+			    "every second instead", state, strerror(-r));
+		d->unwatched = true;
 	}
 	r = store_open(db, &d->store);
 	if (r == -EBADMSG)
@@ -262,7 +269,7 @@ static int drain_done(struct daemon *d)
  * IDLE_TICK_USEC. */
 static uint64_t next_tick(struct daemon *d, bool running, uint64_t now)
 {
-	uint64_t delay = IDLE_TICK_USEC;
+	uint64_t delay = d->unwatched ? UNWATCHED_TICK_USEC : IDLE_TICK_USEC;
 	int64_t now_rt = (int64_t)time(NULL) * 1000000, due, due_sec;
 
 	if (store_next_due(d->store, running && !workers_full(d->workers), !outbox_busy(d->outbox),
