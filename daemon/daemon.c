@@ -37,6 +37,11 @@
 /* A burst of commits gives one run, and a run at most this often. */
 #define WAKE_DELAY_USEC (20ULL * 1000)
 #define TICK_MIN_GAP_USEC (200ULL * 1000)
+/* A writer's WAL frames are seen (IN_MODIFY) before its commit is: with
+ * synchronous = FULL the fsync in between can take long on a loaded
+ * disk, so a change is looked at again after 1 s and after 5 s. */
+#define SETTLE1_USEC (1000ULL * 1000)
+#define SETTLE2_USEC (4000ULL * 1000)
 
 struct daemon {
 	char *config_path;
@@ -46,6 +51,8 @@ struct daemon {
 	sd_event_source *tick, *watchdog, *store_watch;
 	const char *db_name;	 /* the store's file name in state-dir */
 	uint64_t last_tick;	 /* CLOCK_MONOTONIC usec */
+	uint64_t settle_at;	 /* CLOCK_MONOTONIC usec of a look after a change, or 0 */
+	bool settled_once;	 /* the first of the two looks is done */
 	bool unwatched;		 /* no inotify: the store is polled */
 	uint64_t watchdog_usec;
 	struct store *store;
@@ -86,15 +93,22 @@ static void daemon_wake(void *userdata)
 }
 
 /* Any process's commit to the store (kfixctl, a job, a hook) writes its
- * file or, in WAL mode, its -wal file. */
+ * file or, in WAL mode, its -wal file; a process that ends closes them. */
 static int on_store_change(sd_event_source *s, const struct inotify_event *ev, void *userdata)
 {
 	struct daemon *d = userdata;
 	size_t n = strlen(d->db_name);
 
-	if (ev->len > 0 && strncmp(ev->name, d->db_name, n) == 0 &&
-	    (ev->name[n] == '\0' || streq(ev->name + n, "-wal")))
-		daemon_wake(d);
+	uint64_t now;
+
+	if (ev->len == 0 || strncmp(ev->name, d->db_name, n) != 0 ||
+	    (ev->name[n] != '\0' && !streq(ev->name + n, "-wal")))
+		return 0;
+	daemon_wake(d);
+	if (sd_event_now(d->event, CLOCK_MONOTONIC, &now) >= 0) {
+		d->settle_at = now + SETTLE1_USEC;
+		d->settled_once = false;
+	}
 	return 0;
 }
 
@@ -102,7 +116,7 @@ static int store_watch(struct daemon *d, const char *state, const char *name)
 {
 	d->db_name = name;
 	return sd_event_add_inotify(d->event, &d->store_watch, state,
-				    IN_MODIFY | IN_CREATE | IN_MOVED_TO, on_store_change, d);
+				    IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE, on_store_change, d);
 }
 
 static int store_start(struct daemon *d)
@@ -279,6 +293,12 @@ static uint64_t next_tick(struct daemon *d, bool running, uint64_t now)
 		due = MIN(due, due_sec * 1000000);
 	if (due != INT64_MAX)
 		delay = MIN(delay, due > now_rt ? (uint64_t)(due - now_rt) : 0);
+	if (d->settle_at && d->settle_at <= now) {
+		d->settle_at = d->settled_once ? 0 : now + SETTLE2_USEC;
+		d->settled_once = true;
+	}
+	if (d->settle_at)
+		delay = MIN(delay, d->settle_at - now);
 	return now + MAX(delay, TICK_MIN_GAP_USEC);
 }
 

@@ -3,9 +3,12 @@
 # polling tick, no HTTP tick, no lease renewal); a bug that another
 # process (kfixctl) writes to the store is picked up at once, and a job
 # process that ends lets the next queued job start at once, not at the
-# next safety tick a minute later.
+# next safety tick a minute later.  A commit whose fsync is slow (a loaded
+# disk), by a writer that keeps the store open, is seen too.
 . "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || skip "strace is not installed (scripts/install-deps.sh installs it)"
+command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
+command -v gcc >/dev/null || skip "gcc needed"
 
 port=$(free_port)
 write_config "	self-test-jobs = yes" "	self-test-step = 1s" "	workers = 1" \
@@ -39,5 +42,30 @@ sleep 1
 n=$(wakeups 6)
 [ "$n" -le 2 ] || fail "kfixd kept waking up after its work: $n times in 6 s"
 ok "idle again: $n wake-up(s) in 6 s"
+
+# The WAL frames are written (inotify tells kfixd) before the commit is
+# visible: with synchronous = FULL, SQLite syncs the WAL and its folder in
+# between, here 0.6 s each as on a loaded disk.  The writer then keeps the
+# store open for 30 s: kfixd must look again after the change and start
+# the job long before the writer's close or the safety tick.
+cat > "$T/slowsync.c" <<'C'
+#define _GNU_SOURCE
+#include <sys/syscall.h>
+#include <unistd.h>
+int fsync(int fd) { usleep(600000); return (int)syscall(SYS_fsync, fd); }
+int fdatasync(int fd) { usleep(600000); return (int)syscall(SYS_fdatasync, fd); }
+C
+gcc -shared -fPIC -o "$T/slowsync.so" "$T/slowsync.c" || fail "cannot build the slow-fsync shim"
+printf "PRAGMA synchronous = FULL;\nINSERT INTO jobs (bug_id, kind, state, max_attempts, created) SELECT min(id), 'self-test', 'queued', 3, 0 FROM bugs;\n.shell sleep 30\n" |
+	LD_PRELOAD="$T/slowsync.so" ASAN_OPTIONS=verify_asan_link_order=0 \
+	sqlite3 -cmd ".timeout 5000" "$T/state/kfix.db" > "$T/slow-writer.out" 2>&1 &
+writer=$!
+started=$SECONDS
+# (told by kfixd's log: a process that opens the store wakes kfixd)
+picked() { [ "$(grep -c 'started self-test job' "$T/kfixd.log")" = 3 ]; }
+until picked || [ $((SECONDS - started)) -ge 12 ]; do sleep 0.2; done
+picked || fail "a commit seen late was not looked at again within 12 s: $(ctl jobs)"
+kill "$writer" 2>/dev/null; wait "$writer" 2>/dev/null || true
+ok "a commit visible after its WAL write is picked up ($((SECONDS - started)) s)"
 stop_kfixd
 echo PASS
