@@ -78,33 +78,25 @@ int budget_day_spent(struct store *s, const struct budget_limits *l, char *why, 
 	return r < 0 ? r : over("the day's", tokens, cost, l->day_tokens, l->day_cost, why, n);
 }
 
+/* What the bug used, summed only when it has a budget. */
+static int bug_usage(struct store *s, const struct budget_limits *l, int64_t bug,
+		     int64_t *ret_tokens, double *ret_cost)
+{
+	*ret_tokens = 0;
+	*ret_cost = 0;
+	if (l->bug_tokens <= 0 && l->bug_cost <= 0)
+		return 0;
+	return store_llm_usage_sum(s, 0, bug, ret_tokens, ret_cost);
+}
+
 int budget_bug_spent(struct store *s, const struct budget_limits *l, int64_t bug, char *why,
 		     size_t n)
 {
-	int64_t tokens = 0;
-	double cost = 0;
-	int r;
+	int64_t tokens;
+	double cost;
+	int r = bug_usage(s, l, bug, &tokens, &cost);
 
-	if (l->bug_tokens <= 0 && l->bug_cost <= 0)
-		return 0;
-	r = store_llm_usage_sum(s, 0, bug, &tokens, &cost);
 	return r < 0 ? r : over("the bug's", tokens, cost, l->bug_tokens, l->bug_cost, why, n);
-}
-
-int budget_bug_left(struct store *s, const struct budget_limits *l, int64_t bug,
-		    uint64_t *ret_tokens, double *ret_cost)
-{
-	int64_t tokens = 0;
-	double cost = 0;
-	int r = 0;
-
-	if (l->bug_tokens > 0 || l->bug_cost > 0)
-		r = store_llm_usage_sum(s, 0, bug, &tokens, &cost);
-	if (r < 0)
-		return r;
-	*ret_tokens = l->bug_tokens > 0 ? (uint64_t)MAX(l->bug_tokens - tokens, 0) : UINT64_MAX;
-	*ret_cost = l->bug_cost > 0 ? MAX(l->bug_cost - cost, 0.0) : -1;
-	return 0;
 }
 
 static int event(struct store *s, int64_t bug, const char *kind, json_t *j)
@@ -200,9 +192,11 @@ int budget_schedule(const struct config *cfg, struct store *s)
 	return r;
 }
 
-int budget_job_gate(struct job_ctx *ctx)
+int budget_job_gate(struct job_ctx *ctx, struct budget_left *ret_left)
 {
 	struct budget_limits l;
+	int64_t tokens;
+	double cost;
 	char why[160];
 	int r = budget_limits_get(ctx->cfg, &l);
 
@@ -210,14 +204,18 @@ int budget_job_gate(struct job_ctx *ctx)
 		ctx->permanent = true;
 		return job_fail(ctx, r, "invalid kfix.llm-day-cost or kfix.llm-bug-cost");
 	}
-	r = budget_bug_spent(ctx->store, &l, ctx->job->bug_id, why, sizeof(why));
-	if (r > 0) {
+	r = bug_usage(ctx->store, &l, ctx->job->bug_id, &tokens, &cost);
+	if (r >= 0 && over("the bug's", tokens, cost, l.bug_tokens, l.bug_cost, why, sizeof(why))) {
 		ctx->permanent = true;
 		return job_fail(ctx, -EDQUOT, "%s", why);
 	}
-	if (r == 0)
+	if (r >= 0)
 		r = budget_day_spent(ctx->store, &l, why, sizeof(why));
 	if (r > 0)
 		return job_fail(ctx, -EAGAIN, "%s; the job waits for the next day", why);
-	return r < 0 ? job_fail(ctx, r, "budget: %s", store_errmsg(ctx->store)) : 0;
+	if (r < 0)
+		return job_fail(ctx, r, "budget: %s", store_errmsg(ctx->store));
+	ret_left->tokens = l.bug_tokens > 0 ? (uint64_t)MAX(l.bug_tokens - tokens, 0) : UINT64_MAX;
+	ret_left->cost = l.bug_cost > 0 ? MAX(l.bug_cost - cost, 0.0) : -1;
+	return 0;
 }

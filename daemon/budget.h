@@ -27,9 +27,6 @@ int64_t budget_day_start(int64_t t);
 int budget_day_spent(struct store *s, const struct budget_limits *l, char *why, size_t n);
 int budget_bug_spent(struct store *s, const struct budget_limits *l, int64_t bug, char *why,
 		     size_t n);
-/* What the bug may still spend (UINT64_MAX and -1: no limit). */
-int budget_bug_left(struct store *s, const struct budget_limits *l, int64_t bug,
-		    uint64_t *ret_tokens, double *ret_cost);
 
 /* The scheduler's part: defers queued repair and iterate jobs to the
  * next UTC day while the day's budget is spent (key
@@ -38,9 +35,16 @@ int budget_bug_left(struct store *s, const struct budget_limits *l, int64_t bug,
  * spent (event budget.bug-spent). */
 int budget_schedule(const struct config *cfg, struct store *s);
 
-/* A job's check before it calls the model: -EAGAIN (retried) when the
- * day's budget is spent, -EDQUOT (permanent) when the bug's is; the
- * reason is in ctx->error. */
-int budget_job_gate(struct job_ctx *ctx);
+/* What a bug may still spend (UINT64_MAX tokens, cost -1: no limit). */
+struct budget_left {
+	uint64_t tokens;
+	double cost;
+};
+
+/* A job's check before it calls the model, with the limits read and the
+ * bug's usage summed once: -EAGAIN (retried) when the day's budget is
+ * spent, -EDQUOT (permanent) when the bug's is, the reason in
+ * ctx->error; otherwise what the bug may still spend. */
+int budget_job_gate(struct job_ctx *ctx, struct budget_left *ret_left);
 
 #endif

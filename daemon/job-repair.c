@@ -90,22 +90,12 @@ static void on_llm_call(void *ud, bool ok, uint64_t usec, uint64_t in, uint64_t 
 }
 
 /* The engine's own guards stop where the bug's budget ends. */
-static int cap_to_budget(struct pipeline *p)
+static void cap_to_budget(struct pipeline *p, const struct budget_left *left)
 {
-	struct budget_limits l;
-	uint64_t tokens;
-	double cost;
-	int r = budget_limits_get(p->ctx->cfg, &l);
-
-	if (r >= 0)
-		r = budget_bug_left(p->ctx->store, &l, p->bug->id, &tokens, &cost);
-	if (r < 0)
-		return r;
-	if (tokens < p->params.limits.max_tokens)
-		p->params.limits.max_tokens = tokens;
-	if (cost >= 0 && (p->params.limits.max_cost <= 0 || cost < p->params.limits.max_cost))
-		p->params.limits.max_cost = cost;
-	return 0;
+	if (left->tokens < p->params.limits.max_tokens)
+		p->params.limits.max_tokens = left->tokens;
+	if (left->cost >= 0 && (p->params.limits.max_cost <= 0 || left->cost < p->params.limits.max_cost))
+		p->params.limits.max_cost = left->cost;
 }
 
 static int make_llm(struct pipeline *p, bool iterating, struct llm **ret)
@@ -191,6 +181,7 @@ static int repair(struct pipeline *p, const struct iterate *it)
 	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
 	_cleanup_free_ char *err = NULL, *kb = NULL;
 	struct llm_usage u = {};
+	struct budget_left left;
 	struct slot *slot = NULL;
 	int r;
 
@@ -199,11 +190,11 @@ static int repair(struct pipeline *p, const struct iterate *it)
 		return job_fail(ctx, -EPERM, "bug %lld is %s, not repairing", (long long)p->bug->id,
 				p->bug->state);
 	}
-	r = budget_job_gate(ctx);
-	if (r >= 0)
-		r = cap_to_budget(p);
-	if (r >= 0)
+	r = budget_job_gate(ctx, &left);
+	if (r >= 0) {
+		cap_to_budget(p, &left);
 		r = load_base(p);
+	}
 	if (r >= 0)
 		r = make_llm(p, it != NULL, &llm);
 	if (r < 0)

@@ -157,56 +157,71 @@ static void test_bug_spent_per_bug(void **state)
 }
 
 /* What the repair's engine is capped to (job-repair.c, cap_to_budget). */
-static void test_bug_left(void **state)
-{
-	struct fixture *f = *state;
-	int64_t a = add_bug(f->s, "a");
-	uint64_t tokens = 0;
-	double cost = 0;
-
-	assert_int_equal(store_llm_usage_add(f->s, a, 0, "m", 300, 0, 0.25), 0);
-	/* no limit */
-	assert_int_equal(budget_bug_left(f->s, &(struct budget_limits){ 0 }, a, &tokens, &cost), 0);
-	assert_true(tokens == UINT64_MAX);
-	assert_true(near(cost, -1));
-	/* tokens only */
-	assert_int_equal(budget_bug_left(f->s, &(struct budget_limits){ .bug_tokens = 1000 }, a,
-					 &tokens, &cost), 0);
-	assert_int_equal(tokens, 700);
-	assert_true(near(cost, -1));
-	/* cost only */
-	assert_int_equal(budget_bug_left(f->s, &(struct budget_limits){ .bug_cost = 1.0 }, a,
-					 &tokens, &cost), 0);
-	assert_true(tokens == UINT64_MAX);
-	assert_true(near(cost, 0.75));
-	/* overspent: nothing left, never a negative number or a wrap */
-	assert_int_equal(budget_bug_left(f->s, &(struct budget_limits){ .bug_tokens = 100,
-									.bug_cost = 0.1 },
-					 a, &tokens, &cost), 0);
-	assert_int_equal(tokens, 0);
-	assert_true(near(cost, 0));
-	/* exactly spent */
-	assert_int_equal(budget_bug_left(f->s, &(struct budget_limits){ .bug_tokens = 300 }, a,
-					 &tokens, &cost), 0);
-	assert_int_equal(tokens, 0);
-	/* a bug that used nothing has it all */
-	assert_int_equal(budget_bug_left(f->s, &(struct budget_limits){ .bug_tokens = 300 },
-					 add_bug(f->s, "b"), &tokens, &cost), 0);
-	assert_int_equal(tokens, 300);
-}
-
 /* ---- budget_job_gate ---- */
 
-static int gate(struct fixture *f, struct config *c, int64_t bug, bool *permanent, char **error)
+static int gate_left(struct fixture *f, struct config *c, int64_t bug, bool *permanent, char **error,
+		     struct budget_left *left)
 {
 	struct store_job j = { .id = 1, .bug_id = bug, .kind = "repair" };
 	struct job_ctx ctx = { .cfg = c, .store = f->s, .job = &j, .owner = "test:1" };
-	int r = budget_job_gate(&ctx);
+	int r = budget_job_gate(&ctx, left);
 
 	*permanent = ctx.permanent;
 	*error = ctx.error;
 	return r;
 }
+
+static int gate(struct fixture *f, struct config *c, int64_t bug, bool *permanent, char **error)
+{
+	struct budget_left left;
+
+	return gate_left(f, c, bug, permanent, error, &left);
+}
+
+/* What the gate lets the job spend. */
+static void left_of(struct fixture *f, const char *const *keys, int64_t bug, struct budget_left *ret)
+{
+	struct config *c = cfg_with(keys);
+	bool permanent;
+	char *err = NULL;
+
+	*ret = (struct budget_left){ 12345, 12345 };
+	assert_int_equal(gate_left(f, c, bug, &permanent, &err, ret), 0);
+	assert_null(err);
+	config_free(c);
+}
+
+static void test_bug_left(void **state)
+{
+	struct fixture *f = *state;
+	int64_t a = add_bug(f->s, "a");
+	struct budget_left l;
+
+	assert_int_equal(store_llm_usage_add(f->s, a, 0, "m", 300, 0, 0.25), 0);
+	/* no limit */
+	left_of(f, (const char *const[]){ NULL }, a, &l);
+	assert_true(l.tokens == UINT64_MAX);
+	assert_true(near(l.cost, -1));
+	/* tokens only */
+	left_of(f, (const char *const[]){ "llm-bug-tokens", "1000", NULL }, a, &l);
+	assert_int_equal(l.tokens, 700);
+	assert_true(near(l.cost, -1));
+	/* cost only */
+	left_of(f, (const char *const[]){ "llm-bug-cost", "1.0", NULL }, a, &l);
+	assert_true(l.tokens == UINT64_MAX);
+	assert_true(near(l.cost, 0.75));
+	/* a day budget does not limit the bug */
+	left_of(f, (const char *const[]){ "llm-day-tokens", "1000", NULL }, a, &l);
+	assert_true(l.tokens == UINT64_MAX);
+	/* one token short of spent */
+	left_of(f, (const char *const[]){ "llm-bug-tokens", "301", NULL }, a, &l);
+	assert_int_equal(l.tokens, 1);
+	/* a bug that used nothing has it all */
+	left_of(f, (const char *const[]){ "llm-bug-tokens", "300", NULL }, add_bug(f->s, "b"), &l);
+	assert_int_equal(l.tokens, 300);
+}
+
+
 
 static void test_gate(void **state)
 {
