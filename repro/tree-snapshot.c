@@ -77,7 +77,7 @@ static int import_file(struct import *im, const char *path, const struct stat *s
 	    e->file_size != (uint32_t)st->st_size || e->ino != (uint32_t)st->st_ino) {
 		r = git_index_add_bypath(im->index, path);
 		if (r < 0)
-			return r;
+			return tree_errno(r);
 	}
 	return seen_add(im, path);
 }
@@ -90,8 +90,9 @@ static int import_dir(struct import *im, int dfd, const char *rel)
 
 	d = fdopendir(dfd);
 	if (!d) {
+		r = negerrno();
 		close(dfd);
-		return -1;
+		return r;
 	}
 	while (r >= 0 && (de = readdir(d))) {
 		_cleanup_free_ char *path = NULL;
@@ -101,7 +102,7 @@ static int import_dir(struct import *im, int dfd, const char *rel)
 		    (!*rel && streq(de->d_name, ".git")))
 			continue;
 		if (asprintf(&path, "%s%s%s", rel, *rel ? "/" : "", de->d_name) < 0) {
-			r = -1;
+			r = -ENOMEM;
 			break;
 		}
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -109,7 +110,7 @@ static int import_dir(struct import *im, int dfd, const char *rel)
 		if (S_ISDIR(st.st_mode)) {
 			int sub = openat(dirfd(d), de->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			r = sub < 0 ? -1 : import_dir(im, sub, path);
+			r = sub < 0 ? negerrno() : import_dir(im, sub, path);
 		} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
 			r = import_file(im, path, &st);
 		}
@@ -143,7 +144,7 @@ static int import_prune(struct import *im)
 	for (char **g = gone; g && *g; g++) {
 		r = git_index_remove_bypath(im->index, *g);
 		if (r < 0)
-			return r;
+			return tree_errno(r);
 	}
 	return 0;
 }
@@ -159,7 +160,7 @@ static int import_all(git_index *index, const char *src)
 
 	fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return negerrno();
 	r = import_dir(&im, fd, "");
 	if (r >= 0)
 		r = import_prune(&im);
@@ -194,10 +195,13 @@ int tree_snapshot_import(struct tree *t, const char *src, const char *scratch)
 	r = git_repository_set_workdir(t->repo, real, 0);
 	if (r == 0)
 		r = git_repository_index(&index, t->repo);
-	if (r == 0)
-		r = import_all(index, real);
-	if (r == 0)
-		r = git_index_write(index);
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot import %s", src);
+	/* the walk's failures are errno values, libgit2's mapped to them */
+	r = import_all(index, real);
+	if (r < 0)
+		return tree_fail(t, r, "cannot import %s: %s", src, strerror(-r));
+	r = git_index_write(index);
 	if (r == 0)
 		r = git_index_write_tree(&tree_oid, index);
 	if (r == 0)
