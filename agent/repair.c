@@ -219,7 +219,7 @@ int repair_do_run(struct repair_ctx *c, const char *step, unsigned runs,
 
 static bool same_crash(struct repair_ctx *c, const char *title)
 {
-	return title && c->title && streq(title, c->title);
+	return report_titles_same(title, c->title);
 }
 
 /* --- pre-checks and reproduction ---------------------------------------------- */
@@ -246,7 +246,9 @@ static int precheck(struct repair_ctx *c, bool *ret_done)
 	r = crash_info_parse(c->p->report, c->p->report_len, &c->crash);
 	if (r < 0 && r != -ENOMSG)
 		return r;
-	if (report_parse(c->p->report, c->p->report_len, &rep) >= 0 && report_title(rep))
+	if (c->p->title)
+		c->title = strdup(c->p->title);
+	else if (report_parse(c->p->report, c->p->report_len, &rep) >= 0 && report_title(rep))
 		c->title = strdup(report_title(rep));
 	else if (c->crash)
 		c->title = strdup(c->crash->title);
@@ -294,8 +296,8 @@ static int reproduce(struct repair_ctx *c, struct repair_outcome *base, bool *re
 		return finish(c, REPAIR_NOT_REPRODUCED, "no crash in %u runs on the base kernel",
 			      base->survived);
 	if (!same_crash(c, base->title))
-		return finish(c, REPAIR_NOT_REPRODUCED, "the base kernel crashed differently: %s",
-			      base->title ?: "?");
+		return finish(c, REPAIR_NOT_REPRODUCED, "the base kernel crashed differently: %s (expected %s)",
+			      base->title ?: "?", c->title);
 	repair_progress(c, "reproduce", "reproduced %u/%u: %s", base->crashed, base->runs, base->title);
 	*ret_done = false;
 	return 0;

@@ -111,6 +111,7 @@ struct repair_params {
 	const char *src_dir;	  /* base tree on disk (gates, checkpatch); may be NULL */
 	const char *base_commit;  /* for base-commit: */
 	const char *syzbot_id;	  /* extid for Reported-by/Closes; NULL: from the report */
+	const char *title;	  /* the crash to fix (syzbot's title); NULL: the report's */
 	const char *hints;	  /* file hints, one path per line; NULL */
 	/* A new version of a published patch: the earlier version and the
 	 * reviewers' comments (rendered from prompts/iterate.txt), shown

@@ -216,6 +216,7 @@ static int repair(struct pipeline *p, const struct iterate *it)
 		kb = NULL;
 	p->params.kb_path = kb;
 	p->params.syzbot_id = streq_ptr(p->bug->source, "syzbot") ? p->bug->source_id : NULL;
+	p->params.title = p->title;
 	p->params.progress = progress;
 	struct llm_stats ls = { .store = ctx->store, .model = llm_model(llm), .bug = p->bug->id,
 				.job = ctx->job->id };

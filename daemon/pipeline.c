@@ -157,7 +157,11 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 		return r;
 	if (report_parse(p->report, p->report_len, &rep) < 0 || !report_title(rep))
 		return input_fail(p, -EINVAL, "report", p->bug->report, "holds no crash report");
-	p->title = strdup(report_title(rep));
+	/* syzbot's title is the crash to reproduce; elsewhere the report's */
+	if (streq_ptr(p->bug->source, "syzbot") && p->bug->title && p->bug->title[0])
+		p->title = strdup(p->bug->title);
+	else
+		p->title = strdup(report_title(rep));
 	r = pipeline_job_dir(ctx, ctx->job->id, &p->dir);
 	if (r >= 0)
 		r = mkdir_p(p->dir, 0755);
@@ -489,8 +493,9 @@ int pipeline_fail_bug(struct pipeline *p, int r)
 
 bool pipeline_same_crash(const struct pipeline *p, const char *title)
 {
-	/* the engine's rule: the very title syzkaller gives the report */
-	return title && p->title && streq(title, p->title);
+	/* the engine's rule: the title syzkaller gives the report, as syzbot
+	 * matches titles */
+	return report_titles_same(title, p->title);
 }
 
 int pipeline_write_json(const char *path, json_t *j)

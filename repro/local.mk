@@ -104,6 +104,7 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/msg-uaf/wrong-fix.patch tests/kernel/scenarios/msg-uaf/repro.c \
 	tests/kernel/scenarios/msg-uaf/report.txt \
 	tests/kernel/scenarios/msg-uaf/repro.syz tests/kernel/scenarios/msg-uaf/leak-fix.patch \
+	tests/kernel/scenarios/msg-uaf/caller-breaking-fix.patch tests/kernel/scenarios/msg-uaf/agent.conf \
 	tests/kernel/scenarios/hostname-oob/bug.patch tests/kernel/scenarios/hostname-oob/fix.patch \
 	tests/kernel/scenarios/timer-kclock/bug.patch tests/kernel/scenarios/timer-kclock/fix.patch \
 	tests/kernel/scenarios/timer-kclock/wrong-fix.patch tests/kernel/scenarios/timer-kclock/repro.c \

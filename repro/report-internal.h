@@ -29,14 +29,16 @@ struct stack_fmt {
 
 /* One way an oops of a family is titled.  title is searched in the report;
  * when report is set it must match too and its captures replace title's.
- * fmt builds the title: {1}..{9} are captures, {frame} the guilty frame.
- * alt builds an alternative title the same way. */
+ * fmt builds the title: {1}..{9} are captures, {frame} the guilty frame,
+ * {origin} the first frame (same skip list) of the stack after a line
+ * matching origin.  alt builds an alternative title the same way. */
 struct oops_format {
 	const char *title;
 	const char *report;
 	const char *fmt;
 	const char *alt;
 	const struct stack_fmt *stack;
+	const char *origin;
 	bool no_stack_trace; /* its reports legitimately carry no call trace */
 	bool corrupted;      /* matching this format means the report is cut */
 };
@@ -64,6 +66,7 @@ extern const char *const report_stack_starts[];
 extern const char *const report_frame_res[];
 extern const char *const report_corrupted_lines[];
 extern const char *const report_stall_anchors[];
+extern const char *const report_strip_prefixes[];
 extern const char *const report_guilty_ignores[];
 extern const struct line_pattern report_log_suppressions[];
 extern const char *const report_start_ignores[];
@@ -92,8 +95,17 @@ char *title_normalize(const char *t);
 const char *title_type(const char *title);
 
 /* Stack helpers (report-stack.c). */
+/* The guilty frame of a stack: canonical is how titles name it (syscall
+ * prefixes stripped, or a stall/hang bucket), raw the frame as printed. */
+struct picked_frame {
+	char *canonical;
+	char *raw;
+};
+size_t frame_strip_offset(const char *f, size_t n);
+const char *frame_strip(const char *f);
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
-			char **ret_frame, char ***ret_frames, bool *ret_traced);
+			struct picked_frame *ret_pick, char ***ret_frames, bool *ret_traced);
+void picked_frame_done(struct picked_frame *p);
 char *guilty_file(const char *text, size_t len, const char *title);
 
 #endif

@@ -167,31 +167,51 @@ static bool matches_anchor(const char *f)
 	return re_match_any(report_stall_anchors, f, strlen(f));
 }
 
-static const char *pick_stall(char **frames)
+/* A frame under the name syzkaller titles it by: the shortest one left
+ * by removing one of the syscall prefixes ("__x64_sys_read" -> "sys_read",
+ * "ksys_msgctl" -> "msgctl"). */
+size_t frame_strip_offset(const char *f, size_t n)
 {
-	static const char *const prefixes[] = {
-		"sys_", "__x64_", "__ia32_", "__arm64_", "SYSC_", "SyS_", "compat_SYSC_", "compat_SyS_",
-	};
-	const char *prev = frames[0];
+	size_t best = 0;
+
+	for (const char *const *p = report_strip_prefixes; *p; p++) {
+		size_t pl = strlen(*p);
+
+		if (pl <= n && pl > best && strncmp(f, *p, pl) == 0)
+			best = pl;
+	}
+	return best;
+}
+
+const char *frame_strip(const char *f)
+{
+	return f + frame_strip_offset(f, strlen(f));
+}
+
+/* The frame before the first dispatch anchor, both seen stripped. */
+static const char *pick_stall(char **frames, size_t *ret_idx)
+{
+	const char *prev = frame_strip(frames[0]);
+	size_t prev_idx = 0;
 
 	for (size_t i = 0; frames[i]; i++) {
-		if (matches_anchor(frames[i])) {
-			if (strstr(frames[i], "smp_call_function"))
-				prev = "smp_call_function";
-			for (size_t k = 0; k < ARRAY_SIZE(prefixes); k++) {
-				const char *s = startswith(prev, prefixes[k]);
+		const char *f = frame_strip(frames[i]);
 
-				if (s && *s)
-					prev = s;
+		if (matches_anchor(f)) {
+			if (strstr(f, "smp_call_function")) {
+				prev = "smp_call_function";
+				prev_idx = i;
 			}
+			*ret_idx = prev_idx;
 			return prev;
 		}
-		prev = frames[i];
+		prev = f;
+		prev_idx = i;
 	}
 	return NULL;
 }
 
-static const char *pick_hung_task(char **frames)
+static const char *pick_hung_task(char **frames, size_t *ret_idx)
 {
 	static const struct {
 		const char *anchor, *bucket;
@@ -206,28 +226,36 @@ static const char *pick_hung_task(char **frames)
 		"rcu_barrier",
 	};
 
-	for (size_t i = 0; frames[i]; i++)
-		for (size_t a = 0; a < ARRAY_SIZE(anchors); a++)
-			if (strstr(frames[i], anchors[a].anchor))
-				return anchors[a].bucket ? anchors[a].bucket : frames[i];
 	for (size_t i = 0; frames[i]; i++) {
+		const char *f = frame_strip(frames[i]);
+
+		for (size_t a = 0; a < ARRAY_SIZE(anchors); a++)
+			if (strstr(f, anchors[a].anchor)) {
+				*ret_idx = i;
+				return anchors[a].bucket ? anchors[a].bucket : f;
+			}
+	}
+	for (size_t i = 0; frames[i]; i++) {
+		const char *f = frame_strip(frames[i]);
 		bool wait = false;
 
 		for (size_t w = 0; w < ARRAY_SIZE(waits) && !wait; w++)
-			wait = strstr(frames[i], waits[w]) != NULL;
-		if (!wait)
-			return frames[i];
+			wait = strstr(f, waits[w]) != NULL;
+		if (!wait) {
+			*ret_idx = i;
+			return f;
+		}
 	}
 	return NULL;
 }
 
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
-			char **ret_frame, char ***ret_frames, bool *ret_traced)
+			struct picked_frame *ret_pick, char ***ret_frames, bool *ret_traced)
 {
 	bool traced = false;
 	_cleanup_strv_ char **frames = NULL;
 	const char *pick = NULL;
-	size_t n = 0;
+	size_t n = 0, idx = 0;
 	int r;
 
 	r = collect(sf->parts, sf, text, len, &frames, &n, &traced);
@@ -238,27 +266,37 @@ int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len
 	if (n > 0) {
 		switch (sf->picker) {
 		case PICK_FIRST:
-			pick = frames[0];
+			pick = frame_strip(frames[0]);
 			break;
 		case PICK_STALL:
-			pick = pick_stall(frames);
+			pick = pick_stall(frames, &idx);
 			break;
 		case PICK_HUNG_TASK:
-			pick = pick_hung_task(frames);
+			pick = pick_hung_task(frames, &idx);
 			break;
 		}
 	}
-	*ret_frame = NULL;
+	*ret_pick = (struct picked_frame){};
 	if (pick) {
-		*ret_frame = strdup(pick);
-		if (!*ret_frame)
+		ret_pick->canonical = strdup(pick);
+		ret_pick->raw = strdup(frames[idx]);
+		if (!ret_pick->canonical || !ret_pick->raw) {
+			picked_frame_done(ret_pick);
 			return -ENOMEM;
+		}
 	}
 	if (ret_frames)
 		*ret_frames = TAKE_PTR(frames);
 	if (ret_traced)
 		*ret_traced = traced;
 	return 0;
+}
+
+void picked_frame_done(struct picked_frame *p)
+{
+	free(p->canonical);
+	free(p->raw);
+	*p = (struct picked_frame){};
 }
 
 /* ---- guilty file ------------------------------------------------------ */

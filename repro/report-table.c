@@ -84,12 +84,15 @@ static const struct oops_format bug_formats[] = {
 	{ .title = "BUG: KASAN: ([a-z\\-]+) on address(?:.*\\n)+?.*(Read|Write) of size ([0-9]+)",
 	  .fmt = "KASAN: {1} {2}" },
 	{ .title = "BUG: KASAN: (.*)", .fmt = "KASAN: {1}", .corrupted = true },
+	/* where the uninit value was made: a local variable or an allocation */
+#define KMSAN_ORIGIN "(?:Local variable .* created at:|Uninit was created at:)"
 	{ .title = "BUG: KMSAN: kernel-usb-infoleak",
 	  .report = "BUG: KMSAN: kernel-usb-infoleak in {{FUNC}}",
-	  .fmt = "KMSAN: kernel-usb-infoleak in {frame}",
+	  .fmt = "KMSAN: kernel-usb-infoleak in {frame}", .alt = "KMSAN origin in {origin}",
 	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE }, .parts2 = { CALL_TRACE, STACK_TRACE },
-		  .skip = { "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
-			    "usb_interrupt_msg", "usb_control_msg" } } },
+		  .skip = { "alloc_skb", "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
+			    "usb_interrupt_msg", "usb_control_msg" } },
+	  .origin = KMSAN_ORIGIN },
 	{ .title = "BUG: KMSAN:", .report = "BUG: KMSAN: ([a-z\\-]+) in {{FUNC}}",
 	  .fmt = "KMSAN: {1} in {frame}", .alt = "bad-access in {frame}",
 	  /* newer KMSAN prints the stack right below the header; generic
@@ -677,23 +680,37 @@ const char *const report_skip_frames[] = {
 /* Functions that dispatch work: in a stall, the frame just above one of
  * these names the looping code better than the top of the stack. */
 const char *const report_stall_anchors[] = {
+	/* generic dispatchers of work, and some of their callers */
 	"process_one_work", "do_syscall_", "do_fast_syscall_", "sysenter_dispatch",
-	"tracesys_phase2", "netif_receive_skb", "do_softirq", "call_timer_fn", "_run_timers",
-	"run_timer_softirq", "hrtimer_run", "run_ksoftirqd", "smpboot_thread_fn", "^kthread$",
-	"start_secondary", "cpu_startup_entry", "ret_from_fork",
+	"tracesys_phase2", "el0_svc_handler", "invoke_syscall", "ret_fast_syscall",
+	"netif_receive_skb", "do_softirq", "call_timer_fn", "_run_timers", "run_timer_softirq",
+	"hrtimer_run", "run_ksoftirqd", "smpboot_thread_fn", "^kthread$", "start_secondary",
+	"cpu_startup_entry", "ret_from_fork",
+	/* syscalls that dispatch further (file, block and socket operations) */
 	"vfs_write", "vfs_read", "vfs_iter_read", "vfs_iter_write", "do_iter_read",
-	"do_iter_write", "vfs_ioctl", "ksys_ioctl", "compat_ioctl", "compat_sys_ioctl",
-	"blkdev_driver_ioctl", "blkdev_ioctl", "^call_read_iter", "^call_write_iter",
-	"do_iter_readv_writev", "^call_mmap", "mmap_region", "do_mmap", "do_dentry_open",
-	"vfs_open", "^sock_sendmsg", "^sock_recvmsg", "^sock_release", "^__sock_release",
-	"__sys_setsockopt", "kernel_setsockopt", "sock_common_setsockopt", "__sys_listen",
-	"kernel_listen", "sk_common_release", "^sock_mmap", "__sys_accept", "kernel_accept",
-	"^sock_do_ioctl", "^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg",
-	"^rtnetlink_rcv_msg", "^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)", "ret_fast_syscall",
-	"invoke_syscall", "^el0_svc",
-	"__fput",
-	"__do_fault", "do_page_fault", "^page_fault$", "^new_sync_(?:read|write)$",
-	"task_work_run", "exit_to_usermode", "smp_call_function",
+	"do_iter_write", "call_read_iter", "call_write_iter", "new_sync_read", "new_sync_write",
+	"vfs_ioctl", "ksys_ioctl", "compat_ioctl", "compat_sys_ioctl", "blkdev_driver_ioctl",
+	"blkdev_ioctl", "^call_read_iter", "^call_write_iter", "do_iter_readv_writev",
+	"^call_mmap", "mmap_region", "do_mmap", "do_dentry_open", "vfs_open",
+	"^sock_sendmsg", "^sock_recvmsg", "^sock_release", "^__sock_release", "^setsockopt$",
+	"kernel_setsockopt", "sock_common_setsockopt", "^listen$", "kernel_listen",
+	"sk_common_release", "^sock_mmap", "^accept$", "kernel_accept", "^sock_do_ioctl",
+	"^sock_ioctl", "^compat_sock_ioctl", "^nfnetlink_rcv_msg", "^rtnetlink_rcv_msg",
+	"^netlink_dump", "^(sys_)?(socketpair|connect|ioctl)",
+	/* page faults */
+	"__do_fault", "do_page_fault", "^page_fault$",
+	/* work done on the way back to user space */
+	"__fput", "task_work_run", "exit_to_usermode", "smp_call_function", "tasklet_action",
+	"tasklet_hi_action",
+	NULL
+};
+
+/* Prefixes the syscall machinery of each architecture and kernel version
+ * puts before a syscall's name; a frame is titled by the shortest name
+ * one of them leaves (linux.go stripFramePrefixes). */
+const char *const report_strip_prefixes[] = {
+	"SYSC_", "SyS_", "sys_", "__x64_", "__ia32_", "__arm64_", "____sys_", "___sys_", "__sys_",
+	"__se_", "__se_sys_", "__do_sys_", "compat_SYSC_", "compat_SyS_", "ksys_",
 	NULL
 };
 

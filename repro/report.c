@@ -353,8 +353,19 @@ static int gather(const char *log, size_t len, size_t start, const char *ctx, st
 
 /* ---- titles ---------------------------------------------------------------- */
 
-/* Expands {1}..{9} and {frame} of a title format. */
-static char *format_title(const char *fmt, const char *text, const size_t *ov, int groups, const char *frame)
+/* What a title format is filled in from: the captures of the format's
+ * regex in text, the guilty frame and, for KMSAN, the uninit value's
+ * origin. */
+struct title_args {
+	const char *text;
+	const size_t *ov;
+	int groups;
+	const char *frame;
+	const char *origin;
+};
+
+/* Expands {1}..{9}, {frame} and {origin} of a title format. */
+static char *format_title(const char *fmt, const struct title_args *a)
 {
 	struct buf b = BUF_INIT(4 * REPORT_LINE_MAX);
 
@@ -362,12 +373,15 @@ static char *format_title(const char *fmt, const char *text, const size_t *ov, i
 		if (p[0] == '{' && p[1] >= '1' && p[1] <= '9' && p[2] == '}') {
 			int g = p[1] - '0';
 
-			if (g < groups && ov[2 * g] != SIZE_MAX)
-				buf_append_trunc(&b, text + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
+			if (g < a->groups && a->ov[2 * g] != SIZE_MAX)
+				buf_append_trunc(&b, a->text + a->ov[2 * g], a->ov[2 * g + 1] - a->ov[2 * g]);
 			p += 3;
 		} else if (startswith(p, "{frame}")) {
-			buf_puts(&b, frame ? frame : "corrupted");
+			buf_puts(&b, a->frame ? a->frame : "corrupted");
 			p += 7;
+		} else if (startswith(p, "{origin}")) {
+			buf_puts(&b, a->origin ? a->origin : "corrupted");
+			p += 8;
 		} else {
 			buf_append_trunc(&b, p, 1);
 			p++;
@@ -380,7 +394,7 @@ static char *format_title(const char *fmt, const char *text, const size_t *ov, i
 
 struct description {
 	char *title;
-	char *alt;
+	char **alts;
 	char **frames;
 	const struct oops_format *format;
 	const char *corrupted;
@@ -390,9 +404,57 @@ struct description {
 static void description_done(struct description *d)
 {
 	free(d->title);
-	free(d->alt);
+	strv_free(d->alts);
 	strv_free(d->frames);
 	*d = (struct description){};
+}
+
+static int push_title(char ***list, const char *fmt, const struct title_args *a, const char *title)
+{
+	_cleanup_free_ char *t = format_title(fmt, a);
+
+	if (!t)
+		return -ENOMEM;
+	if ((title && streq(t, title)) || strv_contains(*list, t))
+		return 0;
+	return strv_push(list, t);
+}
+
+/* The format's alternative title, then the title and the alternative
+ * with the frame as printed and with each single syscall prefix removed
+ * (syzkaller's partiallyStrippedArgs): "ksys_msgctl" still matches a bug
+ * titled before the prefixes were stripped. */
+static int alt_titles(const struct oops_format *f, const struct title_args *a, const char *raw,
+		      const char *title, char ***ret)
+{
+	int r = 0;
+
+	if (f->alt)
+		r = push_title(ret, f->alt, a, NULL);
+	if (!raw)
+		return r;
+	for (size_t i = 0; r >= 0 && (i == 0 || report_strip_prefixes[i - 1]); i++) {
+		struct title_args v = *a;
+
+		v.frame = i == 0 ? raw : startswith(raw, report_strip_prefixes[i - 1]);
+		if (!v.frame)
+			continue;
+		r = push_title(ret, f->fmt, &v, title);
+		if (r >= 0 && f->alt)
+			r = push_title(ret, f->alt, &v, NULL);
+	}
+	return r;
+}
+
+/* The first frame of the stack after f->origin's line (KMSAN's "Uninit
+ * was created at:"), with the format's skip list. */
+static int origin_frame(const struct oops_format *f, const char *text, size_t len, struct picked_frame *ret)
+{
+	struct stack_fmt sf = { .parts = { f->origin, STACK_TRACE } };
+
+	if (f->stack)
+		memcpy(sf.skip, f->stack->skip, sizeof(sf.skip));
+	return stack_extract_frame(&sf, text, len, ret, NULL, NULL);
 }
 
 static int describe(const char *text, size_t len, const struct oops *o, struct description *d)
@@ -404,8 +466,9 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 	*d = (struct description){};
 	for (const struct oops_format *f = o->formats; f->title; f++) {
 		size_t ov[2 * RE_MAX_GROUPS];
-		_cleanup_free_ char *frame = NULL;
+		_cleanup_(picked_frame_done) struct picked_frame frame = {}, origin = {};
 		_cleanup_strv_ char **frames = NULL;
+		struct title_args args;
 		const char *corrupted = NULL;
 		bool traced = false;
 		int groups = re_search(f->title, text, len, 0, ov);
@@ -428,14 +491,22 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 			r = stack_extract_frame(f->stack, text + ov[0], len - ov[0], &frame, &frames, &traced);
 			if (r < 0)
 				return r;
-			if (!frame)
+			if (!frame.canonical)
 				corrupted = frames && frames[0] ? "no frame picked" : "extracted no stack frame";
 		}
 		description_done(d);
-		d->title = format_title(f->fmt, text, ov, groups, frame);
-		d->alt = f->alt ? format_title(f->alt, text, ov, groups, frame) : NULL;
-		if (!d->title || (f->alt && !d->alt))
+		if (f->origin) {
+			r = origin_frame(f, text + ov[0], len - ov[0], &origin);
+			if (r < 0)
+				return r;
+		}
+		args = (struct title_args){ text, ov, groups, frame.canonical, origin.canonical };
+		d->title = format_title(f->fmt, &args);
+		if (!d->title)
 			return -ENOMEM;
+		r = alt_titles(f, &args, frame.raw, d->title, &d->alts);
+		if (r < 0)
+			return r;
 		d->frames = TAKE_PTR(frames);
 		d->format = f;
 		d->corrupted = corrupted;
@@ -610,7 +681,7 @@ static void init(void)
 static int fill(struct report *rep, const char *log, size_t len, size_t start, const struct oops *o,
 		const char *ctx)
 {
-	_cleanup_free_ char *frame = NULL;
+	_cleanup_(picked_frame_done) struct picked_frame frame = {};
 	struct gather g = {};
 	struct description d = {};
 	char *text;
@@ -651,15 +722,14 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 		rep->corrupted_reason = judge_corrupted(d.title ? d.title : "", text, text_len,
 							d.format ? d.format : NULL, d.traced);
 	rep->title = d.title ? title_normalize(d.title) : NULL;
-	if (d.alt) {
-		char *alt = title_normalize(d.alt);
+	for (char **a = d.alts; a && *a; a++) {
+		_cleanup_free_ char *alt = title_normalize(*a);
 
-		if (!alt || strv_push(&rep->alt_titles, alt) < 0) {
-			free(alt);
+		if (!alt || (!streq_ptr(alt, rep->title) && !strv_contains(rep->alt_titles, alt) &&
+			     strv_push(&rep->alt_titles, alt) < 0)) {
 			description_done(&d);
 			return -ENOMEM;
 		}
-		free(alt);
 	}
 	description_done(&d);
 	r = stack_extract_frame(&report_trace_fmt, text + g.prefix_len, text_len - g.prefix_len, &frame,
@@ -790,4 +860,57 @@ bool report_matches_title(const struct report *r, const char *t)
 	if (streq(r->title, t))
 		return true;
 	return strv_contains(r->alt_titles, t);
+}
+
+/* The length of t without syzbot's " (N)" duplicate counter. */
+static size_t without_counter(const char *t)
+{
+	size_t n = strlen(t), i = n;
+
+	if (n < 4 || t[n - 1] != ')')
+		return n;
+	for (i = n - 1; i > 0 && t[i - 1] >= '0' && t[i - 1] <= '9'; i--)
+		;
+	if (i == n - 1 || i < 3 || t[i - 1] != '(' || t[i - 2] != ' ')
+		return n;
+	return i - 2;
+}
+
+/* Splits t (n bytes) at its last " in ": the head keeps " in ", the
+ * frame is what follows, stripped of every syscall prefix. */
+static void title_split(const char *t, size_t n, size_t *ret_head, const char **ret_frame, size_t *ret_frame_len)
+{
+	const char *in = NULL;
+	size_t off;
+
+	for (const char *p = t; (p = memmem(p, n - (size_t)(p - t), " in ", 4)); p++)
+		in = p;
+	if (!in) {
+		*ret_head = n;
+		*ret_frame = t + n;
+		*ret_frame_len = 0;
+		return;
+	}
+	*ret_head = (size_t)(in - t) + 4;
+	*ret_frame = in + 4;
+	*ret_frame_len = n - *ret_head;
+	/* to a fixed point: the title of "__x64_sys_foo" is "sys_foo" */
+	while ((off = frame_strip_offset(*ret_frame, *ret_frame_len)) > 0) {
+		*ret_frame += off;
+		*ret_frame_len -= off;
+	}
+}
+
+bool report_titles_same(const char *a, const char *b)
+{
+	size_t an, bn, ah, bh, af, bf;
+	const char *afr, *bfr;
+
+	if (!a || !b)
+		return false;
+	an = without_counter(a);
+	bn = without_counter(b);
+	title_split(a, an, &ah, &afr, &af);
+	title_split(b, bn, &bh, &bfr, &bf);
+	return ah == bh && af == bf && memcmp(a, b, ah) == 0 && memcmp(afr, bfr, af) == 0;
 }

@@ -62,6 +62,13 @@ int report_from_title(const char *title, const char *log, size_t len, struct rep
  * syzbot's sense). */
 bool report_matches_title(const struct report *r, const char *t);
 
+/* Whether two titles name the same crash under syzbot's conventions: a
+ * " (N)" counter syzbot adds to a recurring bug's title is ignored, and
+ * the function after the last " in " is compared with all its syscall
+ * prefixes stripped ("... in __x64_sys_foo", "... in sys_foo" and
+ * "... in foo" are one crash). */
+bool report_titles_same(const char *a, const char *b);
+
 /* The guilty source file of an (already symbolised) report text: the first
  * file that is not a generic helper.  Returns 0 and NULL when none. */
 int report_guilty_file_of(const char *text, size_t len, const char *title, char **ret_file);

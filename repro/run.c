@@ -13,6 +13,7 @@
 #include "common/fileio.h"
 #include "common/proc.h"
 #include "common/strutil.h"
+#include "report.h"
 #include "run.h"
 #include "ssh-internal.h"
 
@@ -550,7 +551,7 @@ bool run_title_matches(const char *title, char *const *titles)
 	if (!titles || !titles[0])
 		return true;
 	for (size_t i = 0; titles[i]; i++)
-		if (streq(titles[i], title))
+		if (report_titles_same(titles[i], title))
 			return true;
 	return false;
 }

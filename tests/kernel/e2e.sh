@@ -163,7 +163,7 @@ body = m.get_payload(decode=True).decode()
 assert "Reported-by: syzbot+%s@syzkaller.appspotmail.com" % sys.argv[2] in body
 assert "Assisted-by: kfix:scripted-msg-uaf" in body
 assert "Signed-off-by" not in body
-assert "crashed 1 of 1: KASAN: use-after-free Read in ksys_msgctl" in body, body
+assert "crashed 1 of 1: KASAN: use-after-free Read in msgctl" in body, body
 PY
 git --git-dir="$T/remote.git" worktree add -q --detach "$T/am" "$BASE" 2>/dev/null ||
 	git clone -q --shared "$T/remote.git" "$T/am"

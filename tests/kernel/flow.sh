@@ -7,7 +7,7 @@
 # kt_setup (or its parts) has run.
 
 FLOW_EXTID=e2e0000000000000e2e1
-FLOW_TITLE="KASAN: use-after-free Read in ksys_msgctl"
+FLOW_TITLE="KASAN: use-after-free Read in msgctl"
 
 # Skips (kt_skip) when a tool of the flow is missing; sets PY, the python
 # that has aiosmtpd.

@@ -18,9 +18,10 @@ KFIXD=${top_builddir:-.}/kfixd
 started=$(date +%s)
 EXTID=0123456789abcdef0123
 
-# the crash as syzbot reports it: freeque() is inlined into ksys_msgctl()
+# the crash as syzbot reports it: freeque() is inlined into ksys_msgctl(),
+# which syzkaller titles "msgctl"
 cp "$S/report.txt" "$T/report"
-"$KFIXCTL" report parse "$T/report" | grep -q '^title: *KASAN: use-after-free Read in ksys_msgctl$' ||
+"$KFIXCTL" report parse "$T/report" | grep -q '^title: *KASAN: use-after-free Read in msgctl$' ||
 	kt_fail "the report's title: $("$KFIXCTL" report parse "$T/report" | head -1)"
 
 # The model's script: locations, a probe, a hypothesis, the scenario's fix
@@ -68,7 +69,7 @@ cat >> "$T/kfix.conf" <<CFG
 CFG
 "$KFIXD" -c "$T/kfix.conf" --check-config || kt_fail "config"
 "$KFIXCTL" -c "$T/kfix.conf" submit --source syzbot --id "$EXTID" \
-	--title "KASAN: use-after-free Read in ksys_msgctl" --tree msg --report "$T/report" \
+	--title "KASAN: use-after-free Read in msgctl" --tree msg --report "$T/report" \
 	--repro "$S/repro.c" > /dev/null || kt_fail "submit"
 "$KFIXD" -c "$T/kfix.conf" --log-target stderr 2> "$T/kfixd.log" &
 KFIXD_PID=$!
@@ -162,7 +163,7 @@ PY
 grep -q '^-		msq->q_cbytes -= msg->m_ts;' "$mail" || kt_fail "the fix is not in the mail"
 grep -q '^Reported-by: syzbot+0123456789abcdef0123@syzkaller.appspotmail.com$' "$mail" || kt_fail "Reported-by"
 grep -q '^Assisted-by: kfix:scripted-msg-uaf$' "$mail" || kt_fail "Assisted-by"
-grep -q 'crashed 1 of 1: KASAN: use-after-free Read in ksys_msgctl' "$mail" || kt_fail "base row"
+grep -q 'crashed 1 of 1: KASAN: use-after-free Read in msgctl' "$mail" || kt_fail "base row"
 grep -q 'survived 2 of 2' "$mail" || kt_fail "patched row"
 grep -q 'Signed-off-by' "$mail" && kt_fail "the bot signed off"
 kt_kfixctl patch 1
@@ -191,7 +192,7 @@ db = sqlite3.connect(sys.argv[1])
 d, = db.execute("SELECT detail FROM events WHERE kind = 'retest.result'").fetchone()
 d = json.loads(d)
 assert d["result"] == "validated" and d["patch"] == 1, d
-assert d["base_kernel"] == "crashed 1 of 1: KASAN: use-after-free Read in ksys_msgctl", d
+assert d["base_kernel"] == "crashed 1 of 1: KASAN: use-after-free Read in msgctl", d
 assert d["patched_kernel"] == "survived 2 of 2", d
 m = email.message_from_file(open(sys.argv[2]))
 assert m["To"] == "Mod Erator <mod@example.org>", m["To"]

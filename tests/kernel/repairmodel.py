@@ -92,6 +92,17 @@ SCENARIOS = {
             "after": "\treturn;\n\tlist_for_each_entry_safe(msg, t, &msq->q_messages, m_list) {\n"}]},
         "cheat_reflection": {"analysis": "returning early leaks the queue",
                              "lessons": ["the messages must still be freed"]},
+        # stops the crash, passes the gates (flagged: the faulting line is
+        # gone) and validation, but the namespace's byte count then keeps
+        # the bytes of every queue removed with messages on it: the review
+        # finds it through the tools and the attempt fails
+        "breaking": {
+            "patch": "caller-breaking-fix.patch",
+            "look": {"pattern": "percpu_msg_bytes", "path": "ipc/msg.c"},
+            "expect": ["percpu_counter_sum(&ns->percpu_msg_bytes)", "freeque(ns, ipcp);"],
+            "findings": "The patch zeroes q_cbytes before percpu_counter_sub_local(&ns->percpu_msg_bytes, msq->q_cbytes), so a queue removed with messages on it (msgctl_down() for IPC_RMID, free_ipcs() when the namespace goes) no longer takes its bytes off the namespace's count. MSG_INFO reports that count as msgtql (percpu_counter_sum(&ns->percpu_msg_bytes)), so a correct caller sees bytes of queues that are gone, for good.",
+            "reflection": {"analysis": "the crash is gone, but the queue's bytes must still leave the namespace's count: only the read after free_msg() is wrong",
+                           "lessons": ["keep percpu_counter_sub_local() of the queue's q_cbytes; drop only the per-message subtraction"]}},
         "gate": ("amputation", "freeque() now returns before the rest of its body"),
         "wrong_type": "defensive check",
         "wrong_reflection": {"analysis": "msg is never NULL; the read still follows the free",
@@ -286,6 +297,24 @@ def review(s):
                       "callers_checked": c["callers"]}}]
 
 
+def breaking(folder, s):
+    """A patch that stops the crash but changes what correct callers get,
+    the review that finds it with the tools, and the reflection on it."""
+    if "breaking" not in s:
+        return []
+    b = s["breaking"]
+    c = s["critique"]
+    return [{"tool": "propose_patch", "args": {
+                "patch_type": "root-cause fix",
+                "edits": edits(os.path.join(folder, b["patch"]))}},
+            {"tool": "find_references", "args": c["args"]},
+            {"tool": "grep", "args": b["look"]},
+            {"tool": "review_patch", "expect": b["expect"],
+             "args": {"verdict": "behaviour-changes", "findings": b["findings"],
+                      "callers_checked": c["callers"]}},
+            {"tool": "reflect", "args": dict(b["reflection"], next="new_patch")}]
+
+
 def boot_breaker(folder, s):
     """A patch whose kernel does not boot (the shared break-boot.patch),
     read before it is written, and the reflection on its console."""
@@ -336,7 +365,7 @@ def script(folder, flow):
                 "patch_type": s["wrong_type"],
                 "edits": edits(os.path.join(folder, "wrong-fix.patch"))}},
             {"tool": "reflect", "args": dict(s["wrong_reflection"], next="new_patch")},
-        ] + boot_breaker(folder, s) + patch + explain
+        ] + boot_breaker(folder, s) + breaking(folder, s) + patch + explain
     if flow == "v2":
         return locate + patch + explain + locate + [
             {"tool": "propose_patch", "args": {"patch_type": "root-cause fix",
@@ -382,6 +411,10 @@ def check(folder, out, cassette, base):
             ("gate", "accepted"), ("observation", "same-crash"), ("reflection", "new_patch")]
     if "boot_breaker" in s:
         want += [("gate", "accepted"), ("observation", "build-error"), ("reflection", "new_patch")]
+    if "breaking" in s:
+        # (a failed review scores as partial progress, like a moved crash)
+        want += [("gate", "accepted"), ("observation", "validated"), ("review", "behaviour-changes"),
+                 ("observation", "other-crash"), ("reflection", "new_patch")]
     want += [("gate", "accepted"), ("observation", "validated"), ("review", "correct"),
             ("gate", "accepted"), ("observation", "validated"), ("plan", "hunk not needed"),
             ("review", "correct"), ("run.end", "validated")]
@@ -406,7 +439,8 @@ def check(folder, out, cassette, base):
     # reflection saw the evidence: the gate's reason, then the crash
     reqs = [json.dumps(json.loads(l)["request"]) for l in open(cassette)]
     reflects = [r for r in reqs if "Call reflect." in r]
-    expect(len(reflects) == 2 + ("boot_breaker" in s), "%d reflection requests" % len(reflects))
+    expect(len(reflects) == 2 + ("boot_breaker" in s) + ("breaking" in s),
+           "%d reflection requests" % len(reflects))
     if "boot_breaker" in s:
         # the kernel that does not boot: its console, for the model
         expect("the patched kernel does not boot" in reflects[2] and
@@ -462,9 +496,18 @@ def check(folder, out, cassette, base):
     expl = open(os.path.join(out, "explanation.md")).read()
     expect(re.search(r"^\| patched \| 2 \| 0 \| 2 \|", expl, re.M), "reproduction table")
     expect(s["probe_says"] in expl, "the explanation does not quote the probe")
+    if "breaking" in s:
+        # the review's findings on the patch that broke callers reached
+        # the reflection, and the patch is not the one sent
+        expect(json.dumps(s["breaking"]["findings"])[1:-1] in reflects[-1],
+               "the review's findings are not in the last reflection")
+        expect("msq->q_cbytes = 0;" not in diff, "the caller-breaking patch was kept")
     # the review read the callers in the tree and says so in "Tested"
     reviews = [e for e in ev if e["kind"] == "review"]
-    expect(all(e["verdict"] == "correct" for e in reviews), "review verdicts %s" % reviews)
+    verdicts = [e["verdict"] for e in reviews]
+    rejected = ["behaviour-changes"] if "breaking" in s else []
+    expect(verdicts == rejected + ["correct"] * (len(verdicts) - len(rejected)),
+           "review verdicts %s" % verdicts)
     rlines = [l for l in reviews[-1]["input"]["diff"].splitlines()
               if l[:1] in ("+", "-") and not l.startswith(("+++", "---"))]
     expect(sorted(rlines) == sorted(lines), "the last review was of %s, not the final diff" % rlines)

@@ -14,7 +14,7 @@ set -uo pipefail
 KT_BASE_BUILD=full
 kt_setup
 S=$kt_here/scenarios
-title="KASAN: use-after-free Read in ksys_msgctl"
+title="KASAN: use-after-free Read in msgctl"
 kernel=$KT_TOP/build/src--kasan/arch/x86/boot/bzImage
 [ -r "$kernel" ] || kt_fail "no base kernel at $kernel"
 

@@ -693,6 +693,51 @@ static void test_not_reproduced(void **state)
 	free(t.built);
 }
 
+/* The crash to fix is syzbot's title when the bug came with one: a base
+ * crash of another title is not a reproduction, while syzbot's duplicate
+ * counter or a syscall prefix does not make another crash. */
+static void test_expected_title(void **state)
+{
+	static const struct {
+		const char *title;
+		bool reproduced;
+	} cases[] = {
+		{ "KASAN: slab-use-after-free Read in foo_put", false },
+		{ "KASAN: slab-use-after-free Write in foo_release", false },
+		{ TITLE " (2)", true },
+		{ "KASAN: slab-use-after-free Read in __x64_sys_foo_release", true },
+		{ "KASAN: slab-use-after-free Read in foo_release_one", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(llm_freep) struct llm *l = NULL;
+		_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+		_cleanup_free_ char *err = NULL;
+		struct model m = { .plan = PLAN_STORY };
+		struct ts t = {};
+		struct repair_toolstack ts = toolstack;
+		struct repair_params p;
+		char out[512];
+
+		snprintf(out, sizeof(out), "%s/out-title-%zu", tree, i);
+		params(&p, out);
+		p.title = cases[i].title;
+		ts.ud = &t;
+		assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+		assert_int_equal(repair_run(&p, &ts, l, &s, &err), 0);
+		if (cases[i].reproduced) {
+			assert_int_not_equal(s->result, REPAIR_NOT_REPRODUCED);
+		} else {
+			assert_int_equal(s->result, REPAIR_NOT_REPRODUCED);
+			assert_non_null(strstr(s->reason, "crashed differently: " TITLE));
+			assert_non_null(strstr(s->reason, cases[i].title));
+			assert_int_equal(s->llm_calls, 0);
+		}
+		free(t.built);
+	}
+}
+
 /* The validation's strictness, with the scripted toolstack bending the
  * runs of the builds it is told to. */
 enum bend { BEND_FEWER_ONCE, BEND_FEWER_ALWAYS, BEND_NO_BOOT, BEND_HANG, BEND_EXIT, BEND_LEAK };
@@ -1278,6 +1323,7 @@ int main(void)
 		cmocka_unit_test(test_explained_by_the_validated_hypothesis),
 		cmocka_unit_test(test_same_patch_and_budget),
 		cmocka_unit_test(test_not_reproduced),
+		cmocka_unit_test(test_expected_title),
 		cmocka_unit_test(test_validation_counts_every_run),
 		cmocka_unit_test(test_patched_kernel_down_is_an_attempt),
 		cmocka_unit_test(test_behaviour_changed_is_not_fixed),

@@ -310,6 +310,17 @@ static void test_syzkaller_formats(void **state)
 		{ "[ 1.0] BUG: KMSAN: uninit-value in foo_parse+0x1/0x2\n[ 1.0]  foo_parse+0x1/0x2\n"
 		  "[ 1.0]  foo_rcv+0x1/0x2\n[ 1.0]  netif_receive_skb+0x1/0x2\n",
 		  "KMSAN: uninit-value in foo_parse", "bad-access in foo_parse", false },
+		/* an info leak is also known by where the uninit bytes came from */
+		{ "[ 1.0] BUG: KMSAN: kernel-usb-infoleak in usb_submit_urb+0x1/0x2\n"
+		  "[ 1.0]  usb_submit_urb+0x1/0x2\n[ 1.0]  foo_usb_send+0x1/0x2\n[ 1.0]  foo_work+0x1/0x2\n"
+		  "[ 1.0] \n[ 1.0] Uninit was created at:\n[ 1.0]  __kmalloc_node_track_caller+0x1/0x2\n"
+		  "[ 1.0]  __alloc_skb+0x1/0x2\n[ 1.0]  foo_connect+0x1/0x2\n[ 1.0]  foo_probe+0x1/0x2\n",
+		  "KMSAN: kernel-usb-infoleak in foo_usb_send", "KMSAN origin in foo_connect", false },
+		{ "[ 1.0] BUG: KMSAN: kernel-usb-infoleak in usb_submit_urb+0x1/0x2\n"
+		  "[ 1.0]  usb_submit_urb+0x1/0x2\n[ 1.0]  foo_usb_send+0x1/0x2\n[ 1.0]  foo_work+0x1/0x2\n"
+		  "[ 1.0] \n[ 1.0] Local variable req created at:\n[ 1.0]  foo_ctrl_msg+0x1/0x2\n"
+		  "[ 1.0]  foo_probe+0x1/0x2\n",
+		  "KMSAN: kernel-usb-infoleak in foo_usb_send", "KMSAN origin in foo_ctrl_msg", false },
 		/* KFENCE's free and corruption reports need no call trace */
 		{ "[ 1.0] BUG: KFENCE: invalid free in foo_put+0x1/0x2\n",
 		  "KFENCE: invalid free in foo_put", "invalid-free in foo_put", false },
@@ -325,6 +336,143 @@ static void test_syzkaller_formats(void **state)
 			fail_msg("case %zu: corrupted %d (%s)", i, report_corrupted(r),
 				 report_corrupted_reason(r) ? report_corrupted_reason(r) : "");
 	}
+}
+
+/* Syscall entry points are titled without their prefixes: every prefix of
+ * linux.go's stripFramePrefixes (same commit as above), the shortest name
+ * left wins, and the name as printed and each single strip stay
+ * alternative titles so that bugs titled either way still match. */
+static void test_syscall_prefixes(void **state)
+{
+	static const struct {
+		const char *frame, *name;
+	} cases[] = {
+		{ "SYSC_pause", "pause" },
+		{ "SyS_pause", "pause" },
+		{ "sys_pause", "pause" },
+		{ "__x64_sys_memfd_secret", "sys_memfd_secret" },
+		{ "__ia32_sys_memfd_secret", "sys_memfd_secret" },
+		{ "__arm64_sys_memfd_secret", "sys_memfd_secret" },
+		{ "__ia32_compat_sys_ioctl", "compat_sys_ioctl" },
+		{ "____sys_sendmsg", "sendmsg" },
+		{ "___sys_sendmsg", "sendmsg" },
+		{ "__sys_sendmsg", "sendmsg" },
+		{ "__se_sys_sethostname", "sethostname" },
+		{ "__se_compat_sys_ioctl", "compat_sys_ioctl" },
+		{ "__do_sys_sethostname", "sethostname" },
+		{ "__do_compat_sys_ioctl", "__do_compat_sys_ioctl" },
+		{ "compat_SYSC_ioctl", "ioctl" },
+		{ "compat_SyS_ioctl", "ioctl" },
+		{ "ksys_msgctl", "msgctl" },
+		{ "do_sys_open", "do_sys_open" },
+		{ "msgctl_down", "msgctl_down" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *log = NULL, *title = NULL, *raw = NULL, *rip = NULL, *gpf = NULL;
+
+		assert_true(asprintf(&log,
+				     "[ 1.0] BUG: KASAN: use-after-free in %s+0x1/0x2\n"
+				     "[ 1.0] Read of size 8 at addr ffff888012345678 by task a/1\n"
+				     "[ 1.0] Call Trace:\n[ 1.0]  <TASK>\n[ 1.0]  %s+0x1/0x2\n"
+				     "[ 1.0]  do_syscall_64+0x1/0x2\n",
+				     cases[i].frame, cases[i].frame) > 0);
+		assert_true(asprintf(&title, "KASAN: use-after-free Read in %s", cases[i].name) > 0);
+		assert_true(asprintf(&raw, "KASAN: use-after-free Read in %s", cases[i].frame) > 0);
+		{
+			_cleanup_(report_freep) struct report *r = check_title(i, log, title, raw);
+
+			for (char *const *a = report_alt_titles(r); *a; a++)
+				if (streq(*a, title))
+					fail_msg("case %zu: the title is also listed as an alternative", i);
+		}
+		/* the same in a register dump's frame */
+		free(log);
+		assert_true(asprintf(&log,
+				     "[ 1.0] general protection fault, probably for non-canonical address 0xdffffc0000000001: 0000 [#1]\n"
+				     "[ 1.0] KASAN: null-ptr-deref in range [0x0000000000000008-0x000000000000000f]\n"
+				     "[ 1.0] RIP: 0010:%s+0x1/0x2\n[ 1.0] Call Trace:\n[ 1.0]  <TASK>\n"
+				     "[ 1.0]  do_syscall_64+0x1/0x2\n",
+				     cases[i].frame) > 0);
+		assert_true(asprintf(&gpf, "general protection fault in %s", cases[i].name) > 0);
+		assert_true(asprintf(&rip, "general protection fault in %s", cases[i].frame) > 0);
+		{
+			_cleanup_(report_freep) struct report *r = check_title(i, log, gpf, rip);
+		}
+	}
+}
+
+/* Stalls find their dispatch anchor among the stripped names: a connect
+ * loop is titled by the protocol's function, a plain syscall by its name,
+ * and a partly stripped name stays an alternative title. */
+static void test_stall_prefixes(void **state)
+{
+#define STALL(f1, f2) \
+	"[ 1.0] rcu: INFO: rcu_preempt self-detected stall on CPU\n" \
+	"[ 1.0] rcu: \t0-....: (10500 ticks this GP)\n[ 1.0] Call Trace:\n[ 1.0]  <IRQ>\n" \
+	"[ 1.0]  print_cpu_stall+0x1/0x2\n[ 1.0]  rcu_sched_clock_irq+0x1/0x2\n" \
+	"[ 1.0]  apic_timer_interrupt+0x1/0x2\n[ 1.0]  </IRQ>\n" \
+	"[ 1.0] RIP: 0010:foo_spin+0x1/0x2\n[ 1.0]  " f1 "+0x1/0x2\n[ 1.0]  " f2 "+0x1/0x2\n" \
+	"[ 1.0]  do_syscall_64+0x1/0x2\n"
+	static const struct {
+		const char *log, *title, *alt;
+	} cases[] = {
+		{ STALL("foo_connect", "SyS_connect"), "INFO: rcu detected stall in foo_connect",
+		  "stall in foo_connect" },
+		{ STALL("foo_setsockopt", "__sys_setsockopt"), "INFO: rcu detected stall in foo_setsockopt",
+		  NULL },
+		{ STALL("foo_timer_loop", "__se_sys_timer_create"), "INFO: rcu detected stall in timer_create",
+		  "INFO: rcu detected stall in sys_timer_create" },
+		{ STALL("foo_timer_loop", "__x64_sys_timer_create"), "INFO: rcu detected stall in sys_timer_create",
+		  "stall in __x64_sys_timer_create" },
+	};
+#undef STALL
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_(report_freep) struct report *r =
+			check_title(i, cases[i].log, cases[i].title, cases[i].alt);
+	}
+}
+
+/* Titles compared as syzbot deduplicates: the duplicate counter and the
+ * syscall prefixes of the guilty function do not make another crash; any
+ * other difference does. */
+static void test_titles_same(void **state)
+{
+	static const struct {
+		const char *a, *b;
+		bool same;
+	} cases[] = {
+		{ "KASAN: use-after-free Read in msgctl", "KASAN: use-after-free Read in msgctl", true },
+		{ "KASAN: use-after-free Read in msgctl", "KASAN: use-after-free Read in ksys_msgctl", true },
+		{ "KASAN: use-after-free Read in msgctl (2)", "KASAN: use-after-free Read in ksys_msgctl", true },
+		{ "general protection fault in sys_clock_gettime", "general protection fault in __x64_sys_clock_gettime", true },
+		{ "WARNING in sys_foo (13)", "WARNING in __ia32_sys_foo", true },
+		{ "INFO: task hung in foo", "INFO: task hung in foo (3)", true },
+		{ "KASAN: use-after-free Read in msgctl", "KASAN: use-after-free Write in msgctl", false },
+		{ "KASAN: use-after-free Read in msgctl", "KASAN: use-after-free Read in msgctl_down", false },
+		{ "WARNING in sys_foo", "WARNING in foo", true },
+		{ "WARNING in do_sys_foo", "WARNING in foo", false },
+		{ "WARNING in foo (x)", "WARNING in foo", false },
+		{ "WARNING in foo ()", "WARNING in foo", false },
+		{ "WARNING in foo(2)", "WARNING in foo", false },
+		{ "BUG: corrupted list in foo", "BUG: corrupted list in bar", false },
+		{ "no crash", "no crash", true },
+		{ "(2)", "", false },
+		{ "", "", true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (report_titles_same(cases[i].a, cases[i].b) != cases[i].same ||
+		    report_titles_same(cases[i].b, cases[i].a) != cases[i].same)
+			fail_msg("case %zu: '%s' vs '%s' should be %s", i, cases[i].a, cases[i].b,
+				 cases[i].same ? "the same" : "different");
+	}
+	assert_false(report_titles_same(NULL, "x"));
+	assert_false(report_titles_same("x", NULL));
 }
 
 /* Frame choice and skipped frames as in linux.go (same commit as above). */
@@ -597,6 +745,9 @@ int main(void)
 		cmocka_unit_test(test_unterminated),
 		cmocka_unit_test(test_from_title),
 		cmocka_unit_test(test_families),
+		cmocka_unit_test(test_syscall_prefixes),
+		cmocka_unit_test(test_stall_prefixes),
+		cmocka_unit_test(test_titles_same),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -190,7 +190,7 @@ static void test_classify(void **state)
 	free(t);
 	free(r);
 	assert_int_equal(run_classify_console(gpf, strlen(gpf), &t, &r), 0);
-	assert_string_equal(t, "general protection fault in __x64_sys_clock_gettime");
+	assert_string_equal(t, "general protection fault in sys_clock_gettime");
 	free(t);
 	free(r);
 	assert_int_equal(run_classify_console("all fine\n", 9, &t, &r), -ENOENT);
