@@ -16,6 +16,12 @@ struct repair_ctx {
 	struct llm *llm;
 	struct trajectory *traj;
 	struct crash_info *crash;
+	/* The report the model and the gates read: the bug's, or the crash
+	 * reproduced here when only that one names source lines (then owned,
+	 * in local_report). */
+	const char *report;
+	size_t report_len;
+	char *local_report;
 	char *title;		/* the title to reproduce */
 	char *extid;		/* syzbot id or NULL */
 	json_t *tools;		/* all tool definitions */

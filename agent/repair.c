@@ -222,6 +222,48 @@ static bool same_crash(struct repair_ctx *c, const char *title)
 	return report_titles_same(title, c->title);
 }
 
+/* A report without source lines (a raw console log, a mail's excerpt)
+ * gives way to the crash just reproduced, which the toolstack symbolised
+ * with the base kernel's vmlinux: its file:line are the tree's that the
+ * model's tools read, and the gates map frames to functions by them. */
+static int use_reproduced_report(struct repair_ctx *c, const struct repair_outcome *base)
+{
+	_cleanup_(report_freep) struct report *rep = NULL;
+	struct crash_info *crash = NULL;
+	_cleanup_free_ char *text = NULL, *shown = NULL;
+	int r;
+
+	if (!base->log || report_symbolised(c->report, c->report_len) ||
+	    !report_symbolised(base->log, strlen(base->log)))
+		return 0;
+	r = report_parse(base->log, strlen(base->log), &rep);
+	if (r < 0)
+		return r;
+	text = strdup(report_text(rep) ? report_text(rep) : base->log);
+	if (!text)
+		return -ENOMEM;
+	r = crash_info_parse(text, strlen(text), &crash);
+	if (r < 0 && r != -ENOMSG)
+		return r;
+	shown = report_for_model(text, REPORT_HEAD_MAX, REPORT_TAIL_MAX);
+	if (!shown) {
+		crash_info_free(crash);
+		return -ENOMEM;
+	}
+	if (crash) {
+		crash_info_free(c->crash);
+		c->crash = crash;
+	}
+	free(c->local_report);
+	c->local_report = TAKE_PTR(text);
+	c->report = c->local_report;
+	c->report_len = strlen(c->local_report);
+	repair_set_var(c, "report", shown);
+	repair_event(c, "reproduce", "observation", 0, NULL,
+		     json_pack("{s:s}", "report", c->local_report), "symbolised-report", NULL);
+	return 0;
+}
+
 /* --- pre-checks and reproduction ---------------------------------------------- */
 
 static char *find_extid(const char *report)
@@ -243,7 +285,9 @@ static int precheck(struct repair_ctx *c, bool *ret_done)
 	int r;
 
 	*ret_done = true;
-	r = crash_info_parse(c->p->report, c->p->report_len, &c->crash);
+	c->report = c->p->report;
+	c->report_len = c->p->report_len;
+	r = crash_info_parse(c->report, c->report_len, &c->crash);
 	if (r < 0 && r != -ENOMSG)
 		return r;
 	if (c->p->title)
@@ -299,6 +343,9 @@ static int reproduce(struct repair_ctx *c, struct repair_outcome *base, bool *re
 		return finish(c, REPAIR_NOT_REPRODUCED, "the base kernel crashed differently: %s (expected %s)",
 			      base->title ?: "?", c->title);
 	repair_progress(c, "reproduce", "reproduced %u/%u: %s", base->crashed, base->runs, base->title);
+	r = use_reproduced_report(c, base);
+	if (r < 0)
+		return r;
 	*ret_done = false;
 	return 0;
 }
@@ -638,7 +685,7 @@ static int judge(struct repair_ctx *c, const char *step, struct attempt *a)
 	char verdict[512];
 	int r;
 
-	r = gates_run(a->diff, strlen(a->diff), c->p->report, c->p->report_len, c->p->src_dir,
+	r = gates_run(a->diff, strlen(a->diff), c->report, c->report_len, c->p->src_dir,
 		      &c->p->gates, &v);
 	if (r < 0)
 		return r;
@@ -1140,6 +1187,7 @@ static int load_tools(struct repair_ctx *c)
 static void ctx_free(struct repair_ctx *c)
 {
 	crash_info_free(c->crash);
+	free(c->local_report);
 	free(c->title);
 	free(c->extid);
 	free(c->probe_output);

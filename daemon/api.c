@@ -27,30 +27,6 @@
 #define API_FIELD_MAX 4096
 #define API_TRAJECTORY_MAX (16u * 1024 * 1024)
 
-static json_t *bug_json(const struct store_bug *b)
-{
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
-			 "id", (json_int_t)b->id, "source", json_str_or_null(b->source),
-			 "source_id", json_str_or_null(b->source_id), "title", json_str_or_null(b->title),
-			 "state", json_str_or_null(b->state), "tree", json_str_or_null(b->tree), "base_commit",
-			 json_str_or_null(b->base_commit), "report", json_str_or_null(b->report), "repro_c",
-			 json_str_or_null(b->repro_c), "repro_syz", json_str_or_null(b->repro_syz),
-			 "kernel_config", json_str_or_null(b->kernel_config), "created",
-			 (json_int_t)b->created, "updated", (json_int_t)b->updated);
-}
-
-static json_t *job_json(const struct store_job *j)
-{
-	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
-			 "id", (json_int_t)j->id, "bug", (json_int_t)j->bug_id, "kind",
-			 json_str_or_null(j->kind), "state", json_str_or_null(j->state), "priority", j->priority,
-			 "attempts", j->attempts, "max_attempts", j->max_attempts,
-			 "lease_owner", json_str_or_null(j->lease_owner), "checkpoint",
-			 json_str_or_null(j->checkpoint), "error", json_str_or_null(j->error), "result",
-			 json_str_or_null(j->result), "created", (json_int_t)j->created, "started",
-			 (json_int_t)j->started, "finished", (json_int_t)j->finished);
-}
-
 static json_t *outbox_json(const struct store_outbox *o)
 {
 	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:i, s:I, s:o, s:I, s:I}",
@@ -183,9 +159,9 @@ static int reply_page(struct http_request *req, json_t *items, int64_t last_id,
 		return r;                                                      \
 	}
 
-LIST_HANDLER(api_bugs, struct store_bug, store_bug_query, bug_json, store_bug_list_free,
+LIST_HANDLER(api_bugs, struct store_bug, store_bug_query, store_bug_json, store_bug_list_free,
 	     q.source = http_request_query(req, "source"))
-LIST_HANDLER(api_jobs, struct store_job, store_job_query, job_json, store_job_list_free, )
+LIST_HANDLER(api_jobs, struct store_job, store_job_query, store_job_json, store_job_list_free, )
 LIST_HANDLER(api_outbox, struct store_outbox, store_outbox_query, outbox_json,
 	     store_outbox_list_free, )
 LIST_HANDLER(api_events, struct store_event, store_event_query, event_json,
@@ -250,7 +226,7 @@ static int api_bug_get(struct http_request *req, void *userdata)
 		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
 	if (*rest)
 		return http_reply_json(req, 200, json_pack("{s:o}", "items", events));
-	j = bug_json(b);
+	j = store_bug_json(b);
 	if (j)
 		json_object_set_new(j, "events", events);
 	else
@@ -523,7 +499,7 @@ static int api_job_get(struct http_request *req, void *userdata)
 	if (r < 0)
 		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
 	if (!*rest)
-		return http_reply_json(req, 200, job_json(j));
+		return http_reply_json(req, 200, store_job_json(j));
 	if (asprintf(&path, "%s/jobs/%lld/trajectory.jsonl", f->state_dir, (long long)id) < 0)
 		return -ENOMEM;
 	r = read_file_bounded(path, API_TRAJECTORY_MAX, &data, &len);

@@ -17,30 +17,8 @@
 #include "store.h"
 
 #define CTL_TITLE_MAX 512
-
-static json_t *bug_json(const struct store_bug *b)
-{
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
-			 "id", (json_int_t)b->id, "source", json_str_or_null(b->source),
-			 "source_id", json_str_or_null(b->source_id), "title", json_str_or_null(b->title),
-			 "state", json_str_or_null(b->state), "tree", json_str_or_null(b->tree),
-			 "base_commit", json_str_or_null(b->base_commit), "report", json_str_or_null(b->report),
-			 "repro_c", json_str_or_null(b->repro_c), "kernel_config",
-			 json_str_or_null(b->kernel_config), "created", (json_int_t)b->created,
-			 "updated", (json_int_t)b->updated);
-}
-
-static json_t *job_json(const struct store_job *j)
-{
-	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:I, s:I, s:I}",
-			 "id", (json_int_t)j->id, "bug", (json_int_t)j->bug_id,
-			 "kind", json_str_or_null(j->kind), "state", json_str_or_null(j->state), "priority",
-			 j->priority, "attempts", j->attempts, "max_attempts",
-			 j->max_attempts, "lease_owner", json_str_or_null(j->lease_owner),
-			 "checkpoint", json_str_or_null(j->checkpoint), "error", json_str_or_null(j->error),
-			 "created", (json_int_t)j->created, "started",
-			 (json_int_t)j->started, "finished", (json_int_t)j->finished);
-}
+/* The reproduce job keeps at most REPORT_TEXT_MAX (1 MiB) of a crash. */
+#define CTL_CRASH_MAX ((size_t)1 << 20)
 
 /* Parses "--state S" style options shared by the list commands. */
 static int list_opts(const char *cmd, int argc, char **argv, const char **state,
@@ -161,7 +139,7 @@ int ctl_bugs(struct ctl *c, int argc, char **argv)
 		json_t *a = json_array();
 
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, bug_json(bugs[i]));
+			json_array_append_new(a, store_bug_json(bugs[i]));
 		store_bug_list_free(bugs, n);
 		return ctl_print_json(a);
 	}
@@ -204,6 +182,29 @@ static json_t *bug_llm_usage(struct store *s, int64_t bug)
 			 "tokens_out", tout, "cost", cost);
 }
 
+/* The crash the reproduce job kept: the text a maintainer would read
+ * first, one escaped line at a time (a log line holds any bytes). */
+static void print_crash(const char *path)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = read_file_bounded(path, CTL_CRASH_MAX, &text, &len);
+
+	if (r < 0) {
+		printf("Reproduced crash: %s\n", strerror(-r));
+		return;
+	}
+	printf("Reproduced crash:\n");
+	for (size_t pos = 0; pos < len;) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+		_cleanup_free_ char *e = str_escape(text + pos, n, 1024);
+
+		printf("  %s\n", e ? e : "?");
+		pos += n + 1;
+	}
+}
+
 int ctl_bug(struct ctl *c, int argc, char **argv)
 {
 	_cleanup_json_ json_t *usage = NULL;
@@ -230,7 +231,7 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 	}
 	usage = bug_llm_usage(s, id);
 	if (c->json) {
-		json_t *j = bug_json(b);
+		json_t *j = store_bug_json(b);
 
 		if (j && usage)
 			json_object_set(j, "llm", usage);
@@ -245,6 +246,7 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 	ctl_print_escaped("Base commit:", b->base_commit);
 	ctl_print_escaped("Report:", b->report);
 	ctl_print_escaped("C repro:", b->repro_c);
+	ctl_print_escaped("Guilty file:", b->guilty_file);
 	printf("%-14s %s\n", "Created:", ctl_time(b->created, t, sizeof(t)));
 	printf("%-14s %s\n", "Updated:", ctl_time(b->updated, t, sizeof(t)));
 	if (usage && json_get_int(usage, "calls", 0) > 0)
@@ -264,6 +266,8 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 		}
 	}
 	store_event_list_free(ev, n);
+	if (b->crash_report)
+		print_crash(b->crash_report);
 	return 0;
 }
 
@@ -288,7 +292,7 @@ int ctl_jobs(struct ctl *c, int argc, char **argv)
 		json_t *a = json_array();
 
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, job_json(jobs[i]));
+			json_array_append_new(a, store_job_json(jobs[i]));
 		store_job_list_free(jobs, n);
 		return ctl_print_json(a);
 	}
@@ -330,7 +334,7 @@ int ctl_job(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	if (c->json)
-		return ctl_print_json(job_json(j));
+		return ctl_print_json(store_job_json(j));
 	printf("%-14s %lld\n", "Job:", (long long)j->id);
 	printf("%-14s %lld\n", "Bug:", (long long)j->bug_id);
 	printf("%-14s %s\n", "Kind:", j->kind);

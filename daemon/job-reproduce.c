@@ -11,11 +11,13 @@
 #include <string.h>
 
 #include "common/conf.h"
+#include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
 #include "jobs.h"
 #include "pipeline.h"
+#include "repro/report.h"
 #include "store.h"
 
 
@@ -31,12 +33,52 @@ static int result_file(struct job_ctx *ctx, char **ret)
 	return asprintf(ret, "%s/result.json", dir) < 0 ? -ENOMEM : 0;
 }
 
+/* The crash the base kernel showed, as the toolstack symbolised it, kept
+ * beside the bug's other texts; *ret_guilty is its guilty file when
+ * syzkaller's rules find one.  Nothing when the runs left no report. */
+static int keep_crash(struct pipeline *p, const struct repair_outcome *base, char **ret_path,
+		      char **ret_guilty)
+{
+	_cleanup_(report_freep) struct report *rep = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL, *guilty = NULL;
+	const char *text;
+	char sub[48];
+	int r;
+
+	if (!base->log)
+		return 0;
+	r = report_parse(base->log, strlen(base->log), &rep);
+	if (r < 0)
+		return r;
+	text = report_text(rep);
+	if (!text)
+		return 0;
+	if (report_guilty_file(rep)) {
+		guilty = strdup(report_guilty_file(rep));
+		if (!guilty)
+			return -ENOMEM;
+	}
+	snprintf(sub, sizeof(sub), "artifacts/bug-%lld", (long long)p->bug->id);
+	r = config_state_path(p->ctx->cfg, sub, &dir);
+	if (r >= 0)
+		r = mkdir_p(dir, 0750);
+	if (r >= 0 && asprintf(&path, "%s/crash.txt", dir) < 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = write_file_atomic(path, text, strlen(text), 0640);
+	if (r < 0)
+		return r;
+	*ret_path = TAKE_PTR(path);
+	*ret_guilty = TAKE_PTR(guilty);
+	return 0;
+}
+
 /* The verdict, its state change and the next job, all or nothing. */
 static int record(struct pipeline *p, const struct repair_outcome *base, const char *verdict,
 		  const char *why)
 {
 	struct job_ctx *ctx = p->ctx;
-	_cleanup_free_ char *res_path = NULL, *args = NULL;
+	_cleanup_free_ char *res_path = NULL, *args = NULL, *crash = NULL, *guilty = NULL;
 	int64_t repair = 0, attempts = 3;
 	int r;
 
@@ -49,17 +91,24 @@ static int record(struct pipeline *p, const struct repair_outcome *base, const c
 			"base", p->src.base[0] ? p->src.base : NULL));
 	if (r < 0)
 		return job_fail(ctx, r, "%s: %s", res_path ? res_path : "result", strerror(-r));
+	r = keep_crash(p, base, &crash, &guilty);
+	if (r < 0)
+		return job_fail(ctx, r, "keeping the reproduced crash: %s", strerror(-r));
 	if (asprintf(&args, "{\"reproduce-job\": %lld}", (long long)ctx->job->id) < 0)
 		return -ENOMEM;
 	r = store_begin(ctx->store);
 	if (r < 0)
 		return r;
-	if (streq(verdict, "reproduced")) {
+	if (crash)
+		r = store_bug_set_text(ctx->store, p->bug->id, "crash_report", crash);
+	if (r >= 0 && guilty)
+		r = store_bug_set_text(ctx->store, p->bug->id, "guilty_file", guilty);
+	if (r >= 0 && streq(verdict, "reproduced")) {
 		r = store_bug_set_state(ctx->store, p->bug->id, "repairing", why);
 		if (r >= 0)
 			r = store_job_add(ctx->store, p->bug->id, "repair", args, ctx->job->priority,
 					  (int)attempts, &repair);
-	} else
+	} else if (r >= 0)
 		r = store_bug_set_state(ctx->store, p->bug->id,
 					streq(verdict, "not-reproducible") ? "not-reproducible" : "gave-up",
 					why);

@@ -1,6 +1,6 @@
 noinst_LIBRARIES += daemon/libdaemon.a
 daemon_libdaemon_a_SOURCES = \
-	daemon/store.c daemon/store.h \
+	daemon/store.c daemon/store.h daemon/store-json.c \
 	daemon/child.c daemon/child.h \
 	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \

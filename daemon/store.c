@@ -162,6 +162,10 @@ static const char *const migrations[] = {
 	" cost REAL NOT NULL);"
 	"CREATE INDEX llm_usage_ts ON llm_usage(ts);"
 	"CREATE INDEX llm_usage_bug ON llm_usage(bug_id);",
+	/* 8: the crash kfix reproduced, symbolised with its own vmlinux, and
+	 * the guilty file syzkaller's rules find in it */
+	"ALTER TABLE bugs ADD COLUMN crash_report TEXT;"
+	"ALTER TABLE bugs ADD COLUMN guilty_file TEXT;",
 };
 
 static int64_t now_sec(void)
@@ -486,7 +490,8 @@ static char *col_text(sqlite3_stmt *st, int i)
 
 #define BUG_COLS                                                               \
 	"id, source, source_id, title, state, tree, base_commit, report,"     \
-	" repro_c, repro_syz, kernel_config, created, updated"
+	" repro_c, repro_syz, kernel_config, created, updated, crash_report,"   \
+	" guilty_file"
 
 static struct store_bug *bug_from_row(sqlite3_stmt *st)
 {
@@ -507,6 +512,8 @@ static struct store_bug *bug_from_row(sqlite3_stmt *st)
 	b->kernel_config = col_text(st, 10);
 	b->created = sqlite3_column_int64(st, 11);
 	b->updated = sqlite3_column_int64(st, 12);
+	b->crash_report = col_text(st, 13);
+	b->guilty_file = col_text(st, 14);
 	return b;
 }
 
@@ -524,6 +531,8 @@ void store_bug_free(struct store_bug *b)
 	free(b->repro_c);
 	free(b->repro_syz);
 	free(b->kernel_config);
+	free(b->crash_report);
+	free(b->guilty_file);
 	free(b);
 }
 
@@ -675,7 +684,8 @@ int store_bug_set_state(struct store *s, int64_t id, const char *state,
 
 int store_bug_set_text(struct store *s, int64_t id, const char *field, const char *path)
 {
-	static const char *const fields[] = { "report", "repro_c", "repro_syz", "kernel_config" };
+	static const char *const fields[] = { "report", "repro_c", "repro_syz", "kernel_config",
+					      "crash_report", "guilty_file" };
 	char sql[96];
 	int n = 0, r = -EINVAL;
 

@@ -27,6 +27,10 @@ struct store_bug {
 	char *repro_syz;
 	char *kernel_config;
 	int64_t created, updated; /* unix seconds */
+	/* Set by the reproduce job: the crash it reproduced, symbolised with
+	 * the base kernel's vmlinux (a local file), and its guilty file. */
+	char *crash_report;
+	char *guilty_file;
 };
 
 struct store_job {
@@ -99,7 +103,8 @@ int store_bug_find(struct store *s, const char *source, const char *source_id,
 int store_bug_set_state(struct store *s, int64_t id, const char *state,
 			const char *why);
 /* Replaces a text field ("report", "repro_c", "repro_syz",
- * "kernel_config") of a bug, e.g. a URL by the file it was fetched to. */
+ * "kernel_config", "crash_report", "guilty_file") of a bug, e.g. a URL by
+ * the file it was fetched to. */
 int store_bug_set_text(struct store *s, int64_t id, const char *field, const char *path);
 /* The Message-ID (without <>) of the bug's syzbot report mail: the first
  * one recorded stays (the thread kfix answers in). */
@@ -113,6 +118,8 @@ void store_bug_free(struct store_bug *b);
  * its n rows. */
 void store_bug_list_free(struct store_bug **items, size_t n);
 DEFINE_CLEANUP(struct store_bug, store_bug_free)
+/* A bug row as JSON (kfixctl --json and the API share the shape). */
+struct json_t *store_bug_json(const struct store_bug *b);
 
 int store_job_add(struct store *s, int64_t bug_id, const char *kind,
 		  const char *args, int priority, int max_attempts,
@@ -143,6 +150,8 @@ int store_job_list(struct store *s, const char *state, int64_t bug_id,
 void store_job_free(struct store_job *j);
 void store_job_list_free(struct store_job **items, size_t n);
 DEFINE_CLEANUP(struct store_job, store_job_free)
+/* A job row as JSON. */
+struct json_t *store_job_json(const struct store_job *j);
 
 /* Records a message or push before it is attempted; a known idem_key is
  * not added twice (*ret_created false). */

@@ -80,4 +80,8 @@ int report_normalize_title(const char *t, char **ret_title);
  * (libdw, inlined frames), returning a new text. */
 int report_symbolize(const char *text, size_t len, const char *vmlinux, char **ret_text);
 
+/* Whether a report's frames carry source lines ("file.c:N"), as a
+ * symbolised report's do. */
+bool report_symbolised(const char *text, size_t len);
+
 #endif

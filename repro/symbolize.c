@@ -326,6 +326,26 @@ int report_symbolize(const char *text, size_t len, const char *vmlinux, char **r
 	return 0;
 }
 
+/* A frame that carries its source line, as report_symbolize (and
+ * syzbot's own symboliser) writes it: "func+0x1/0x2 dir/file.c:12" or
+ * "func dir/file.c:12 [inline]". */
+static const char located_re[] =
+	"(?:\\+0x[0-9a-f]+/0x[0-9a-f]+ [a-zA-Z0-9_./+-]+\\.[a-zA-Z]+:[0-9]+"
+	"|[a-zA-Z0-9_.] [a-zA-Z0-9_./+-]+\\.[a-zA-Z]+:[0-9]+ \\[inline\\])\\s*$";
+
+bool report_symbolised(const char *text, size_t len)
+{
+	for (size_t pos = 0; pos < len;) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
+
+		if (n <= REPORT_LINE_MAX && re_match(located_re, text + pos, n))
+			return true;
+		pos += n + 1;
+	}
+	return false;
+}
+
 /* --- one address, one function: the agent's symbolize and disassemble ---- */
 
 int vmlinux_symbolize(const char *vmlinux, uint64_t addr, size_t max, char **ret)

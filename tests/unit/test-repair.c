@@ -27,6 +27,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
+#include "repro/report.h"
 
 static char tree[] = "/tmp/kfix-test-repair.XXXXXX";
 #define SERVER_TMPDIR tree
@@ -738,6 +739,61 @@ static void test_expected_title(void **state)
 	}
 }
 
+/* A report without source lines (a console log as a mail or a user gives
+ * it) gives way to the crash reproduced on the base, which the toolstack
+ * symbolised: the localisation then finds the function's code by its
+ * file (the model's script asserts it), and the trajectory says so.  A
+ * report that names its lines (every other test's) is kept. */
+static void test_reproduced_report_read(void **state)
+{
+	static const char raw[] =
+		"[   12.345678] BUG: KASAN: slab-use-after-free in foo_release+0x1a/0x80\n"
+		"[   12.345679] Read of size 8 at addr ffff888012345678 by task syz-executor/1234\n"
+		"[   12.345680] Call Trace:\n"
+		"[   12.345681]  <TASK>\n"
+		"[   12.345682]  foo_release+0x1a/0x80\n"
+		"[   12.345683]  foo_put+0x10/0x20\n"
+		"[   12.345684]  </TASK>\n";
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_free_ char *err = NULL;
+	_cleanup_json_ json_t *ev = NULL, *story = NULL;
+	struct model m = { .plan = PLAN_STORY };
+	struct ts t = {};
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512];
+	const char *seen;
+	json_t *e;
+	size_t i;
+
+	(void)state;
+	assert_false(report_symbolised(raw, strlen(raw)));
+	assert_true(report_symbolised(report, strlen(report)));
+	snprintf(out, sizeof(out), "%s/out-rawreport", tree);
+	params(&p, out);
+	p.report = raw;
+	p.report_len = strlen(raw);
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	if (repair_run(&p, &ts, l, &s, &err) < 0)
+		fail_msg("repair failed: %s", err);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	ev = events(out);
+	assert_int_equal(count(ev, "observation", "symbolised-report"), 1);
+	json_array_foreach(ev, i, e)
+		if (streq_ptr(json_get_str(e, "verdict"), "symbolised-report")) {
+			seen = json_get_str(json_object_get(e, "output"), "report");
+			assert_non_null(seen);
+			assert_non_null(strstr(seen, "foo_release+0x1a/0x80 net/foo/foo.c:17"));
+		}
+	free(t.built);
+
+	snprintf(out, sizeof(out), "%s/out-story", tree);
+	story = events(out);
+	assert_int_equal(count(story, "observation", "symbolised-report"), 0);
+}
+
 /* The validation's strictness, with the scripted toolstack bending the
  * runs of the builds it is told to. */
 enum bend { BEND_FEWER_ONCE, BEND_FEWER_ALWAYS, BEND_NO_BOOT, BEND_HANG, BEND_EXIT, BEND_LEAK };
@@ -1324,6 +1380,7 @@ int main(void)
 		cmocka_unit_test(test_same_patch_and_budget),
 		cmocka_unit_test(test_not_reproduced),
 		cmocka_unit_test(test_expected_title),
+		cmocka_unit_test(test_reproduced_report_read),
 		cmocka_unit_test(test_validation_counts_every_run),
 		cmocka_unit_test(test_patched_kernel_down_is_an_attempt),
 		cmocka_unit_test(test_behaviour_changed_is_not_fixed),

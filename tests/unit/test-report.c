@@ -439,6 +439,34 @@ static void test_stall_prefixes(void **state)
 /* Titles compared as syzbot deduplicates: the duplicate counter and the
  * syscall prefixes of the guilty function do not make another crash; any
  * other difference does. */
+/* Whether a report names its source lines: the frame shapes syzbot's and
+ * kfix's symbolisers write, against the file:line that other report lines
+ * carry without being symbolised frames. */
+static void test_symbolised(void **state)
+{
+	static const struct {
+		const char *text;
+		bool located;
+	} cases[] = {
+		{ " ksys_msgctl+0x6d4/0x7a0 ipc/msg.c:624\n", true },
+		{ " freeque ipc/msg.c:291 [inline]\n", true },
+		{ "[   12.3] RIP: 0010:foo_bar.isra.0+0x1/0x20 net/foo/bar.c:12\n", true },
+		{ " [<ffffffff81234567>] foo+0x1/0x2 drivers/x/y.c:7\r\n", true },
+		{ " __do_sys_x+0x10/0x20 arch/x86/entry/entry_64.S:120\n", true },
+		{ " ksys_msgctl+0x6d4/0x7a0\n do_syscall_64+0x3b/0x90\n", false },
+		{ "WARNING: CPU: 0 PID: 1 at lib/foo.c:12 foo+0x1/0x2\n", false },
+		{ "kernel BUG at mm/slub.c:123!\n", false },
+		{ "UBSAN: shift-out-of-bounds in lib/foo.c:12:3\n", false },
+		{ "BUG: KASAN: use-after-free in ksys_msgctl+0x6d4/0x7a0\n", false },
+		{ "", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		if (report_symbolised(cases[i].text, strlen(cases[i].text)) != cases[i].located)
+			fail_msg("%s: expected %s", cases[i].text, cases[i].located ? "located" : "not");
+}
+
 static void test_titles_same(void **state)
 {
 	static const struct {
@@ -748,6 +776,7 @@ int main(void)
 		cmocka_unit_test(test_syscall_prefixes),
 		cmocka_unit_test(test_stall_prefixes),
 		cmocka_unit_test(test_titles_same),
+		cmocka_unit_test(test_symbolised),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

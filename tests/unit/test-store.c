@@ -14,11 +14,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "common/strutil.h"
 #include "daemon/outbox.h"
 
 #include "common/fileio.h"
+#include "common/json.h"
 #include "daemon/store.h"
 #include "tests/unit/store-fixture.h"
 
@@ -168,13 +170,41 @@ static void test_transaction_rollback(void **state)
 	assert_int_equal(store_outbox_next(f->s, &(struct store_outbox *){ NULL }), -ENOENT);
 }
 
+/* What the reproduce job keeps with a bug: the crash it saw and its
+ * guilty file; only the fields the store knows can be set. */
+static void test_bug_crash_fields(void **state)
+{
+	struct fixture *f = *state;
+	struct store_bug *got = NULL;
+	int64_t bug = add_bug(f->s, "crash");
+	json_t *j;
+
+	assert_int_equal(store_bug_get(f->s, bug, &got), 0);
+	assert_null(got->crash_report);
+	assert_null(got->guilty_file);
+	store_bug_free(got);
+	assert_int_equal(store_bug_set_text(f->s, bug, "crash_report", "/state/crash.txt"), 0);
+	assert_int_equal(store_bug_set_text(f->s, bug, "guilty_file", "ipc/msg.c"), 0);
+	assert_int_equal(store_bug_set_text(f->s, bug, "title = 'x', report", "y"), -EINVAL);
+	assert_int_equal(store_bug_set_text(f->s, bug + 100, "guilty_file", "y"), -ENOENT);
+	assert_int_equal(store_bug_get(f->s, bug, &got), 0);
+	assert_string_equal(got->crash_report, "/state/crash.txt");
+	assert_string_equal(got->guilty_file, "ipc/msg.c");
+	j = store_bug_json(got);
+	assert_non_null(j);
+	assert_string_equal(json_get_str(j, "crash_report"), "/state/crash.txt");
+	assert_string_equal(json_get_str(j, "guilty_file"), "ipc/msg.c");
+	json_decref(j);
+	store_bug_free(got);
+}
+
 static void test_reopen_and_version(void **state)
 {
 	struct fixture *f = *state;
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 7);
+	assert_int_equal(v, 8);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	store_close(s2);
@@ -425,6 +455,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_outbox_idempotent, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inbox_mail_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bug_crash_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reviews, setup, teardown),
