@@ -31,7 +31,9 @@ struct stack_fmt {
  * when report is set it must match too and its captures replace title's.
  * fmt builds the title: {1}..{9} are captures, {frame} the guilty frame,
  * {origin} the first frame (same skip list) of the stack after a line
- * matching origin.  alt builds an alternative title the same way. */
+ * matching origin (without such a frame the report is corrupted, as the
+ * origin is a part of syzkaller's stack).  alt builds an alternative
+ * title the same way. */
 struct oops_format {
 	const char *title;
 	const char *report;
@@ -68,6 +70,8 @@ extern const char *const report_corrupted_lines[];
 extern const char *const report_stall_anchors[];
 extern const char *const report_strip_prefixes[];
 extern const char *const report_guilty_ignores[];
+extern const char *const report_guilty_line_ignores[];
+extern const char *const report_stall_irq_entries[];
 extern const struct line_pattern report_log_suppressions[];
 extern const char *const report_start_ignores[];
 extern const char *const report_info_with_stack[];
@@ -103,8 +107,12 @@ struct picked_frame {
 };
 size_t frame_strip_offset(const char *f, size_t n);
 const char *frame_strip(const char *f);
+/* What stack_extract_frame saw: frames of a call trace (not only of
+ * anchor lines), and a fault-injection stack cutting into the report. */
+#define STACK_TRACED 1u
+#define STACK_CUT 2u
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
-			struct picked_frame *ret_pick, char ***ret_frames, bool *ret_traced);
+			struct picked_frame *ret_pick, char ***ret_frames, unsigned *ret_flags);
 void picked_frame_done(struct picked_frame *p);
 char *guilty_file(const char *text, size_t len, const char *title);
 

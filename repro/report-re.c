@@ -221,6 +221,9 @@ int re_init(void)
 	for (const char *const *s = report_guilty_ignores; *s; s++)
 		if (check(*s) < 0)
 			return -EINVAL;
+	for (const char *const *s = report_guilty_line_ignores; *s; s++)
+		if (check(*s) < 0)
+			return -EINVAL;
 	for (const struct line_pattern *p = report_log_suppressions; p->literal; p++)
 		if (check(p->regex) < 0)
 			return -EINVAL;

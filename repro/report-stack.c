@@ -122,8 +122,11 @@ static int frame_of_line(const char *l, size_t n, size_t *ov)
 	return 0;
 }
 
+/* report.go extractStackFrameImpl: the parts in order; a fault-injection
+ * line interleaved with the report ends the part it is in, and the report
+ * counts as cut (*flags STACK_CUT) though its frames still count. */
 static int collect(const char *const *parts, const struct stack_fmt *sf, const char *text,
-		   size_t len, char ***ret_frames, size_t *ret_n, bool *traced)
+		   size_t len, char ***ret_frames, size_t *ret_n, unsigned *flags)
 {
 	struct line_iter it = { text, len, 0 };
 	size_t ov[2 * RE_MAX_GROUPS];
@@ -137,8 +140,10 @@ static int collect(const char *const *parts, const struct stack_fmt *sf, const c
 		while (next_line(&it, &l, &ln)) {
 			int g;
 
-			if (re_match_any(report_corrupted_lines, l, ln))
-				return 0;
+			if (re_match_any(report_corrupted_lines, l, ln)) {
+				*flags |= STACK_CUT;
+				break;
+			}
 			if (trace) {
 				if (is_stack_start(l, ln))
 					break;
@@ -153,7 +158,7 @@ static int collect(const char *const *parts, const struct stack_fmt *sf, const c
 				if (r < 0)
 					return r;
 				if (trace)
-					*traced = true;
+					*flags |= STACK_TRACED;
 			}
 			if (!trace)
 				break;
@@ -250,17 +255,23 @@ static const char *pick_hung_task(char **frames, size_t *ret_idx)
 }
 
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
-			struct picked_frame *ret_pick, char ***ret_frames, bool *ret_traced)
+			struct picked_frame *ret_pick, char ***ret_frames, unsigned *ret_flags)
 {
-	bool traced = false;
 	_cleanup_strv_ char **frames = NULL;
 	const char *pick = NULL;
 	size_t n = 0, idx = 0;
+	unsigned flags = 0;
 	int r;
 
-	r = collect(sf->parts, sf, text, len, &frames, &n, &traced);
-	if (r >= 0 && n == 0 && sf->parts2[0])
-		r = collect(sf->parts2, sf, text, len, &frames, &n, &traced);
+	r = collect(sf->parts, sf, text, len, &frames, &n, &flags);
+	/* the second shape when the first found nothing */
+	if (r >= 0 && n == 0 && sf->parts2[0]) {
+		strv_free(frames);
+		frames = NULL;
+		n = 0;
+		flags = 0;
+		r = collect(sf->parts2, sf, text, len, &frames, &n, &flags);
+	}
 	if (r < 0)
 		return r;
 	if (n > 0) {
@@ -287,8 +298,8 @@ int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len
 	}
 	if (ret_frames)
 		*ret_frames = TAKE_PTR(frames);
-	if (ret_traced)
-		*ret_traced = traced;
+	if (ret_flags)
+		*ret_flags = flags;
 	return 0;
 }
 
@@ -301,42 +312,73 @@ void picked_frame_done(struct picked_frame *p)
 
 /* ---- guilty file ------------------------------------------------------ */
 
-static bool path_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_' || c == '-' || c == '.' || c == '/';
-}
-
-/* Normalises "./a//b/../c.c" the way a path cleaner would. */
+/* Normalises "./a//b/../c.c" as Go's filepath.Clean does (syzkaller's
+ * guilty file is cleaned so): "." and empty components go, ".." takes
+ * the component before it, and a rooted path cannot climb above "/". */
 static char *clean_path(const char *p, size_t n)
 {
-	char *out = malloc(n + 1);
+	char *out = malloc(n + 2);
 	size_t o = 0;
+	bool rooted = n > 0 && p[0] == '/';
 
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n;) {
-		size_t e = i;
+		size_t e = i, last;
 
 		while (e < n && p[e] != '/')
 			e++;
 		if (e - i == 0 || (e - i == 1 && p[i] == '.')) {
-			/* empty or "." component */
-		} else if (e - i == 2 && p[i] == '.' && p[i + 1] == '.' && o > 0) {
-			while (o > 0 && out[o - 1] != '/')
-				o--;
-			if (o > 0)
-				o--;
-		} else {
-			if (o > 0)
-				out[o++] = '/';
-			memcpy(out + o, p + i, e - i);
-			o += e - i;
+			i = e + 1;
+			continue;
 		}
+		if (e - i == 2 && p[i] == '.' && p[i + 1] == '.') {
+			last = o;
+			while (last > 0 && out[last - 1] != '/')
+				last--;
+			if (o > 0 && !(o - last == 2 && out[last] == '.' && out[last + 1] == '.')) {
+				o = last > 0 ? last - 1 : 0;
+				i = e + 1;
+				continue;
+			}
+			if (rooted) {
+				i = e + 1;
+				continue;
+			}
+		}
+		if (o > 0)
+			out[o++] = '/';
+		memcpy(out + o, p + i, e - i);
+		o += e - i;
 		i = e + 1;
 	}
 	out[o] = 0;
+	if (rooted) {
+		memmove(out + 1, out, o + 1);
+		out[0] = '/';
+	} else if (o == 0) {
+		out[0] = '.', out[1] = 0;
+	}
 	return out;
+}
+
+/* syzkaller's deeperPathRe: clean lies in a subdirectory of the folder of
+ * best (Go's filepath.Dir). */
+static bool deeper(const char *best, const char *clean)
+{
+	const char *slash = strrchr(best, '/');
+	size_t d = !slash ? 0 : slash == best ? 1 : (size_t)(slash - best);
+	const char *rest;
+
+	if (!slash) {
+		if (clean[0] != '.')
+			return false;
+		rest = clean + 1;
+	} else if (strncmp(clean, best, d) != 0) {
+		return false;
+	} else
+		rest = clean + d;
+	return rest[0] == '/' && rest[1] && rest[1] != '/' && strchr(rest + 1, '/');
 }
 
 static bool ignored_file(const char *f)
@@ -344,46 +386,56 @@ static bool ignored_file(const char *f)
 	return re_match_any(report_guilty_ignores, f, strlen(f));
 }
 
-static size_t dir_len(const char *f)
+/* The file of a line's first "path.c:N" (linux.go filenameRe); the line
+ * and the file may still be ones to ignore. */
+static char *line_file(const char *l, size_t n)
 {
-	const char *s = strrchr(f, '/');
-	return s ? (size_t)(s - f) : 0;
+	size_t ov[2 * RE_MAX_GROUPS];
+
+	if (re_search("([a-zA-Z0-9_\\-./]*[a-zA-Z0-9_\\-]+\\.(c|h)):[0-9]+", l, n, 0, ov) < 2)
+		return NULL;
+	return strndup(l + ov[2], ov[3] - ov[2]);
 }
 
-/* Walks "path.c:123" / "path.h:12" locations in order. */
+static bool ignored_line(const char *l, size_t n)
+{
+	return re_match_any(report_guilty_line_ignores, l, n);
+}
+
+/* linux.go extractGuiltyFileImpl: the first file of the report that is
+ * neither a generic helper nor on a line that only names a lock site,
+ * then a file in a subdirectory of its folder further down, repeatedly.
+ * With nothing but helpers, the first file named. */
 static char *guilty_in(const char *text, size_t len)
 {
 	_cleanup_free_ char *first = NULL, *best = NULL;
-	size_t files = 0;
+	size_t pos = 0;
 
-	for (size_t i = 0; i + 3 < len; i++) {
-		size_t s = i;
-		_cleanup_free_ char *f = NULL;
+	while (pos < len) {
+		const char *l = text + pos, *nl = memchr(l, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - l) : len - pos;
+		_cleanup_free_ char *f = NULL, *clean = NULL;
 
-		if (text[i] != '.' || (text[i + 1] != 'c' && text[i + 1] != 'h') || text[i + 2] != ':' ||
-		    !(text[i + 3] >= '0' && text[i + 3] <= '9'))
+		pos += n + 1;
+		if (n > REPORT_LINE_MAX)
 			continue;
-		while (s > 0 && path_char(text[s - 1]))
-			s--;
-		if (s == i)
-			continue;
-		f = clean_path(text + s, i + 2 - s);
+		f = line_file(l, n);
 		if (!f)
-			return NULL;
-		if (files++ == 0)
-			first = strdup(f);
-		if (ignored_file(f))
 			continue;
+		if (!first && !best)
+			first = strdup(f);
+		if (ignored_file(f) || ignored_line(l, n))
+			continue;
+		clean = clean_path(f, strlen(f));
+		if (!clean)
+			return NULL;
 		if (!best) {
-			best = TAKE_PTR(f);
+			best = TAKE_PTR(clean);
 			continue;
 		}
-		/* A deeper file under the guilty file's directory further down
-		 * the trace is the more specific culprit. */
-		if (dir_len(f) > dir_len(best) && strncmp(f, best, dir_len(best)) == 0 &&
-		    f[dir_len(best)] == '/') {
+		if (deeper(best, clean)) {
 			free(best);
-			best = TAKE_PTR(f);
+			best = TAKE_PTR(clean);
 		}
 	}
 	return best ? TAKE_PTR(best) : TAKE_PTR(first);
@@ -392,11 +444,11 @@ static char *guilty_in(const char *text, size_t len)
 char *guilty_file(const char *text, size_t len, const char *title)
 {
 	if (title && startswith(title, "INFO: rcu detected stall")) {
-		/* Stalls loop in generic code; look from the interrupt entry on. */
-		static const char *const entries[] = { " apic_timer_interrupt+0x", "sysvec_apic_timer_interrupt" };
-
-		for (size_t i = 0; i < ARRAY_SIZE(entries); i++) {
-			const char *p = memmem(text, len, entries[i], strlen(entries[i]));
+		/* Stalls loop in generic code; syzkaller looks from the
+		 * interrupt's entry on first. */
+		for (size_t i = 0; report_stall_irq_entries[i]; i++) {
+			const char *e = report_stall_irq_entries[i];
+			const char *p = memmem(text, len, e, strlen(e));
 			char *f;
 
 			if (!p)

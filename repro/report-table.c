@@ -92,7 +92,7 @@ static const struct oops_format bug_formats[] = {
 	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE }, .parts2 = { CALL_TRACE, STACK_TRACE },
 		  .skip = { "alloc_skb", "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
 			    "usb_interrupt_msg", "usb_control_msg" } },
-	  .origin = KMSAN_ORIGIN },
+	  .origin = KMSAN_ORIGIN, .no_stack_trace = true },
 	{ .title = "BUG: KMSAN:", .report = "BUG: KMSAN: ([a-z\\-]+) in {{FUNC}}",
 	  .fmt = "KMSAN: {1} in {frame}", .alt = "bad-access in {frame}",
 	  /* newer KMSAN prints the stack right below the header; generic
@@ -100,7 +100,8 @@ static const struct oops_format bug_formats[] = {
 	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE },
 					      .parts2 = { CALL_TRACE, STACK_TRACE },
 					      .skip = { "alloc_skb", "netlink_ack", "netlink_rcv_skb", "_encrypt$",
-							"^(?:crypto|cipher|drbg|rng)_" } } },
+							"^(?:crypto|cipher|drbg|rng)_" } },
+	  .origin = KMSAN_ORIGIN, .no_stack_trace = true },
 	{ .title = "BUG: KCSAN: data-race in {{FUNC}} / {{FUNC}}",
 	  .fmt = "KCSAN: data-race in {1} / {2}", .no_stack_trace = true },
 	{ .title = "BUG: KCSAN: assert: race in {{FUNC}}", .fmt = "KCSAN: assert: race in {1}",
@@ -715,23 +716,34 @@ const char *const report_strip_prefixes[] = {
 };
 
 /* Files that are never guilty: headers, generic libraries and the
- * reporting machinery itself. */
+ * reporting machinery itself (linux.go guiltyFileIgnores, whole and as
+ * written there: unescaped dots match any character). */
 const char *const report_guilty_ignores[] = {
-	"\\.h$", "^lib/", "^virt/lib/", "^mm/kasan/", "^mm/kmsan/", "^mm/kfence/", "^kernel/kcov\\.c",
-	"^mm/sl.b\\.c", "^mm/memory\\.c", "^mm/percpu", "^mm/vmalloc\\.c", "^mm/page_alloc\\.c",
-	"^mm/mempool\\.c", "^mm/util\\.c", "^kernel/rcu/", "^arch/.*/kernel/traps\\.c",
-	"^arch/.*/kernel/entry", "^arch/.*/mm/fault\\.c", "^arch/.*/mm/physaddr\\.c",
-	"^kernel/locking/", "^kernel/panic\\.c", "^kernel/printk/printk.*\\.c", "^kernel/softirq\\.c",
-	"^kernel/kthread\\.c", "^kernel/sched/.*\\.c", "^kernel/time/timer\\.c", "^kernel/workqueue\\.c",
-	"^net/core/dev\\.c", "^net/core/sock\\.c", "^net/core/skbuff\\.c", "^fs/proc/generic\\.c",
-	"^trusty/", "^drivers/usb/core/urb\\.c", "^drivers/usb/core/message\\.c",
-	"^kernel/entry/", "^kernel/irq/", "^kernel/task_work\\.c", "^kernel/exit\\.c",
-	"^kernel/stacktrace\\.c", "^kernel/time/hrtimer\\.c", "^kernel/time/tick-", "^arch/x86/entry/",
-	"^arch/.*/kernel/process\\.c", "^arch/.*/kernel/apic/", "^arch/.*/lib/", "^arch/.*/kernel/stacktrace\\.c",
-	"^arch/.*/kernel/entry", "^mm/filemap\\.c", "^mm/truncate\\.c", "^mm/folio-compat\\.c",
-	"^mm/slab_common\\.c", "^mm/swap\\.c", "^kernel/fork\\.c", "^kernel/irq_work\\.c",
-	"^kernel/smp\\.c", "^kernel/kcov\\.c", "^kernel/fail_function\\.c", "^arch/.*/kernel/unwind.*\\.c",
+	".*\\.h", "^lib/.*", "^virt/lib/.*", "^mm/kasan/.*", "^mm/kmsan/.*", "^kernel/kcov.c",
+	"^mm/sl.b.c", "^mm/filemap.c", "^mm/folio-compat.c", "^mm/truncate.c", "^mm/memory.c",
+	"^mm/percpu.*", "^mm/vmalloc.c", "^mm/page_alloc.c", "^mm/mempool.c", "^mm/util.c",
+	"^kernel/rcu/.*", "^arch/.*/kernel/traps.c", "^arch/.*/kernel/unwind.*.c",
+	"^arch/.*/mm/fault.c", "^arch/.*/mm/physaddr.c", "^arch/.*/kernel/stacktrace.c",
+	"^arch/.*/kernel/apic/apic.c", "^arch/arm64/kernel/entry.*.c", "^arch/arm64/kernel/process\\.c",
+	"^kernel/locking/.*", "^kernel/panic.c", "^kernel/printk/printk.*.c", "^kernel/softirq.c",
+	"^kernel/kthread.c", "^kernel/sched/.*.c", "^kernel/stacktrace.c", "^kernel/time/timer.c",
+	"^kernel/workqueue.c", "^net/core/dev.c", "^net/core/sock.c", "^net/core/skbuff.c",
+	"^fs/proc/generic.c", "^trusty/", "^drivers/usb/core/urb.c", "^arch/.*/lib/crc.*",
 	NULL
+};
+
+/* Lines whose file is not the guilty one even when the file could be: the
+ * irq-state and held-lock sites lockdep prints, register dumps
+ * (linux.go guiltyLineIgnore). */
+const char *const report_guilty_line_ignores[] = {
+	"(hardirqs|softirqs)\\s+last\\s+(enabled|disabled)", ",\\s+at:\\s+", "^\\s*#\\d+:",
+	"^Register r\\d+ information", NULL
+};
+
+/* Where an rcu stall's interrupt entered: the guilty file is looked for
+ * after it first (linux.go extractGuiltyFileRaw). */
+const char *const report_stall_irq_entries[] = {
+	"apic_timer_interrupt+0x", "el1h_64_irq+0x", "Exception stack", NULL
 };
 
 /* Whole-log patterns that mark a crash as not worth reporting: the VM ran

@@ -470,7 +470,7 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 		_cleanup_strv_ char **frames = NULL;
 		struct title_args args;
 		const char *corrupted = NULL;
-		bool traced = false;
+		unsigned flags = 0;
 		int groups = re_search(f->title, text, len, 0, ov);
 
 		if (groups <= 0 || ov[0] > best)
@@ -488,17 +488,23 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 				continue;
 		}
 		if (f->stack) {
-			r = stack_extract_frame(f->stack, text + ov[0], len - ov[0], &frame, &frames, &traced);
+			r = stack_extract_frame(f->stack, text + ov[0], len - ov[0], &frame, &frames, &flags);
 			if (r < 0)
 				return r;
 			if (!frame.canonical)
 				corrupted = frames && frames[0] ? "no frame picked" : "extracted no stack frame";
+			else if (flags & STACK_CUT)
+				corrupted = "extracted no stack frame";
 		}
 		description_done(d);
 		if (f->origin) {
 			r = origin_frame(f, text + ov[0], len - ov[0], &origin);
 			if (r < 0)
 				return r;
+			/* the origin is a part of syzkaller's stack: a report
+			 * that lacks its frames is corrupted as a whole */
+			if (!origin.canonical && !corrupted)
+				corrupted = "extracted no stack frame";
 		}
 		args = (struct title_args){ text, ov, groups, frame.canonical, origin.canonical };
 		d->title = format_title(f->fmt, &args);
@@ -510,7 +516,7 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 		d->frames = TAKE_PTR(frames);
 		d->format = f;
 		d->corrupted = corrupted;
-		d->traced = traced;
+		d->traced = flags & STACK_TRACED;
 	}
 	if (!d->title) {
 		const char *h = memmem(text, len, o->header, strlen(o->header));
@@ -540,16 +546,21 @@ static const char *const stack_keywords[] = {
 static bool has_frame_soon(const char *p, const char *end)
 {
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
-	int lines = 0;
+	int newlines = 0;
 
 	if (!nl)
 		return false;
-	/* The keyword must be followed by at least 3 more lines. */
-	for (const char *q = nl + 1; q < end && lines < 4; lines++) {
-		const char *e = memchr(q, '\n', (size_t)(end - q));
-		q = e ? e + 1 : end;
+	/* syzkaller splits the text from the keyword on at each newline and
+	 * wants four pieces: three newlines, the last one's empty remainder
+	 * included. */
+	for (const char *q = p; q && newlines < 3; newlines++) {
+		q = memchr(q, '\n', (size_t)(end - q));
+		if (q)
+			q++;
+		else
+			break;
 	}
-	if (lines < 3)
+	if (newlines < 3)
 		return false;
 	p = nl + 1;
 	for (int i = 0; i < 15 && p < end; i++) {

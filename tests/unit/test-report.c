@@ -306,10 +306,21 @@ static void test_syzkaller_formats(void **state)
 		  "[ 1.0] RIP: 0010:foo_irq+0x1/0x2\n[ 1.0] Call Trace:\n[ 1.0]  foo_irq+0x1/0x2\n"
 		  "[ 1.0]  handle_irq_event+0x1/0x2\n[ 1.0]  do_softirq+0x1/0x2\n",
 		  "BUG: stack guard page was hit in handle_irq_event", "stack-overflow in handle_irq_event", false },
-		/* KMSAN reports share syzbot's bad-access bucket */
+		/* KMSAN reports share syzbot's bad-access bucket; where the
+		 * value was made is a part of their stack: a report without
+		 * it, or whose origin stack is not available, is cut */
+		{ "[ 1.0] BUG: KMSAN: uninit-value in foo_parse+0x1/0x2\n[ 1.0]  foo_parse+0x1/0x2\n"
+		  "[ 1.0]  foo_rcv+0x1/0x2\n[ 1.0]  netif_receive_skb+0x1/0x2\n"
+		  "[ 1.0] \n[ 1.0] Uninit was created at:\n[ 1.0]  kmem_cache_alloc+0x1/0x2\n"
+		  "[ 1.0]  foo_alloc+0x1/0x2\n",
+		  "KMSAN: uninit-value in foo_parse", "bad-access in foo_parse", false },
 		{ "[ 1.0] BUG: KMSAN: uninit-value in foo_parse+0x1/0x2\n[ 1.0]  foo_parse+0x1/0x2\n"
 		  "[ 1.0]  foo_rcv+0x1/0x2\n[ 1.0]  netif_receive_skb+0x1/0x2\n",
-		  "KMSAN: uninit-value in foo_parse", "bad-access in foo_parse", false },
+		  "KMSAN: uninit-value in foo_parse", "bad-access in foo_parse", true },
+		{ "[ 1.0] BUG: KMSAN: uninit-value in foo_parse+0x1/0x2\n[ 1.0]  foo_parse+0x1/0x2\n"
+		  "[ 1.0]  foo_rcv+0x1/0x2\n[ 1.0] \n[ 1.0] Uninit was created at:\n"
+		  "[ 1.0] (stack is not available)\n",
+		  "KMSAN: uninit-value in foo_parse", "bad-access in foo_parse", true },
 		/* an info leak is also known by where the uninit bytes came from */
 		{ "[ 1.0] BUG: KMSAN: kernel-usb-infoleak in usb_submit_urb+0x1/0x2\n"
 		  "[ 1.0]  usb_submit_urb+0x1/0x2\n[ 1.0]  foo_usb_send+0x1/0x2\n[ 1.0]  foo_work+0x1/0x2\n"
@@ -564,6 +575,123 @@ static void test_syzkaller_frames(void **state)
 	assert_string_equal(file, "fs/foo/walk.c");
 }
 
+/* linux.go's guilty file rules (extractGuiltyFileImpl at the corpus's
+ * commit), class by class: every ignored file pattern, the lines whose
+ * file never counts, a deeper file below the first one's folder, path
+ * cleaning, the first file when all are ignored, and an rcu stall looked
+ * at from its interrupt entry. */
+static void test_guilty_rules(void **state)
+{
+	static const char *const ignored[] = {
+		"include/linux/list.h", "lib/string.c", "virt/lib/irqbypass.c", "mm/kasan/report.c",
+		"mm/kmsan/core.c", "kernel/kcov.c", "mm/slub.c", "mm/slab.c", "mm/filemap.c",
+		"mm/folio-compat.c", "mm/truncate.c", "mm/memory.c", "mm/percpu-vm.c", "mm/vmalloc.c",
+		"mm/page_alloc.c", "mm/mempool.c", "mm/util.c", "kernel/rcu/tree.c",
+		"arch/x86/kernel/traps.c", "arch/x86/kernel/unwind_orc.c", "arch/x86/mm/fault.c",
+		"arch/x86/mm/physaddr.c", "arch/x86/kernel/stacktrace.c", "arch/x86/kernel/apic/apic.c",
+		"arch/arm64/kernel/entry-common.c", "arch/arm64/kernel/process.c",
+		"kernel/locking/lockdep.c", "kernel/panic.c", "kernel/printk/printk.c",
+		"kernel/softirq.c", "kernel/kthread.c", "kernel/sched/core.c", "kernel/stacktrace.c",
+		"kernel/time/timer.c", "kernel/workqueue.c", "net/core/dev.c", "net/core/sock.c",
+		"net/core/skbuff.c", "fs/proc/generic.c", "trusty/trusty.c", "drivers/usb/core/urb.c",
+		"arch/x86/lib/crc32-glue.c",
+	};
+	static const struct {
+		const char *text, *title, *file;
+	} cases[] = {
+		/* lockdep's irq-state and held-lock sites are not the bug's */
+		{ "hardirqs last  enabled at (1): foo_irq+0x1/0x2 drivers/foo/irq.c:5\n"
+		  "softirqs last disabled at (2): bar_bh+0x1/0x2 net/bar/bh.c:7\n"
+		  " #0: ffff8880 (&x->lock){+.+.}-{3:3}, at: baz_lock+0x1/0x2 fs/baz/lock.c:9\n"
+		  "1 lock held by t/1:\n held at: qux+0x1/0x2 fs/qux/a.c:3,  at: y fs/y/y.c:1\n"
+		  "Register r4 information: slab kmalloc-64 drivers/reg/reg.c:2\n"
+		  " real_bug+0x1/0x2 sound/core/pcm.c:11\n", "WARNING in real_bug", "sound/core/pcm.c" },
+		/* a file in a subfolder of the first one's folder, further down */
+		{ " a+0x1/0x2 net/sched/sch_api.c:1\n b+0x1/0x2 net/sched/act/act_x.c:2\n"
+		  " c+0x1/0x2 net/core2/y.c:3\n d+0x1/0x2 net/sched/act/deep/z.c:4\n",
+		  "WARNING in a", "net/sched/act/deep/z.c" },
+		/* the same folder or a sibling is not deeper */
+		{ " a+0x1/0x2 net/sched/sch_api.c:1\n b+0x1/0x2 net/sched/cls_api.c:2\n"
+		  " c+0x1/0x2 net/schedx/y/z.c:3\n", "WARNING in a", "net/sched/sch_api.c" },
+		/* cleaned as Go's filepath.Clean */
+		{ " a+0x1/0x2 ./fs//ext4/../ext4/./inode.c:1\n", "WARNING in a", "fs/ext4/inode.c" },
+		/* only helpers: the first file named, as printed */
+		{ " a+0x1/0x2 lib/./string.c:1\n b+0x1/0x2 mm/slub.c:2\n", "WARNING in a", "lib/./string.c" },
+		/* stalls: from the interrupt's entry on (x86, arm64, arm) */
+		{ " x+0x1/0x2 drivers/tty/a.c:1\n apic_timer_interrupt+0x1/0x2 arch/x86/entry/entry_64.S:1\n"
+		  " y+0x1/0x2 fs/y/y.c:2\n", "INFO: rcu detected stall in y", "fs/y/y.c" },
+		{ " x+0x1/0x2 drivers/clocksource/arm_arch_timer.c:1\n el1h_64_irq+0x1/0x2\n"
+		  " y+0x1/0x2 net/core/skmsg.c:2\n", "INFO: rcu detected stall in y", "net/core/skmsg.c" },
+		{ " x+0x1/0x2 drivers/irqchip/gic.c:1\nException stack(0x1 to 0x2)\n"
+		  " y+0x1/0x2 fs/z/z.c:2\n", "INFO: rcu detected stall in y", "fs/z/z.c" },
+		/* not a stall: no such cut */
+		{ " x+0x1/0x2 drivers/tty/a.c:1\n apic_timer_interrupt+0x1/0x2\n y+0x1/0x2 fs/y/y.c:2\n",
+		  "WARNING in x", "drivers/tty/a.c" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(ignored); i++) {
+		_cleanup_free_ char *text = NULL, *file = NULL;
+
+		assert_true(asprintf(&text, " a+0x1/0x2 %s:1\n b+0x1/0x2 sound/core/pcm.c:2\n",
+				     ignored[i]) > 0);
+		assert_int_equal(report_guilty_file_of(text, strlen(text), "WARNING in a", &file), 0);
+		if (!file || !streq(file, "sound/core/pcm.c"))
+			fail_msg("%s: guilty %s", ignored[i], file ? file : "(none)");
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *file = NULL;
+
+		assert_int_equal(report_guilty_file_of(cases[i].text, strlen(cases[i].text),
+						       cases[i].title, &file), 0);
+		if (!file || !streq(file, cases[i].file))
+			fail_msg("case %zu: guilty %s, want %s", i, file ? file : "(none)", cases[i].file);
+	}
+}
+
+/* report.go's corruption rules: a fault-injection stack interleaved with
+ * the report ends the part it cuts into and makes the report corrupted
+ * though the title keeps the frame found; a call trace needs three lines
+ * after its keyword, the final newline's empty rest counted. */
+static void test_corruption_rules(void **state)
+{
+	static const char cut[] =
+		"[ 1.0] general protection fault: 0000 [#1] SMP KASAN\n"
+		"[ 1.0]  should_fail+0x1/0x2\n"
+		"[ 1.0] RIP: 0010:foo_table+0x1/0x2\n"
+		"[ 1.0]  should_failslab+0x1/0x2\n"
+		"[ 1.0]  kmem_cache_alloc_node+0x1/0x2\n"
+		"[ 1.0]  __alloc_skb+0x1/0x2\n"
+		"[ 1.0] Call Trace:\n"
+		"[ 1.0]  foo_dump+0x1/0x2\n";
+	static const char short_ok[] =
+		"[ 1.0] WARNING: CPU: 0 PID: 1 at fs/foo.c:1 foo+0x1/0x2\n"
+		"[ 1.0] RIP: 0010:foo+0x1/0x2\n"
+		"[ 1.0] Call Trace:\n"
+		"[ 1.0]  foo_a+0x1/0x2\n"
+		"[ 1.0]  foo_b+0x1/0x2\n";
+	static const char too_short[] =
+		"[ 1.0] WARNING: CPU: 0 PID: 1 at fs/foo.c:1 foo+0x1/0x2\n"
+		"[ 1.0] RIP: 0010:foo+0x1/0x2\n"
+		"[ 1.0] Call Trace:\n"
+		"[ 1.0]  foo_a+0x1/0x2";
+	struct report *r;
+
+	(void)state;
+	assert_int_equal(report_parse(cut, sizeof(cut) - 1, &r), 0);
+	assert_string_equal(report_title(r), "general protection fault in __alloc_skb");
+	assert_true(report_corrupted(r));
+	report_free(r);
+	assert_int_equal(report_parse(short_ok, sizeof(short_ok) - 1, &r), 0);
+	assert_string_equal(report_title(r), "WARNING in foo");
+	assert_false(report_corrupted(r));
+	report_free(r);
+	assert_int_equal(report_parse(too_short, sizeof(too_short) - 1, &r), 0);
+	assert_string_equal(report_title(r), "WARNING in foo");
+	assert_true(report_corrupted(r));
+	report_free(r);
+}
+
 /* syzkaller demangles frame names before skipping and titling them
  * (report.go, same commit as above): kernel Rust (v0 and legacy) and C++. */
 static void test_demangled_frames(void **state)
@@ -777,6 +905,8 @@ int main(void)
 		cmocka_unit_test(test_stall_prefixes),
 		cmocka_unit_test(test_titles_same),
 		cmocka_unit_test(test_symbolised),
+		cmocka_unit_test(test_guilty_rules),
+		cmocka_unit_test(test_corruption_rules),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
