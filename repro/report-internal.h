@@ -65,6 +65,7 @@ extern const struct oops report_oopses[];
 extern const size_t report_n_oopses;
 extern const char *const report_skip_frames[];
 extern const char *const report_stack_starts[];
+extern const char report_riscv_stack_start[];
 extern const char *const report_frame_res[];
 extern const char *const report_corrupted_lines[];
 extern const char *const report_stall_anchors[];
@@ -107,10 +108,9 @@ struct picked_frame {
 };
 size_t frame_strip_offset(const char *f, size_t n);
 const char *frame_strip(const char *f);
-/* What stack_extract_frame saw: frames of a call trace (not only of
- * anchor lines), and a fault-injection stack cutting into the report. */
-#define STACK_TRACED 1u
-#define STACK_CUT 2u
+/* What stack_extract_frame saw: a fault-injection stack cutting into the
+ * report. */
+#define STACK_CUT 1u
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
 			struct picked_frame *ret_pick, char ***ret_frames, unsigned *ret_flags);
 void picked_frame_done(struct picked_frame *p);

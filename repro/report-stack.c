@@ -157,8 +157,6 @@ static int collect(const char *const *parts, const struct stack_fmt *sf, const c
 				r = add_frame(ret_frames, ret_n, sf, l, ov, g);
 				if (r < 0)
 					return r;
-				if (trace)
-					*flags |= STACK_TRACED;
 			}
 			if (!trace)
 				break;

@@ -56,13 +56,13 @@ static const struct stack_fmt rip_only = {
 
 static const struct stack_fmt stall_stack = {
 	.parts = { "apic_timer_interrupt", RIP_FRAME, STACK_TRACE },
-	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq|__irq_svc)", STACK_TRACE },
-	.skip = { "apic_timer_interrupt", "rcu", "hrtimer_interrupt", "sched_show_task",
-		  "__sysvec_", "irq_exit", "tick_sched", "update_process_times",
-		  "__hrtimer_run_queues", "hrtimer_", "show_stack", "dump_cpu_task",
-		  "print_cpu_stall", "nmi_cpu_backtrace", "nmi_trigger_cpumask_backtrace",
-		  "print_other_cpu_stall", "check_cpu_stall", "invoke_rcu_core" },
+	.parts2 = { "(?:apic_timer_interrupt|Exception stack|el1h_64_irq)", STACK_TRACE },
+	.skip = { "apic_timer_interrupt", "rcu" },
 	.picker = PICK_STALL,
+};
+
+static const struct stack_fmt kfence_stack = {
+	.parts = { "BUG: KFENCE: (?:[a-z\\- ]+) in {{FUNC}}", STACK_TRACE },
 };
 
 /* ---- "BUG:" ---------------------------------------------------------- */
@@ -80,7 +80,7 @@ static const struct oops_format bug_formats[] = {
 	  .stack = &(const struct stack_fmt){
 		  .parts = { "BUG: KASAN: (?:double-free or invalid-free|double-free|invalid-free) in {{FUNC}}",
 			     CALL_TRACE, STACK_TRACE },
-		  .skip = { "kmem_", "slab_", "kfree", "vunmap", "vfree" } } },
+		  .skip = { "slab_", "kfree", "vunmap", "vfree" } } },
 	{ .title = "BUG: KASAN: ([a-z\\-]+) on address(?:.*\\n)+?.*(Read|Write) of size ([0-9]+)",
 	  .fmt = "KASAN: {1} {2}" },
 	{ .title = "BUG: KASAN: (.*)", .fmt = "KASAN: {1}", .corrupted = true },
@@ -109,18 +109,16 @@ static const struct oops_format bug_formats[] = {
 	{ .title = "BUG: KCSAN: (.*)", .fmt = "KCSAN: {1}", .no_stack_trace = true },
 	{ .title = "BUG: KFENCE: (use-after-free|out-of-bounds) (read|write) in {{FUNC}}",
 	  .fmt = "KFENCE: {1} {2} in {frame}", .alt = "bad-access in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { "BUG: KFENCE: .* in {{FUNC}}", STACK_TRACE } } },
+	  .stack = &kfence_stack },
 	{ .title = "BUG: KFENCE: invalid (read|write) in {{FUNC}}",
 	  .fmt = "KFENCE: invalid {1} in {frame}", .alt = "bad-access in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { "BUG: KFENCE: .* in {{FUNC}}", STACK_TRACE } } },
+	  .stack = &kfence_stack },
 	{ .title = "BUG: KFENCE: invalid free in {{FUNC}}",
 	  .fmt = "KFENCE: invalid free in {frame}", .alt = "invalid-free in {frame}", .no_stack_trace = true,
-	  .stack = &(const struct stack_fmt){ .parts = { "BUG: KFENCE: .* in {{FUNC}}", STACK_TRACE },
-					      .skip = { "kfree", "slab_", "kmem_cache_free" } } },
+	  .stack = &kfence_stack },
 	{ .title = "BUG: KFENCE: memory corruption in {{FUNC}}",
 	  .fmt = "KFENCE: memory corruption in {frame}", .no_stack_trace = true,
-	  .stack = &(const struct stack_fmt){ .parts = { "BUG: KFENCE: .* in {{FUNC}}", STACK_TRACE },
-					      .skip = { "kfree", "slab_", "kmem_cache_free" } } },
+	  .stack = &kfence_stack },
 	{ .title = "BUG: (?:unable to handle kernel paging request|unable to handle page fault for address|Unable to handle kernel data access)",
 	  .fmt = "BUG: unable to handle kernel paging request in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &rip_then_trace },
@@ -156,8 +154,6 @@ static const struct oops_format bug_formats[] = {
 	{ .title = "BUG: Dentry .* still in use",
 	  .report = "BUG: Dentry .* still in use \\([0-9]+\\) \\[(unmount) of ([^\\]]+)\\]",
 	  .fmt = "BUG: Dentry still in use in {1}", .alt = "BUG: Dentry still in use [{1} of {2}]" },
-	{ .title = "BUG: Dentry .* still in use", .fmt = "BUG: Dentry still in use in {frame}",
-	  .stack = &call_trace },
 	/* the page's allocation site, not where the bad state was seen (an
 	 * arm64 report without it is corrupted, as syzkaller has it) */
 	{ .title = "BUG: Bad page (state|cache)", .fmt = "BUG: Bad page {1} in {frame}",
@@ -175,10 +171,10 @@ static const struct oops_format bug_formats[] = {
 	  .report = "BUG: workqueue leaked lock or atomic(?:.*\\n)+?.*last function: ([a-zA-Z0-9_]+)\\n",
 	  .fmt = "BUG: workqueue leaked lock or atomic in {1}", .no_stack_trace = true },
 	{ .title = "BUG: scheduling while atomic", .fmt = "BUG: scheduling while atomic in {frame}",
-	  .stack = TRACE_SKIP("schedule", "preempt", "__schedule") },
+	  .stack = TRACE_SKIP("schedule") },
 	{ .title = "BUG: memory leak", .fmt = "memory leak in {frame}",
 	  .stack = &(const struct stack_fmt){
-		  .parts = { "backtrace(?: \\(crc [[:xdigit:]]+\\))?:", STACK_TRACE },
+		  .parts = { "backtrace(?: \\(crc [[:xdigit:]]*\\))?:", STACK_TRACE },
 		  .skip = { "kmemleak", "mmap", "kmem", "slab", "alloc", "create_object", "idr_get",
 			    "list_lru_init", "kasprintf", "kvasprintf", "pcpu_create", "strdup",
 			    "strndup", "memdup" } } },
@@ -186,8 +182,8 @@ static const struct oops_format bug_formats[] = {
 	 * frame that entered it, as for stalls. */
 	{ .title = "BUG: .*stack guard page was hit at", .fmt = "BUG: stack guard page was hit in {frame}",
 	  .alt = "stack-overflow in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE }, .picker = PICK_STALL },
-	  .no_stack_trace = true },
+	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
+					      .picker = PICK_STALL } },
 	{ .title = "BUG: MAX_STACK_TRACE_ENTRIES too low!", .fmt = "BUG: MAX_STACK_TRACE_ENTRIES too low!",
 	  .no_stack_trace = true },
 	{ .title = "BUG:[[:space:]]*(?:\\n|$)", .fmt = "BUG: corrupted", .corrupted = true },
@@ -204,8 +200,8 @@ static const char *const bug_suppressions[] = {
 static const struct oops_format warning_formats[] = {
 	{ .title = "WARNING: .*lib/debugobjects\\.c.* (?:debug_print|debug_check|at)",
 	  .fmt = "WARNING: ODEBUG bug in {frame}",
-	  .stack = WARNING_STACK("debug_", "rcu", "hrtimer_", "timer_", "work_", "percpu_", "kmem_",
-				 "slab_", "kfree", "vunmap", "vfree", "__free_", "debug_check", "kobject_") },
+	  .stack = WARNING_STACK("debug_", "rcu", "hrtimer_", "timer_", "work_", "percpu_", "vunmap",
+				 "vfree", "__free_", "debug_check", "kobject_") },
 	{ .title = "WARNING: .*mm/usercopy\\.c.* (?:usercopy_warn|at)", .fmt = "WARNING: bad usercopy in {frame}",
 	  .stack = WARNING_STACK("usercopy", "__check") },
 	{ .title = "WARNING: .*lib/kobject\\.c.* (?:kobject_|at)", .fmt = "WARNING: kobject bug in {frame}",
@@ -219,14 +215,8 @@ static const struct oops_format warning_formats[] = {
 	{ .title = "WARNING: lock held when returning to user space",
 	  .report = "WARNING: lock held when returning to user space(?:.*\\n)+?.*leaving the kernel with locks still held(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
 	  .fmt = "WARNING: lock held when returning to user space in {1}", .no_stack_trace = true },
-	{ .title = "WARNING: .*mm/vmalloc\\.c.*__vmalloc_node(?:_range)?", .fmt = "WARNING: zero-size vmalloc in {frame}",
-	  .stack = WARNING_STACK("vmalloc", "kvmalloc", "__vmalloc", "vzalloc", "kvzalloc", "kvcalloc") },
-	{ .title = "WARNING: .*mm/page_alloc\\.c", .fmt = "WARNING in {frame}",
-	  .stack = WARNING_STACK("alloc_pages", "__alloc_frozen_pages", "alloc_page", "kmalloc", "__kmalloc",
-				 "kvmalloc", "folio_alloc", "__get_free_pages", "get_zeroed_page",
-				 "alloc_slab_page", "allocate_slab", "new_slab", "___slab_alloc",
-				 "__slab_alloc", "slab_alloc", "kmalloc_large", "kmalloc_order",
-				 "__kmalloc_large", "___kmalloc_large", "alloc_pages_exact") },
+	{ .title = "WARNING: .*mm/vmalloc.c.*__vmalloc_node", .fmt = "WARNING: zero-size vmalloc in {frame}",
+	  .stack = WARNING_STACK() },
 	{ .title = "WARNING: .*mm/.*\\.c.* k?.?malloc", .fmt = "WARNING: kmalloc bug in {frame}",
 	  .stack = WARNING_STACK("kmalloc", "krealloc", "slab", "kmem") },
 	{ .title = "WARNING: .* usb_submit_urb", .fmt = "WARNING in {frame}/usb_submit_urb",
@@ -264,7 +254,7 @@ static const struct oops_format warning_formats[] = {
 	  .fmt = "inconsistent lock state in {frame}", .stack = &call_trace },
 	{ .title = "WARNING: suspicious RCU usage", .report = "WARNING: suspicious RCU usage(?:.*\\n)+?.*?{{SRC}}",
 	  .fmt = "WARNING: suspicious RCU usage in {frame}",
-	  .stack = TRACE_SKIP("rcu", "kmem", "slab", "kmalloc", "vmalloc", "kcalloc", "kzalloc") },
+	  .stack = TRACE_SKIP("rcu", "kmem", "slab") },
 	{ .title = "WARNING: kernel stack regs at [0-9a-f]+ in [^ ]* has bad '([^']+)' value",
 	  .fmt = "WARNING: kernel stack regs has bad '{1}' value", .no_stack_trace = true },
 	{ .title = "WARNING: kernel stack frame pointer at [0-9a-f]+ in [^ ]* has bad value",
@@ -320,18 +310,14 @@ static const struct oops_format info_formats[] = {
 	{ .title = "INFO: inconsistent lock state",
 	  .report = "INFO: inconsistent lock state \\](?:.*\\n)+?.*takes(?:.*\\n)+?.*at: {{PC}} +{{FUNC}}",
 	  .fmt = "inconsistent lock state in {1}" },
-	{ .title = "INFO: rcu_(?:preempt|sched|bh) (?:self-)?detected(?: expedited)? stall",
-	  .fmt = "INFO: rcu detected stall in {frame}", .alt = "stall in {frame}", .stack = &stall_stack },
-	{ .title = "INFO: rcu_tasks detected stalls? on tasks",
-	  .fmt = "INFO: rcu detected stall in {frame}", .alt = "stall in {frame}", .stack = &stall_stack },
-	{ .title = "INFO: rcu_(?:preempt|sched|bh) detected stall on CPU",
+	{ .title = "INFO: rcu_(?:preempt|sched|bh|tasks) (?:self-)?detected(?: expedited)? stall",
 	  .fmt = "INFO: rcu detected stall in {frame}", .alt = "stall in {frame}", .stack = &stall_stack },
 	{ .title = "INFO: trying to register non-static key",
 	  .fmt = "INFO: trying to register non-static key in {frame}",
 	  .stack = TRACE_SKIP("stack", "lock", "IRQ") },
 	{ .title = "INFO: suspicious RCU usage", .report = "INFO: suspicious RCU usage(?:.*\\n)+?.*?{{SRC}}",
 	  .fmt = "INFO: suspicious RCU usage in {frame}",
-	  .stack = TRACE_SKIP("rcu", "kmem", "slab", "kmalloc", "vmalloc", "kcalloc", "kzalloc") },
+	  .stack = TRACE_SKIP("rcu", "kmem", "slab") },
 	{ .title = "INFO: task [^\\n]*(?:\\n[^\\n]*)?blocked (?:in I/O wait )?for more than [0-9]+ seconds", .fmt = "INFO: task hung in {frame}",
 	  .alt = "hang in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE }, .picker = PICK_HUNG_TASK } },
@@ -417,7 +403,6 @@ static const struct oops_format kernel_bug_formats[] = {
 	{ .title = "kernel BUG at (.*)", .fmt = "kernel BUG in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
 					      .parts2 = { CALL_TRACE, STACK_TRACE }, .skip = { "^skb_" } } },
-	{ .title = "kernel BUG", .fmt = "kernel BUG in {frame}", .stack = &rip_then_trace },
 	{ 0 }
 };
 static const struct oops_format kernel_bug2_formats[] = {
@@ -437,24 +422,16 @@ static const struct oops_format invalid_op_formats[] = {
 	{ 0 }
 };
 static const struct oops_format ubsan_formats[] = {
-	{ .title = "UBSAN: Undefined behaviour in", .fmt = "UBSAN: undefined-behaviour in {frame}",
-	  .stack = TRACE_SKIP("ubsan", "overflow") },
+	{ .title = "UBSAN:", .report = "UBSAN: Undefined behaviour in",
+	  .fmt = "UBSAN: undefined-behaviour in {frame}", .stack = TRACE_SKIP("ubsan", "overflow") },
 	{ .title = "UBSAN: array-index-out-of-bounds in", .fmt = "UBSAN: array-index-out-of-bounds in {frame}",
 	  .alt = "bad-access in {frame}", .stack = TRACE_SKIP("ubsan", "overflow") },
-	{ .title = "UBSAN: (.*?) in", .fmt = "UBSAN: {1} in {frame}",
+	{ .title = "UBSAN:", .report = "UBSAN: (.*?) in", .fmt = "UBSAN: {1} in {frame}",
 	  .stack = TRACE_SKIP("ubsan", "overflow") },
-	{ 0 }
-};
-/* The NMI watchdog: a CPU spun with interrupts off. */
-static const struct oops_format hard_lockup_formats[] = {
-	{ .title = "Watchdog detected hard LOCKUP on cpu", .fmt = "BUG: hard lockup in {frame}",
-	  .alt = "stall in {frame}",
-	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
-					      .parts2 = { CALL_TRACE, STACK_TRACE }, .picker = PICK_STALL } },
 	{ 0 }
 };
 static const struct oops_format reboot_formats[] = {
-	{ .title = "Booting the kernel", .fmt = "unexpected kernel reboot", .no_stack_trace = true },
+	{ .title = "^Booting the kernel", .fmt = "unexpected kernel reboot", .no_stack_trace = true },
 	{ 0 }
 };
 static const struct oops_format netdev_formats[] = {
@@ -566,7 +543,6 @@ const struct oops report_oopses[] = {
 	{ "divide_error:", divide_formats, no_suppressions },
 	{ "invalid opcode:", invalid_op_formats, no_suppressions },
 	{ "UBSAN:", ubsan_formats, no_suppressions },
-	{ "Watchdog detected hard LOCKUP", hard_lockup_formats, no_suppressions },
 	{ "Booting the kernel.", reboot_formats, reboot_suppressions },
 	{ "unregister_netdevice: waiting for", netdev_formats, no_suppressions },
 	{ "VFS: Busy inodes after unmount", busy_inodes_formats, no_suppressions },
@@ -587,16 +563,21 @@ const size_t report_n_oopses = ARRAY_SIZE(report_oopses);
 /* report_frames(): the first call trace of the report (or, for reports
  * that print frames right under the header, those). */
 const struct stack_fmt report_trace_fmt = {
-	.parts = { "(?:" CALL_TRACE "|[^k] backtrace(?: \\(crc [[:xdigit:]]+\\))?:)", STACK_TRACE },
+	.parts = { "(?:" CALL_TRACE "|[^k] backtrace(?: \\(crc [[:xdigit:]]*\\))?:)", STACK_TRACE },
 	.parts2 = { STACK_TRACE },
 };
 
-/* Lines that start a call trace (and end the previous one). */
+/* riscv's show_regs() ends with this line and prints the stack without a
+ * header: a start that may legitimately be followed by no frame. */
+const char report_riscv_stack_start[] =
+	"status: [0-9a-f]{16} badaddr: [0-9a-f]{16} cause: [0-9a-f]{16}";
+
+/* Lines that start a call trace (and end the previous one): linux.go
+ * stackStartRes ("stack backtrace:" excluded, a kmemleak crc allowed). */
 const char *const report_stack_starts[] = {
-	"Call Trace", "Backtrace:", "Allocated:", "Allocated by task [0-9]+:", "Freed:", "Freed by task [0-9]+:",
-	"[^k] backtrace(?: \\(crc [[:xdigit:]]+\\))?:", /* not "stack backtrace:" */
-	"Last potentially related work creation:", "Second to last potentially related work creation:",
-	"Call trace:", "Uninit was stored to memory at", NULL
+	"Call (?:T|t)race", "Allocated:", "Allocated by task [0-9]+:", "Freed:", "Freed by task [0-9]+:",
+	"[^k] backtrace(?: \\(crc [[:xdigit:]]*\\))?:", "Backtrace:", "Uninit was stored to memory at",
+	report_riscv_stack_start, NULL
 };
 /* A frame line: "[<addr>] func+0x1/0x2" or " func+0x1/0x2 file.c:1". */
 const char *const report_frame_res[] = {
@@ -612,22 +593,21 @@ const char *const report_corrupted_lines[] = {
 	NULL
 };
 
-/* Generic helpers never taken as the guilty function (substrings, or
- * anchored with ^/$). */
+/* Generic helpers never taken as the guilty function: linux.go
+ * linuxStackParams.skipPatterns whole, in its order (unanchored regexes
+ * unless written with ^/$). */
 const char *const report_skip_frames[] = {
 	"__sanitizer", "__asan", "kasan", "hwasan", "__msan", "kmsan", "kcsan_setup_watchpoint",
 	"check_memory_region", "check_heap_object", "check_object", "read_word_at_a_time",
 	"(read|write)_once_.*nocheck", "print_address_description", "panic", "invalid_op",
 	"report_bug", "fixup_bug", "print_report", "print_usage_bug", "do_error", "invalid_op",
-	"_trap$", "do_trap_", "show_stack", "dump_stack", "walk_stack", "dump_backtrace",
-	"arch_stack_walk", "hex_dump", "warn_slowpath", "warn_alloc", "warn_bogus", "__warn", "WARN_ON",
-	/* allocators and the page cache */
-	"alloc_page", "k?v?(?:m|z|c)alloc", "krealloc", "kmem_cache", "allocate_slab",
-	"folio_(?:alloc|unlock)", "^unlock_page$", "filemap_alloc_folio", "__filemap_get_folio",
-	"find_or_create_page", "do_read_cache_folio", "read_cache_page", "pagecache_get_page",
-	"grab_cache_page_write_begin", "slab_", "free_large_kmalloc",
+	"_trap$|do_trap", "show_stack", "dump_stack", "walk_stack", "dump_backtrace", "warn_slowpath",
+	"warn_alloc", "warn_bogus", "__warn", "alloc_page", "k?v?(?:m|z|c)alloc", "krealloc",
+	"kmem_cache", "allocate_slab", "__alloc_frozen_pages_noprof", "folio_(?:alloc|unlock)",
+	"filemap_alloc_folio", "__filemap_get_folio", "find_or_create_page", "do_read_cache_folio",
+	"read_cache_page", "pagecache_get_page", "grab_cache_page_write_begin", "slab_",
 	"debug_object", "timer_is_static_object", "work_is_static_object", "__might_fault",
-	"print_unlock", "imbalance_bug", "bh_enable", "bh_disable", "stack_trace_save", "stack_trace_consume", "lockdep", "perf_trace",
+	"print_unlock", "imbalance_bug", "lockdep", "bh_enable", "bh_disable", "perf_trace",
 	"lock_acquire", "lock_release", "lock_class", "mark_lock", "(reacquire|mark)_held_locks",
 	"raw_spin_rq", "spin_lock", "spin_trylock", "spin_unlock", "read_lock", "read_trylock",
 	"write_lock", "write_trylock", "read_unlock", "write_unlock", "^down$", "down_read",
@@ -637,44 +617,32 @@ const char *const report_skip_frames[] = {
 	"(set|clear|change|test)_bit", "__wake_up", "^refcount_", "^kref_", "ref_tracker",
 	"seqprop_assert", "memcpy", "memcmp", "memset", "memchr", "memmove", "memdup", "strcmp",
 	"strncmp", "strcpy", "strlcpy", "strncpy", "strscpy", "strlen", "strstr", "strnstr",
-	"strnlen", "strchr", "strdup", "strndup", "copy_to_user", "copy_from_user",
-	"copy_to_iter", "copy_from_iter", "copy_page_to_iter", "copy_page_from_iter",
-	"copy_folio_to_iter", "^copyin$", "^copyout$", "put_user", "get_user", "might_fault",
-	"might_sleep", "list_add", "list_del", "list_replace", "list_move", "list_splice",
-	"^rb_", "^__rb_", "_indirect_thunk_", "string", "pointer", "snprintf", "scnprintf",
-	"kasprintf", "kvasprintf", "printk", "va_format", "dev_info", "dev_notice", "dev_warn",
-	"dev_err", "dev_alert", "dev_crit", "dev_emerg", "program_check_exception",
-	"program_check_common", "del_timer", "flush_work", "__cancel_work_timer",
-	"cancel_work_sync", "try_to_grab_pending", "flush_workqueue", "drain_workqueue",
-	"destroy_workqueue", "queue_work", "finish_wait", "kthread_stop", "kobject_",
-	"add_uevent_var", "get_device_parent", "device_add", "device_del", "device_unregister",
-	"device_destroy", "device_release", "devres_release_all", "hwrng_unregister",
-	"i2c_del_adapter", "__unregister_client", "device_for_each_child", "rollback_registered",
-	"unregister_netdev", "sysfs_remove", "device_remove_file", "tty_unregister_device",
-	"dummy_urb_enqueue", "usb_kill_urb", "usb_kill_anchored_urbs", "usb_control_msg",
-	"usb_hcd_submit_urb", "usb_submit_urb", "^complete$", "wait_for_completion", "^kv?free$",
-	"kfree_skb", "readb$", "readw$", "readl$", "readq$", "__ioread", "__iowrite",
-	"crc16", "crc32", "crc_itu_t", "__crc32c_le", "^xas_", "lock_timer_base", "^klist_",
-	"^skb_(?:put|push|pull)$", "^skb_over_panic$", "^skb_under_panic$", "__phys_addr",
-	"__might_resched", "_atomic_dec_and_lock", "^assertfail$", "^(?:fast_)?dput$", "_nlink$",
-	"^iput$", "print_tainted", "check_panic_on_warn", "get_taint", "fortify", "trace_hardirqs",
-	/* arm64 exception entry */
-	"do_kernel_fault", "do_tag_check_fault", "do_mem_abort", "do_bad_area", "do_translation_fault",
-	"^el1h?_64_sync", "^el1_abort$", "^el1_sync",
-	"insert_work", "__queue_work", "find_lock_entries", "truncate_inode_pages", "^__?mod_timer$",
-	"timer_delete", "^put_device$", "mark_buffer_dirty", "folios_put",
-	"ida_free", "cleanup_srcu_struct", "extract_(user|iter)_to_sg", "drop_nlink",
-	"__queue_delayed_work", "queue_delayed_work_on", "__timer_delete_sync", "sk_stop_timer_sync",
-	"stack_trace_consume_entry", "hex_dump_to_buffer", "^ihold$", "^iput_final$",
-	"^__?folio_put", "^put_page$", "free_unref", "rhashtable_lookup", "queue_delayed_work",
-	"sk_stop_timer", "sk_reset_timer", "tasklet_action", "^logic_(?:in|out)",
-	"^handle_bug$", "^exc_invalid_op$", "^asm_exc_invalid_op$",
-	/* the rest of linux.go's list */
-	"__alloc_frozen_pages_noprof", "writeb$", "writew$", "writel$", "writeq$", "logic_in", "logic_out",
-	"^crc\\d+", "assertfail", "print_hex_dump", "(trace|lockdep)_(hard|soft)irq", "^(un)?lock_page",
-	"el1_abort", "el1h_64_sync(?:_handler)?", "xas_(?:start|load|find)", "truncate_inode_pages_range",
-	"__fortify_report", "__mod_timer", "dput",
-	"^__report_bug$", "^__ubsan", "^ubsan_", "^rcu_is_watching$", "^__sanitizer_cov_trace_pc$",
+	"strnlen", "strchr", "strdup", "strndup", "copy_to_user", "copy_from_user", "copy_to_iter",
+	"copy_from_iter", "copy_page_to_iter", "copy_page_from_iter", "copy_folio_to_iter",
+	"^copyin$", "^copyout$", "put_user", "get_user", "might_fault", "might_sleep", "list_add",
+	"list_del", "list_replace", "list_move", "list_splice", "^rb_", "^__rb_", "_indirect_thunk_",
+	"string", "pointer", "snprintf", "scnprintf", "kasprintf", "kvasprintf", "printk",
+	"va_format", "dev_info", "dev_notice", "dev_warn", "dev_err", "dev_alert", "dev_crit",
+	"dev_emerg", "program_check_exception", "program_check_common", "del_timer", "flush_work",
+	"__cancel_work_timer", "cancel_work_sync", "try_to_grab_pending", "flush_workqueue",
+	"drain_workqueue", "destroy_workqueue", "queue_work", "finish_wait", "kthread_stop",
+	"kobject_", "add_uevent_var", "get_device_parent", "device_add", "device_del",
+	"device_unregister", "device_destroy", "device_release", "devres_release_all",
+	"hwrng_unregister", "i2c_del_adapter", "__unregister_client", "device_for_each_child",
+	"rollback_registered", "unregister_netdev", "sysfs_remove", "device_remove_file",
+	"tty_unregister_device", "dummy_urb_enqueue", "usb_kill_urb", "usb_kill_anchored_urbs",
+	"usb_control_msg", "usb_hcd_submit_urb", "usb_submit_urb", "^complete$",
+	"wait_for_completion", "^kv?free$", "kfree_skb", "readb$", "readw$", "readl$", "readq$",
+	"writeb$", "writew$", "writel$", "writeq$", "logic_in", "logic_out", "^crc\\d+", "crc_itu_t",
+	"__might_resched", "assertfail", "^iput$", "^iput_final$", "^ihold$", "hex_dump_to_buffer",
+	"print_hex_dump", "^klist_", "(trace|lockdep)_(hard|soft)irq", "^(un)?lock_page",
+	"stack_trace_consume_entry", "arch_stack_walk", "stack_trace_save", "insert_work",
+	"__queue_delayed_work", "queue_delayed_work_on", "ida_free", "do_(kernel|translation)_fault",
+	"do_mem_abort", "el1_abort", "el1h_64_sync(?:_handler)?", "print_tainted",
+	"xas_(?:start|load|find)", "find_lock_entries", "truncate_inode_pages_range", "__phys_addr",
+	"__fortify_report", "cleanup_srcu_struct", "rhashtable_lookup", "extract_(user|iter)_to_sg",
+	"drop_nlink", "^get_taint$", "^put_device$", "lock_timer_base", "__timer_delete_sync",
+	"sk_stop_timer_sync", "__mod_timer", "fast_dput", "dput", "mark_buffer_dirty",
 	NULL
 };
 

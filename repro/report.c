@@ -398,7 +398,6 @@ struct description {
 	char **frames;
 	const struct oops_format *format;
 	const char *corrupted;
-	bool traced; /* frames came from a parsed call trace */
 };
 
 static void description_done(struct description *d)
@@ -516,7 +515,6 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 		d->frames = TAKE_PTR(frames);
 		d->format = f;
 		d->corrupted = corrupted;
-		d->traced = flags & STACK_TRACED;
 	}
 	if (!d->title) {
 		const char *h = memmem(text, len, o->header, strlen(o->header));
@@ -538,69 +536,76 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 
 /* ---- corruption ---------------------------------------------------------- */
 
-static const char *const stack_keywords[] = {
-	"Call Trace", "Allocated:", "Allocated by task [0-9]+:", "Freed:", "Freed by task [0-9]+:",
-	"[^k] backtrace(?: \\(crc [[:xdigit:]]+\\))?:", NULL
-};
-
-static bool has_frame_soon(const char *p, const char *end)
+static bool is_stack_start_line(const char *l, size_t n)
 {
-	const char *nl = memchr(p, '\n', (size_t)(end - p));
-	int newlines = 0;
+	return re_match_any(report_stack_starts, l, n);
+}
 
-	if (!nl)
-		return false;
-	/* syzkaller splits the text from the keyword on at each newline and
-	 * wants four pieces: three newlines, the last one's empty remainder
-	 * included. */
-	for (const char *q = p; q && newlines < 3; newlines++) {
-		q = memchr(q, '\n', (size_t)(end - q));
-		if (q)
-			q++;
-		else
-			break;
-	}
-	if (newlines < 3)
-		return false;
-	p = nl + 1;
-	for (int i = 0; i < 15 && p < end; i++) {
-		const char *e = memchr(p, '\n', (size_t)(end - p));
-		size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
+static bool is_frame_line(const char *l, size_t n)
+{
+	size_t ov[2 * RE_MAX_GROUPS];
 
-		if (re_match_any(stack_keywords, p, n))
-			break;
-		if (memmem(p, n, "(stack is not available)", 24) ||
-		    re_search("^ *(?:\\[\\<?(?:[0-9a-f]+)\\>?\\] ?){0,2}[ \\t]+(?:[0-9]+:)?([a-zA-Z0-9_.]+)\\+0x([0-9a-f]+)/0x([0-9a-f]+)",
-			      p, n, 0, (size_t[2 * RE_MAX_GROUPS]){}) > 0)
+	for (const char *const *re = report_frame_res; *re; re++)
+		if (re_search(*re, l, n, 0, ov) > 0)
 			return true;
-		p = e ? e + 1 : end;
-	}
 	return false;
 }
 
-static const char *judge_corrupted(const char *title, const char *text, size_t len, const struct oops_format *f,
-				   bool have_frames)
+/* After a stack start at p: whether one of the next 15 lines, before the
+ * next stack start, is a frame.  -1: fewer than three newlines from p on
+ * (Go's split of the rest gives fewer than four pieces). */
+static int frames_follow(const char *p, const char *end)
 {
+	const char *q = p;
+
+	for (int nl = 0; nl < 3; nl++) {
+		q = memchr(q, '\n', (size_t)(end - q));
+		if (!q)
+			return -1;
+		q++;
+	}
+	p = memchr(p, '\n', (size_t)(end - p)) + 1;
+	for (int i = 0; i < 15 && p <= end; i++) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
+
+		if (is_stack_start_line(p, n))
+			return 0;
+		if (memmem(p, n, "(stack is not available)", 24) || is_frame_line(p, n))
+			return 1;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+/* linux.go isCorrupted: every kind of stack start that occurs must be
+ * followed by frames (riscv's register dump may legitimately not be),
+ * and a format that expects a stack must have one. */
+static const char *judge_corrupted(const char *title, const char *text, size_t len,
+				   const struct oops_format *f)
+{
+	bool has_stack = false;
+
 	if (re_match("\\[ *[0-9]+\\.[0-9]+\\]", title, strlen(title)))
 		return "title has a timestamp in it";
-	if (!f)
+	if (!f || f->no_stack_trace)
 		return NULL;
-	if (f->no_stack_trace)
-		return NULL;
-	/* KMSAN and some arches print frames without a "Call Trace" line:
-	 * frames found by the format count as a stack trace too. */
-	if (!memmem(text, len, "Call Trace", 10) && !memmem(text, len, "backtrace", 9) &&
-	    !memmem(text, len, "Call trace", 10) && !memmem(text, len, "Backtrace", 9) && !have_frames)
-		return "no stack trace in report";
-	for (const char *const *k = stack_keywords; *k; k++) {
+	for (const char *const *k = report_stack_starts; *k; k++) {
 		size_t ov[2 * RE_MAX_GROUPS];
+		int r;
 
 		if (re_search(*k, text, len, 0, ov) <= 0)
 			continue;
-		if (!has_frame_soon(text + ov[0], text + len))
+		r = frames_follow(text + ov[0], text + len);
+		if (r < 0)
+			return "call trace is missed";
+		has_stack |= r > 0;
+		if (r == 0 && *k != report_riscv_stack_start)
 			return "no frames in a stack trace";
 	}
-	return NULL;
+	return has_stack ? NULL : "no stack trace in report";
 }
 
 /* ---- the report ------------------------------------------------------------ */
@@ -716,7 +721,9 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 	rep->prefix_len = g.prefix_len;
 	rep->start = start;
 	rep->end = g.end_pos;
-	r = describe(text, g.report_end, o, &d);
+	/* as syzkaller's extractDescription: the report from its oops line
+	 * on, the context lines before it left out */
+	r = describe(text + g.prefix_len, g.report_end - g.prefix_len, o, &d);
 	if (r >= 0 && !d.title) {
 		/* Context filtering lost the header: title the raw lines. */
 		size_t n = MIN(g.end_pos - start, REPORT_TEXT_MAX);
@@ -730,8 +737,8 @@ static int fill(struct report *rep, const char *log, size_t len, size_t start, c
 	}
 	rep->corrupted_reason = d.corrupted;
 	if (!rep->corrupted_reason)
-		rep->corrupted_reason = judge_corrupted(d.title ? d.title : "", text, text_len,
-							d.format ? d.format : NULL, d.traced);
+		rep->corrupted_reason = judge_corrupted(d.title ? d.title : "", text + g.prefix_len,
+							text_len - g.prefix_len, d.format);
 	rep->title = d.title ? title_normalize(d.title) : NULL;
 	for (char **a = d.alts; a && *a; a++) {
 		_cleanup_free_ char *alt = title_normalize(*a);

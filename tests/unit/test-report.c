@@ -167,10 +167,13 @@ static void test_families(void **state)
 	static const struct {
 		const char *log, *title, *type;
 	} cases[] = {
+		/* linux.go has no family of the NMI watchdog's own line: the
+		 * panic it causes names the crash */
 		{ "[ 1.0] NMI watchdog: Watchdog detected hard LOCKUP on cpu 1\n"
 		  "[ 1.0] RIP: 0010:spin_forever+0x1/0x2\n[ 1.0] Call Trace:\n"
-		  "[ 1.0]  spin_forever+0x1/0x2\n[ 1.0]  do_ioctl_thing+0x1/0x2\n[ 1.0]  vfs_ioctl+0x1/0x2\n",
-		  "BUG: hard lockup in do_ioctl_thing", "HANG" },
+		  "[ 1.0]  spin_forever+0x1/0x2\n[ 1.0]  do_ioctl_thing+0x1/0x2\n[ 1.0]  vfs_ioctl+0x1/0x2\n"
+		  "[ 1.0] Kernel panic - not syncing: Hard LOCKUP\n",
+		  "kernel panic: Hard LOCKUP", "DoS" },
 		{ "[ 1.0] unregister_netdevice: waiting for lo to become free. Usage count = 2\n",
 		  "unregister_netdevice: waiting for DEV to become free", "DoS" },
 		{ "[ 1.0] VFS: Busy inodes after unmount of loop0. Self-destruct in 5 seconds.\n",
@@ -675,6 +678,31 @@ static void test_corruption_rules(void **state)
 		"[ 1.0] RIP: 0010:foo+0x1/0x2\n"
 		"[ 1.0] Call Trace:\n"
 		"[ 1.0]  foo_a+0x1/0x2";
+	/* more classes of linux.go's rules: a stack that is missing, riscv's
+	 * headerless stack, a UBSAN line without " in", a reboot only when
+	 * the report starts with it, rcu_tasks stalls */
+	static const struct {
+		const char *log, *title;
+		bool corrupted;
+	} more[] = {
+		{ "[ 1.0] WARNING: CPU: 0 PID: 1 at fs/foo.c:1 foo+0x1/0x2\n[ 1.0] RIP: 0010:foo+0x1/0x2\n"
+		  "[ 1.0] RSP: 0018:ffff8880\n[ 1.0] RAX: 0\n[ 1.0] RBX: 0\n",
+		  "WARNING in foo", true },
+		{ "[ 1.0] Unable to handle kernel paging request at virtual address 0000000000000008\n"
+		  "[ 1.0] epc : foo_rv+0x1/0x2\n"
+		  "[ 1.0] status: 0000000200000120 badaddr: 0000000000000008 cause: 000000000000000d\n"
+		  "[ 1.0] Call Trace:\n[ 1.0] [<ffffffff80001234>] foo_rv+0x1/0x2\n"
+		  "[ 1.0] [<ffffffff80005678>] bar_rv+0x1/0x2\n[ 1.0] [<ffffffff80009abc>] baz_rv+0x1/0x2\n",
+		  "BUG: unable to handle kernel paging request in foo_rv", false },
+		{ "[ 1.0] UBSAN: shift-out-of-bounds\n[ 1.0] Call Trace:\n[ 1.0]  a+0x1/0x2\n"
+		  "[ 1.0]  b+0x1/0x2\n[ 1.0]  c+0x1/0x2\n", "UBSAN: shift-out-of-bounds", true },
+		{ "[ 1.0] Unknown parameter 'Booting the kernel.'\n", NULL, false },
+		{ "[ 1.0] INFO: rcu_tasks detected stalls on tasks:\n"
+		  "[ 1.0] task:syz state:R running task\n[ 1.0] Call Trace:\n"
+		  "[ 1.0]  apic_timer_interrupt+0x1/0x2\n[ 1.0]  foo_loop+0x1/0x2\n"
+		  "[ 1.0]  __x64_sys_ioctl+0x1/0x2\n[ 1.0]  do_syscall_64+0x1/0x2\n",
+		  "INFO: rcu detected stall in foo_loop", false },
+	};
 	struct report *r;
 
 	(void)state;
@@ -690,6 +718,13 @@ static void test_corruption_rules(void **state)
 	assert_string_equal(report_title(r), "WARNING in foo");
 	assert_true(report_corrupted(r));
 	report_free(r);
+	for (size_t i = 0; i < ARRAY_SIZE(more); i++) {
+		assert_int_equal(report_parse(more[i].log, strlen(more[i].log), &r), 0);
+		if (!streq_ptr(report_title(r), more[i].title) || report_corrupted(r) != more[i].corrupted)
+			fail_msg("case %zu: '%s' corrupted %d (%s)", i, report_title(r) ?: "(none)",
+				 report_corrupted(r), report_corrupted_reason(r) ?: "");
+		report_free(r);
+	}
 }
 
 /* syzkaller demangles frame names before skipping and titling them
