@@ -36,6 +36,7 @@ static const struct {
 	{ "{{PC}}", "\\[\\<?(?:0x)?[0-9a-f]+\\>?\\]" },
 	{ "{{FUNC}}", "([a-zA-Z0-9_]+)(?:\\.|\\+)" },
 	{ "{{SRC}}", "([a-zA-Z0-9-_/.]+\\.[a-z]+:[0-9]+)" },
+	{ "{{TASK}}", "[\\s\\S]{0,100}?" },
 };
 
 static char *expand_macros(const char *pattern)

@@ -36,7 +36,6 @@ static bool next_line(struct line_iter *it, const char **ret, size_t *ret_len)
 	return true;
 }
 
-static bool matches_anchor(const char *f);
 
 static bool skipped(const struct stack_fmt *sf, const char *fn, size_t n)
 {
@@ -60,30 +59,23 @@ static char *demangle(const char *fn, size_t fl)
 	return d ? d : TAKE_PTR(raw);
 }
 
-/* Appends the first non-skipped capture of a frame match. */
+/* report.go appendStackFrame: every non-skipped capture of a frame match
+ * (arm's "(callee) from (caller)" gives both). */
 static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, const char *line,
 		     const size_t *ov, int groups)
 {
 	for (int g = 1; g < groups; g++) {
-		const char *fn;
-		size_t fl;
 		char *copy;
 		char **nv;
 
 		if (ov[2 * g] == SIZE_MAX)
 			continue;
-		fn = line + ov[2 * g];
-		fl = ov[2 * g + 1] - ov[2 * g];
-		copy = demangle(fn, fl);
+		copy = demangle(line + ov[2 * g], ov[2 * g + 1] - ov[2 * g]);
 		if (!copy)
 			return -ENOMEM;
-		if (skipped(sf, copy, strlen(copy))) {
+		if (skipped(sf, copy, strlen(copy)) || *n >= FRAMES_MAX) {
 			free(copy);
 			continue;
-		}
-		if (*n >= FRAMES_MAX) {
-			free(copy);
-			return 0;
 		}
 		nv = realloc(*frames, (*n + 2) * sizeof(char *));
 		if (!nv) {
@@ -93,15 +85,6 @@ static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, cons
 		nv[(*n)++] = copy;
 		nv[*n] = NULL;
 		*frames = nv;
-		/* arm "(callee) from (caller)": a dispatching caller on the
-		 * last line is seen nowhere else, and stalls need it. */
-		if (g == 1 && groups > 2 && ov[4] != SIZE_MAX) {
-			_cleanup_free_ char *caller = strndup(line + ov[4], ov[5] - ov[4]);
-
-			if (caller && matches_anchor(caller))
-				return add_frame(frames, n, sf, line, (size_t[]){ 0, 0, ov[4], ov[5] }, 2);
-		}
-		return 0;
 	}
 	return 0;
 }
@@ -252,38 +235,46 @@ static const char *pick_hung_task(char **frames, size_t *ret_idx)
 	return NULL;
 }
 
+static const char *pick_frame(const struct stack_fmt *sf, char **frames, size_t n, size_t *ret_idx)
+{
+	*ret_idx = 0;
+	if (n == 0)
+		return NULL;
+	switch (sf->picker) {
+	case PICK_STALL:
+		return pick_stall(frames, ret_idx);
+	case PICK_HUNG_TASK:
+		return pick_hung_task(frames, ret_idx);
+	case PICK_FIRST:
+		break;
+	}
+	return frame_strip(frames[0]);
+}
+
 int stack_extract_frame(const struct stack_fmt *sf, const char *text, size_t len,
 			struct picked_frame *ret_pick, char ***ret_frames, unsigned *ret_flags)
 {
 	_cleanup_strv_ char **frames = NULL;
-	const char *pick = NULL;
-	size_t n = 0, idx = 0;
+	const char *pick;
+	size_t n = 0, idx;
 	unsigned flags = 0;
 	int r;
 
 	r = collect(sf->parts, sf, text, len, &frames, &n, &flags);
-	/* the second shape when the first found nothing */
-	if (r >= 0 && n == 0 && sf->parts2[0]) {
+	if (r < 0)
+		return r;
+	pick = pick_frame(sf, frames, n, &idx);
+	/* report.go: the second shape when the first gave no frame or was
+	 * cut, and then only its result counts */
+	if ((!pick || (flags & STACK_CUT)) && sf->parts2[0]) {
 		strv_free(frames);
 		frames = NULL;
 		n = 0;
 		flags = 0;
 		r = collect(sf->parts2, sf, text, len, &frames, &n, &flags);
-	}
-	if (r < 0)
-		return r;
-	if (n > 0) {
-		switch (sf->picker) {
-		case PICK_FIRST:
-			pick = frame_strip(frames[0]);
-			break;
-		case PICK_STALL:
-			pick = pick_stall(frames, &idx);
-			break;
-		case PICK_HUNG_TASK:
-			pick = pick_hung_task(frames, &idx);
-			break;
-		}
+		if (r < 0)
+			return r;
+		pick = pick_frame(sf, frames, n, &idx);
 	}
 	*ret_pick = (struct picked_frame){};
 	if (pick) {

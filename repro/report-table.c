@@ -28,16 +28,13 @@ static const struct stack_fmt call_trace = {
 };
 static const struct stack_fmt rip_then_trace = {
 	.parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
-	.parts2 = { CALL_TRACE, STACK_TRACE },
 };
 /* arm/arm64: "PC is at" / "pc : " then "Call trace:" or "Backtrace:". */
 static const struct stack_fmt arm_stack = {
 	.parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
-	.parts2 = { CALL_TRACE, STACK_TRACE },
 };
 static const struct stack_fmt rip_only = {
 	.parts = { RIP_FRAME },
-	.parts2 = { CALL_TRACE, STACK_TRACE },
 };
 /* A WARNING traps: newer kernels print the RIP then the stack, older
  * kernels only the stack. */
@@ -48,11 +45,11 @@ static const struct stack_fmt rip_only = {
 #define TRACE_SKIP(...) (&(const struct stack_fmt){                           \
 	.parts = { CALL_TRACE, STACK_TRACE }, .skip = { __VA_ARGS__ } })
 
-/* lockdep prints the lock's acquisition site ("at: func+0x"), then a
- * stack; a generic site falls through to the stack. */
-#define LOCK_SITE "(?:at: (?:{{PC}} +)?{{FUNC}}|^ *{{PC}} +{{FUNC}})"
-#define LOCK_STACK(anchor) (&(const struct stack_fmt){                        \
-	.parts = { anchor, LOCK_SITE, CALL_TRACE, STACK_TRACE } })
+/* lockdep's "is trying to release lock ... at:" names the site on the
+ * next line, "[<pc>] func+0x"; the call trace follows. */
+static const struct stack_fmt unlock_stack = {
+	.parts = { "{{PC}} +{{FUNC}}", CALL_TRACE, STACK_TRACE },
+};
 
 static const struct stack_fmt stall_stack = {
 	.parts = { "apic_timer_interrupt", RIP_FRAME, STACK_TRACE },
@@ -72,7 +69,6 @@ static const struct oops_format bug_formats[] = {
 	  .fmt = "KASAN: {1} {3} in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &(const struct stack_fmt){
 		  .parts = { "BUG: KASAN: (?:[a-z\\-]+) in {{FUNC}}", CALL_TRACE, STACK_TRACE },
-		  .parts2 = { "BUG: KASAN: (?:[a-z\\-]+) in {{FUNC}}", STACK_TRACE },
 		  /* arm64 tag-check faults (KASAN_HW_TAGS) */
 		  .skip = { "kernel_fault", "tag_check", "mem_abort", "^el1_", "^el1h_" } } },
 	{ .title = "BUG: KASAN: (?:double-free or invalid-free|double-free|invalid-free) in {{FUNC}}",
@@ -89,7 +85,7 @@ static const struct oops_format bug_formats[] = {
 	{ .title = "BUG: KMSAN: kernel-usb-infoleak",
 	  .report = "BUG: KMSAN: kernel-usb-infoleak in {{FUNC}}",
 	  .fmt = "KMSAN: kernel-usb-infoleak in {frame}", .alt = "KMSAN origin in {origin}",
-	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE }, .parts2 = { CALL_TRACE, STACK_TRACE },
+	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE },
 		  .skip = { "alloc_skb", "usb_submit_urb", "usb_start_wait_urb", "usb_bulk_msg",
 			    "usb_interrupt_msg", "usb_control_msg" } },
 	  .origin = KMSAN_ORIGIN, .no_stack_trace = true },
@@ -98,15 +94,12 @@ static const struct oops_format bug_formats[] = {
 	  /* newer KMSAN prints the stack right below the header; generic
 	   * encryption code is where the uninit value is used, not its bug */
 	  .stack = &(const struct stack_fmt){ .parts = { STACK_TRACE },
-					      .parts2 = { CALL_TRACE, STACK_TRACE },
 					      .skip = { "alloc_skb", "netlink_ack", "netlink_rcv_skb", "_encrypt$",
 							"^(?:crypto|cipher|drbg|rng)_" } },
 	  .origin = KMSAN_ORIGIN, .no_stack_trace = true },
-	{ .title = "BUG: KCSAN: data-race in {{FUNC}} / {{FUNC}}",
-	  .fmt = "KCSAN: data-race in {1} / {2}", .no_stack_trace = true },
-	{ .title = "BUG: KCSAN: assert: race in {{FUNC}}", .fmt = "KCSAN: assert: race in {1}",
+	{ .title = "BUG: KCSAN: data-race", .report = "BUG: KCSAN: (.*)", .fmt = "KCSAN: {1}",
 	  .no_stack_trace = true },
-	{ .title = "BUG: KCSAN: (.*)", .fmt = "KCSAN: {1}", .no_stack_trace = true },
+	{ .title = "BUG: KCSAN:", .report = "BUG: KCSAN: (.*)", .fmt = "KCSAN: {1}", .no_stack_trace = true },
 	{ .title = "BUG: KFENCE: (use-after-free|out-of-bounds) (read|write) in {{FUNC}}",
 	  .fmt = "KFENCE: {1} {2} in {frame}", .alt = "bad-access in {frame}",
 	  .stack = &kfence_stack },
@@ -132,17 +125,17 @@ static const struct oops_format bug_formats[] = {
 	  .fmt = "BUG: {1} {2} in {frame}", .stack = TRACE_SKIP("spin_", "_lock", "_unlock") },
 	{ .title = "BUG: soft lockup", .fmt = "BUG: soft lockup in {frame}", .alt = "stall in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
-					      .parts2 = { CALL_TRACE, STACK_TRACE },
 					      .picker = PICK_STALL } },
-	{ .title = "BUG: .*still has locks held!", .fmt = "BUG: still has locks held in {frame}",
-	  .stack = LOCK_STACK("still has locks held!") },
+	{ .title = "BUG: .*still has locks held!",
+	  .report = "BUG: .*still has locks held!(?:.*\\n)+?.*{{PC}} +{{FUNC}}",
+	  .fmt = "BUG: still has locks held in {1}" },
 	{ .title = "BUG: lock held when returning to user space",
 	  .report = "BUG: lock held when returning to user space(?:.*\\n)+?.*leaving the kernel with locks still held(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
 	  .fmt = "BUG: lock held when returning to user space in {1}", .no_stack_trace = true },
 	{ .title = "BUG: bad unlock balance detected!", .fmt = "BUG: bad unlock balance in {frame}",
-	  .stack = LOCK_STACK("is trying to release lock") },
-	{ .title = "BUG: held lock freed!", .fmt = "BUG: held lock freed in {frame}",
-	  .stack = LOCK_STACK("is freeing memory") },
+	  .stack = &unlock_stack },
+	{ .title = "BUG: held lock freed!", .report = "BUG: held lock freed!(?:.*\\n)+?.*{{PC}} +{{FUNC}}",
+	  .fmt = "BUG: held lock freed in {1}" },
 	/* arm64 words lockdep's wait-context report differently; the x86
 	 * title keeps one bug one title. */
 	{ .title = "BUG: Invalid wait context", .fmt = "WARNING: locking bug in {frame}",
@@ -208,7 +201,7 @@ static const struct oops_format warning_formats[] = {
 	  .stack = WARNING_STACK("kobject_") },
 	{ .title = "WARNING: .*fs/proc/generic\\.c.* (?:proc_register|at)", .fmt = "WARNING: proc registration bug in {frame}",
 	  .stack = WARNING_STACK("proc_") },
-	{ .title = "WARNING: .*lib/refcount\\.c", .fmt = "WARNING: refcount bug in {frame}",
+	{ .title = "WARNING: .*lib/refcount\\.c.* (?:refcount_|at)", .fmt = "WARNING: refcount bug in {frame}",
 	  .stack = WARNING_STACK("refcount", "kobject_") },
 	{ .title = "WARNING: .*kernel/locking/lockdep\\.c.*lock_", .fmt = "WARNING: locking bug in {frame}",
 	  .stack = WARNING_STACK("lock_sock", "release_sock") },
@@ -241,9 +234,7 @@ static const struct oops_format warning_formats[] = {
 	  .fmt = "possible deadlock in {1}" },
 	/* Blame where the irq-safe lock is taken from interrupt context. */
 	{ .title = "WARNING: .*-safe -> .*-unsafe lock order detected", .fmt = "possible deadlock in {frame}",
-	  .stack = &(const struct stack_fmt){
-		  .parts = { "which became (?:HARDIRQ|SOFTIRQ)-irq-safe at:", STACK_TRACE },
-		  .parts2 = { "is trying to acquire", LOCK_SITE } } },
+	  .stack = &(const struct stack_fmt){ .parts = { "which became (?:.*) at:", STACK_TRACE } } },
 	{ .title = "WARNING: possible recursive locking detected",
 	  .report = "WARNING: possible recursive locking detected(?:.*\\n)+?.*is trying to acquire lock(?:.*\\n)+?.*at: (?:{{PC}} +)?{{FUNC}}",
 	  .fmt = "possible deadlock in {1}" },
@@ -260,15 +251,17 @@ static const struct oops_format warning_formats[] = {
 	{ .title = "WARNING: kernel stack frame pointer at [0-9a-f]+ in [^ ]* has bad value",
 	  .fmt = "WARNING: kernel stack frame pointer has bad value", .no_stack_trace = true },
 	{ .title = "WARNING: bad unlock balance detected!", .fmt = "WARNING: bad unlock balance in {frame}",
-	  .stack = LOCK_STACK("is trying to release lock") },
-	{ .title = "WARNING: held lock freed!", .fmt = "WARNING: held lock freed in {frame}",
-	  .stack = LOCK_STACK("is freeing memory") },
+	  .stack = &unlock_stack },
+	{ .title = "WARNING: held lock freed!",
+	  .report = "WARNING: held lock freed!(?:.*\\n)+?.*at:(?: {{PC}})? +{{FUNC}}",
+	  .fmt = "WARNING: held lock freed in {1}" },
 	{ .title = "WARNING: kernel stack regs .* has bad 'bp' value", .fmt = "WARNING: kernel stack regs has bad value",
 	  .no_stack_trace = true },
 	{ .title = "WARNING: kernel stack frame pointer .* has bad value", .fmt = "WARNING: kernel stack regs has bad value",
 	  .no_stack_trace = true },
-	{ .title = "WARNING: .*still has locks held!", .fmt = "WARNING: still has locks held in {frame}",
-	  .stack = LOCK_STACK("still has locks held!") },
+	{ .title = "WARNING: .*still has locks held!",
+	  .report = "WARNING: .*still has locks held!(?:.*\\n)+?.*at: {{FUNC}}",
+	  .fmt = "WARNING: still has locks held in {1}" },
 	{ .title = "WARNING: Nested lock was not taken", .fmt = "WARNING: nested lock was not taken in {frame}",
 	  .stack = WARNING_STACK() },
 	{ .title = "WARNING:[[:space:]]*(?:\\n|$)", .fmt = "WARNING: corrupted", .corrupted = true },
@@ -318,10 +311,10 @@ static const struct oops_format info_formats[] = {
 	{ .title = "INFO: suspicious RCU usage", .report = "INFO: suspicious RCU usage(?:.*\\n)+?.*?{{SRC}}",
 	  .fmt = "INFO: suspicious RCU usage in {frame}",
 	  .stack = TRACE_SKIP("rcu", "kmem", "slab") },
-	{ .title = "INFO: task [^\\n]*(?:\\n[^\\n]*)?blocked (?:in I/O wait )?for more than [0-9]+ seconds", .fmt = "INFO: task hung in {frame}",
+	{ .title = "INFO: task {{TASK}} blocked (?:in I/O wait )?for more than [0-9]+ seconds", .fmt = "INFO: task hung in {frame}",
 	  .alt = "hang in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { CALL_TRACE, STACK_TRACE }, .picker = PICK_HUNG_TASK } },
-	{ .title = "INFO: task .* can't die for more than .* seconds", .fmt = "INFO: task can't die in {frame}",
+	{ .title = "INFO: task {{TASK}} can't die for more than .* seconds", .fmt = "INFO: task can't die in {frame}",
 	  .alt = "hang in {frame}", .stack = TRACE_SKIP("schedule") },
 	/* Corrupted old-style KASAN reports end up here. */
 	{ .title = "INFO: (Freed|Allocated) in (.*)", .fmt = "INFO: {1} in {2}", .corrupted = true },
@@ -402,7 +395,7 @@ static const struct oops_format kernel_bug_formats[] = {
 	/* many skb helpers BUG_ON their caller's mistakes */
 	{ .title = "kernel BUG at (.*)", .fmt = "kernel BUG in {frame}",
 	  .stack = &(const struct stack_fmt){ .parts = { RIP_FRAME, CALL_TRACE, STACK_TRACE },
-					      .parts2 = { CALL_TRACE, STACK_TRACE }, .skip = { "^skb_" } } },
+					      .skip = { "^skb_" } } },
 	{ 0 }
 };
 static const struct oops_format kernel_bug2_formats[] = {
@@ -526,7 +519,8 @@ static const char *const reboot_suppressions[] = {
 	"Parsing ELF|Decompressing Linux|Unknown parameter '", NULL
 };
 
-/* Order matters: on one line the first family wins. */
+/* linux.go linuxOopses then report.go commonOopses, in their order: on a
+ * line that two headers share, the earlier family wins. */
 const struct oops report_oopses[] = {
 	{ "BUG:", bug_formats, bug_suppressions },
 	{ "WARNING:", warning_formats, warning_suppressions },
@@ -536,26 +530,26 @@ const struct oops report_oopses[] = {
 	{ "stack segment: ", stack_segment_formats, no_suppressions },
 	{ "Kernel panic", panic_formats, no_suppressions },
 	{ "PANIC: double fault", double_fault_formats, no_suppressions },
+	{ "rust_kernel: panicked", rust_formats, no_suppressions },
 	{ "kernel BUG", kernel_bug_formats, no_suppressions },
 	{ "Kernel BUG", kernel_bug2_formats, no_suppressions },
 	{ "BUG kmalloc-", object_free_formats, no_suppressions },
 	{ "divide error:", divide_formats, no_suppressions },
 	{ "divide_error:", divide_formats, no_suppressions },
 	{ "invalid opcode:", invalid_op_formats, no_suppressions },
+	{ "int3:", int3_formats, no_suppressions },
 	{ "UBSAN:", ubsan_formats, no_suppressions },
 	{ "Booting the kernel.", reboot_formats, reboot_suppressions },
 	{ "unregister_netdevice: waiting for", netdev_formats, no_suppressions },
-	{ "VFS: Busy inodes after unmount", busy_inodes_formats, no_suppressions },
 	{ "VFS: Close: file count is 0", file_count_formats, no_suppressions },
-	{ "int3:", int3_formats, no_suppressions },
+	{ "VFS: Busy inodes after unmount", busy_inodes_formats, no_suppressions },
 	{ "Internal error:", internal_error_formats, no_suppressions },
 	{ "Unhandled fault:", unhandled_fault_formats, no_suppressions },
 	{ "Alignment trap:", alignment_formats, no_suppressions },
 	{ "trusty: panic", trusty_formats, no_suppressions },
-	{ "rust_kernel: panicked", rust_formats, no_suppressions },
+	{ "fatal error:", go_formats, go_suppressions },
 	{ "SYZFAIL:", syzfail_formats, no_suppressions },
 	{ "SYZFATAL:", syzfatal_formats, no_suppressions },
-	{ "fatal error:", go_formats, go_suppressions },
 	{ "panic:", panic_go_formats, panic_go_suppressions },
 };
 const size_t report_n_oopses = ARRAY_SIZE(report_oopses);
@@ -583,7 +577,7 @@ const char *const report_stack_starts[] = {
 const char *const report_frame_res[] = {
 	"^ *(?:{{PC}} ){0,2}{{FUNC}}",
 	/* arm: "[<c0123>] (callee) from [<c0456>] (caller+0x1/0x2)" */
-	"^ *{{PC}} +\\(([a-zA-Z0-9_.]+)\\) from {{PC}} +\\(([a-zA-Z0-9_.]+)\\+",
+	"^ *{{PC}} \\(([a-zA-Z0-9_.]+)\\) from {{PC}} \\({{FUNC}}",
 	"^ *(?:{{PC}} ){0,2}([a-zA-Z0-9_.]+) (?:[a-zA-Z0-9-_/.]+\\.[a-z]+:[0-9]+)(?: \\[inline\\])?",
 	NULL
 };
