@@ -272,17 +272,19 @@ static const char *const warning_suppressions[] = {
 	"WARNING: workqueue cpumask: online intersect > possible intersect",
 	"WARNING: [Tt]he mand mount option",
 	"WARNING: Unsupported flag value\\(s\\) of 0x%x in DT_FLAGS_1", /* printed by ld.so */
+	/* kfix's own, beyond linux.go at 1e72964b0: boot notices of newer
+	 * kernels (mitigations printed over two lines) that are not crashes */
 	"WARNING: [0-9]+ bad .* reported",
-	/* printk warnings that are not crashes */
 	"WARNING: See https://kernel.org/doc/html/latest/admin-guide/hw-vuln/",
-	"WARNING: fbcon: Driver '.*' missed to adjust virtual screen size",
+	"Speculative Return Stack Overflow: WARNING",
+	/* linux.go's */
+	"WARNING: fbcon: Driver '(.*)' missed to adjust virtual screen size (\\((?:\\d+)x(?:\\d+) vs\\. (?:\\d+)x(?:\\d+)\\))",
 	"WARNING: Unprivileged eBPF is enabled with eIBRS",
 	"WARNING: See https.* for mitigation options.",
 	"WARNING: kernel not compiled with CPU_SRSO",
 	"EXT4-[Ff][Ss](?: \\(.*\\))?:", /* __ext4_msg */
 	"(?i)warning: .* uses (deprecated v2 capabilities|wireless extensions)",
 	"XFS \\(\\w+\\): WARNING",
-	"Speculative Return Stack Overflow: WARNING",
 	NULL
 };
 

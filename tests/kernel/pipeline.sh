@@ -138,6 +138,15 @@ assert total("kfix_llm_tokens_total") == 120 * n, m
 print(rid)
 PY
 rj=$(cat "$T/repair-job")
+# the crash the reproduce job saw, symbolised with the base's vmlinux
+# (freeque() is inlined into ksys_msgctl()), kept with the bug
+"$KFIXCTL" -c "$T/kfix.conf" bug 1 > "$T/bug.txt" || kt_fail "kfixctl bug 1"
+grep -q '^Guilty file: *ipc/msg\.c$' "$T/bug.txt" || kt_fail "guilty file: $(cat "$T/bug.txt")"
+grep -q '^Reproduced crash:$' "$T/bug.txt" || kt_fail "no reproduced crash: $(cat "$T/bug.txt")"
+grep -Eq '^  .*freeque ipc/msg\.c:[0-9]+ \[inline\]' "$T/bug.txt" ||
+	kt_fail "the reproduced crash is not symbolised: $(sed -n '/^Reproduced crash:/,$p' "$T/bug.txt")"
+kt_kfixctl bug 1
+[ -s "$(kt_json 'd["crash_report"]')" ] || kt_fail "crash_report: $(cat "$T/out.json")"
 for f in trajectory.jsonl explanation.md fix.diff commit-message.txt outcome.json; do
 	[ -s "$T/state/jobs/$rj/$f" ] || kt_fail "no $f in the repair job's folder"
 done
