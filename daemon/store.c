@@ -225,7 +225,7 @@ static int fail(struct store *s, int rc)
 
 const char *store_errmsg(struct store *s)
 {
-	return s->err[0] ? s->err : "no error";
+	return s->err[0] ? s->err : "no database error";
 }
 
 static void finalizep(sqlite3_stmt **st)
@@ -239,8 +239,12 @@ static int vprepare(struct store *s, sqlite3_stmt **ret, const char *sql,
 		    const char *types, va_list ap)
 {
 	sqlite3_stmt *st;
-	int rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+	int rc;
 
+	/* the message is the last statement's: an earlier failure must not
+	 * explain a later one */
+	s->err[0] = 0;
+	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
 	if (rc != SQLITE_OK)
 		return fail(s, rc);
 	for (int i = 0; types && types[i]; i++) {
@@ -296,7 +300,10 @@ static int exec(struct store *s, int *ret_changes, const char *sql,
 
 static int exec_script(struct store *s, const char *sql)
 {
-	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	int rc;
+
+	s->err[0] = 0;
+	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 
 	return rc == SQLITE_OK ? 0 : fail(s, rc);
 }

@@ -86,7 +86,10 @@ int store_open(const char *path, struct store **ret);
 void store_close(struct store *s);
 DEFINE_CLEANUP(struct store, store_close)
 int store_schema_version(struct store *s);
-/* A message for the last SQLite failure (for the caller to log). */
+/* What the last statement's failure was (for the caller to log): each
+ * statement clears it, a rollback does not, so it explains the failed
+ * call that came just before; "no database error" when that call failed
+ * for another reason. */
 const char *store_errmsg(struct store *s);
 
 int store_begin(struct store *s);

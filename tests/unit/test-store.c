@@ -198,6 +198,24 @@ static void test_bug_crash_fields(void **state)
 	store_bug_free(got);
 }
 
+/* store_errmsg() explains the call that just failed, not an older one. */
+static void test_errmsg_not_sticky(void **state)
+{
+	struct fixture *f = *state;
+	struct store_bug *got = NULL;
+	int64_t bug = add_bug(f->s, "errmsg");
+
+	/* a commit with no transaction open fails in SQLite */
+	assert_true(store_commit(f->s) < 0);
+	assert_non_null(strstr(store_errmsg(f->s), "savepoint"));
+	assert_int_equal(store_bug_get(f->s, bug, &got), 0);
+	store_bug_free(got);
+	assert_string_equal(store_errmsg(f->s), "no database error");
+	assert_true(store_commit(f->s) < 0);
+	assert_int_equal(store_bug_get(f->s, bug + 1000, &got), -ENOENT);
+	assert_string_equal(store_errmsg(f->s), "no database error");
+}
+
 static void test_reopen_and_version(void **state)
 {
 	struct fixture *f = *state;
@@ -456,6 +474,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inbox_mail_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bug_crash_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_errmsg_not_sticky, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_and_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reviews, setup, teardown),
