@@ -13,6 +13,7 @@
 #include "common/strutil.h"
 #include "edits.h"
 #include "explore.h"
+#include "gates.h"
 #include "llm-internal.h"
 #include "repro/build.h"
 #include "repro/run.h"
@@ -39,6 +40,7 @@ struct toolstack {
 	struct vm_opts vm;
 	unsigned n_patch;
 	bool patched;	/* the last kernel built carries a patch */
+	bool probing;	/* ... and it is the model's probes, not a candidate */
 	struct explore *explore;	/* made on the first exploration call */
 	bool built_patch;	/* a patched kernel went through the build folder */
 	char *base_vmlinux;	/* a link to the base kernel's, for the tools */
@@ -162,6 +164,8 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	}
 	t->bo.patches = diff ? patches : NULL;
 	t->patched = diff != NULL;
+	/* probe lines carry the marker, which the gates refuse in a patch */
+	t->probing = diff && strstr(diff, KFIX_PROBE_MARKER);
 	t->built_patch |= t->patched;
 	r = build_kernel(&t->bo, &res);
 	t->bo.patches = NULL;
@@ -229,8 +233,9 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 		.vm = &t->vm, .backend = vm_backend_find(t->vm.backend ?: "qemu"),
 		.kernel = t->bzimage, .repro = t->binary, .runs = (int)runs,
 		.max_attempts = 2 * (int)runs,
-		/* leaks are the patch's question: the base crashes anyway */
-		.leak_check = t->patched && t->vm.leak_check,
+		/* leaks are the patch's question: the base crashes anyway,
+		 * and a probe run answers the model's */
+		.leak_check = t->patched && !t->probing && t->vm.leak_check,
 	};
 	unsigned lost = 0;
 	int r;

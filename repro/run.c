@@ -294,6 +294,10 @@ static int parse_status(const struct vm_exec_result *x, uint64_t timeout,
 	return 0;
 }
 
+/* Extra runs of a quick reproducer before kmemleak looks (see
+ * run_in_vm): only the first run is counted and judged. */
+#define LEAK_RERUNS 4
+
 /* debugfs may not be mounted in the guest; a kernel without kmemleak
  * answers with a marker. */
 #define KMEMLEAK_PREP                                                                   \
@@ -310,9 +314,10 @@ static void leaks_clear(const struct run_opts *o, struct vm *vm)
 		vm_exec_result_free(&x);
 }
 
-/* After it: kmemleak reports objects older than five seconds, and one
- * scan can miss what a stale pointer still seems to reach, so two scans
- * five seconds apart, as syzkaller's leak checker does. */
+/* After it: kmemleak reports objects older than five seconds, and an
+ * object found unreferenced is reported on the next scan only if it did
+ * not change meanwhile, so two scans a second apart, as syzkaller's leak
+ * checker does. */
 static int leaks_scan(const struct run_opts *o, struct vm *vm, struct run_result *res)
 {
 	struct vm_exec_result x = { 0 };
@@ -376,6 +381,18 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 			return r;
 	}
 	res->run_usec = clock_mono_usec() - start;
+	/* One leaked object can stay reachable through a stale pointer
+	 * (freed memory that a live object reuses): a reproducer that ends
+	 * quickly runs again before the scan, as syzkaller's leak checking
+	 * repeats its programs; one that runs until the time-out repeats
+	 * itself already. */
+	for (int i = 0; !lost && o->leak_check && !res->timed_out && i < LEAK_RERUNS; i++) {
+		r = o->backend->exec(vm, cmd, NULL, 0, timeout + 30 * 1000000ULL, &x);
+		if (r < 0)
+			return r;
+		lost = x.lost || x.timed_out;
+		vm_exec_result_free(&x);
+	}
 	if (!lost && o->leak_check) {
 		r = leaks_scan(o, vm, res);
 		if (r < 0)

@@ -106,14 +106,17 @@ kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/fix.
 	--runs 1 --selftests 'timers:../../x'
 expect_json 'd["error"]["kind"]' bad-selftests "$s: a selftest name that walks out of the tree"
 
-# A leak instead of a fix: the integrity gate rejects it.  (kmemleak, which
-# validation runs after every patched run, does not see these messages:
-# something still seems to point at them; see the leaked verdict's unit
-# test.)
+# A leak instead of a fix: the integrity gate rejects it, and without the
+# gates validation's kmemleak scan finds the messages freeque() no longer
+# frees (the reproducer runs again before the scan: the last message can
+# stay reachable through a stale pointer)
 s=msg-uaf
 "$KFIXCTL" -c "$T/kfix.conf" check-patch --no-checkpatch --src "$KT_SRC" --report "$S/$s/report.txt" \
 	--patch "$S/$s/leak-fix.patch" --json > "$T/out.json" 2> "$T/err.txt"
 expect_json '[g["gate"] for g in d["gates"] if g["verdict"] == "reject"][0]' resources "$s: the gate sees the leak"
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/leak-fix.patch" --runs 1
+expect_json 'd["verdict"]' leaked "$s: kmemleak sees the leak the gate saw"
+expect_json '"load_msg" in d["patched"]["outcomes"][0]["leaks"]' True "$s: the leak report names the allocation"
 
 s=clock-null-deref
 kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/break-build.patch" \
