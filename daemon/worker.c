@@ -220,6 +220,20 @@ int workers_running(const struct workers *w)
 	return n;
 }
 
+/* A job that recorded its own end (done, or failed for good) is no
+ * longer running but its process may still be exiting:
+ * that one is left to end (its time limit still holds), as killing it
+ * there can leave it unreaped (seen under AddressSanitizer, whose leak
+ * check runs at exit). */
+static bool job_ended_itself(struct workers *w, const struct running *rj)
+{
+	_cleanup_(store_job_freep) struct store_job *j = NULL;
+
+	if (store_job_get(w->store, rj->job_id, &j) < 0)
+		return false;
+	return streq(j->state, "done") || streq(j->state, "failed");
+}
+
 static int on_renew(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct workers *w = userdata;
@@ -232,7 +246,7 @@ static int on_renew(sd_event_source *s, uint64_t usec, void *userdata)
 		if (!rj)
 			continue;
 		r = store_job_renew(w->store, rj->job_id, w->owner, lease);
-		if (r == -ESTALE) {
+		if (r == -ESTALE && !job_ended_itself(w, rj)) {
 			char bug[32], job[32];
 
 			ids(rj, bug, job);
