@@ -88,6 +88,7 @@ int repair_params_from_config(const struct config *c, struct repair_params *p)
 		p->context_budget = (size_t)size;
 	(void)config_get_bool(c, "agent", NULL, "minimise", &p->minimise);
 	(void)config_get_bool(c, "agent", NULL, "patch-review", &p->critique);
+	(void)config_get_bool(c, "agent", NULL, "read-reproduced", &p->read_reproduced);
 	if (config_get_int(c, "agent", NULL, "max-step-turns", &v) >= 0 && v > 0)
 		p->turns.step_turns = (unsigned)v;
 	if (config_get_int(c, "agent", NULL, "max-turns", &v) >= 0 && v > 0)
@@ -343,9 +344,11 @@ static int reproduce(struct repair_ctx *c, struct repair_outcome *base, bool *re
 		return finish(c, REPAIR_NOT_REPRODUCED, "the base kernel crashed differently: %s (expected %s)",
 			      base->title ?: "?", c->title);
 	repair_progress(c, "reproduce", "reproduced %u/%u: %s", base->crashed, base->runs, base->title);
-	r = use_reproduced_report(c, base);
-	if (r < 0)
-		return r;
+	if (c->p->read_reproduced) {
+		r = use_reproduced_report(c, base);
+		if (r < 0)
+			return r;
+	}
 	*ret_done = false;
 	return 0;
 }

@@ -113,6 +113,9 @@ struct repair_params {
 	const char *syzbot_id;	  /* extid for Reported-by/Closes; NULL: from the report */
 	const char *title;	  /* the crash to fix (syzbot's title); NULL: the report's */
 	const char *hints;	  /* file hints, one path per line; NULL */
+	/* The model and the gates read the reproduced crash, symbolised,
+	 * when the report names no source lines ([agent] read-reproduced). */
+	bool read_reproduced;
 	/* A new version of a published patch: the earlier version and the
 	 * reviewers' comments (rendered from prompts/iterate.txt), shown
 	 * with the hypotheses and patch requests; NULL for a first repair. */

@@ -774,6 +774,7 @@ static void test_reproduced_report_read(void **state)
 	params(&p, out);
 	p.report = raw;
 	p.report_len = strlen(raw);
+	p.read_reproduced = true;
 	ts.ud = &t;
 	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
 	if (repair_run(&p, &ts, l, &s, &err) < 0)
