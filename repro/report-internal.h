@@ -106,6 +106,10 @@ struct picked_frame {
 	char *canonical;
 	char *raw;
 };
+/* A line that starts a stack (report_stack_starts); a frame line
+ * (report_frame_res): its number of capture groups, 0 if not one. */
+bool stack_start_line(const char *l, size_t n);
+int frame_line(const char *l, size_t n, size_t *ov);
 size_t frame_strip_offset(const char *f, size_t n);
 const char *frame_strip(const char *f);
 /* What stack_extract_frame saw: a fault-injection stack cutting into the

@@ -89,12 +89,12 @@ static int add_frame(char ***frames, size_t *n, const struct stack_fmt *sf, cons
 	return 0;
 }
 
-static bool is_stack_start(const char *l, size_t n)
+bool stack_start_line(const char *l, size_t n)
 {
 	return re_match_any(report_stack_starts, l, n);
 }
 
-static int frame_of_line(const char *l, size_t n, size_t *ov)
+int frame_line(const char *l, size_t n, size_t *ov)
 {
 	for (const char *const *re = report_frame_res; *re; re++) {
 		int g = re_search(*re, l, n, 0, ov);
@@ -128,9 +128,9 @@ static int collect(const char *const *parts, const struct stack_fmt *sf, const c
 				break;
 			}
 			if (trace) {
-				if (is_stack_start(l, ln))
+				if (stack_start_line(l, ln))
 					break;
-				g = frame_of_line(l, ln, ov);
+				g = frame_line(l, ln, ov);
 			} else {
 				g = re_search(parts[p], l, ln, 0, ov);
 				if (g <= 0)

@@ -536,21 +536,6 @@ static int describe(const char *text, size_t len, const struct oops *o, struct d
 
 /* ---- corruption ---------------------------------------------------------- */
 
-static bool is_stack_start_line(const char *l, size_t n)
-{
-	return re_match_any(report_stack_starts, l, n);
-}
-
-static bool is_frame_line(const char *l, size_t n)
-{
-	size_t ov[2 * RE_MAX_GROUPS];
-
-	for (const char *const *re = report_frame_res; *re; re++)
-		if (re_search(*re, l, n, 0, ov) > 0)
-			return true;
-	return false;
-}
-
 /* After a stack start at p: whether one of the next 15 lines, before the
  * next stack start, is a frame.  -1: fewer than three newlines from p on
  * (Go's split of the rest gives fewer than four pieces). */
@@ -569,9 +554,10 @@ static int frames_follow(const char *p, const char *end)
 		const char *e = memchr(p, '\n', (size_t)(end - p));
 		size_t n = e ? (size_t)(e - p) : (size_t)(end - p);
 
-		if (is_stack_start_line(p, n))
+		if (stack_start_line(p, n))
 			return 0;
-		if (memmem(p, n, "(stack is not available)", 24) || is_frame_line(p, n))
+		if (memmem(p, n, "(stack is not available)", 24) ||
+		    frame_line(p, n, (size_t[2 * RE_MAX_GROUPS]){}) > 0)
 			return 1;
 		if (!e)
 			break;
