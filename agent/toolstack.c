@@ -341,6 +341,8 @@ static int st_base(struct toolstack *t, char **sel, struct st_entry **ret)
 	if (r >= 0)
 		r = selftest_run(&t->vm, vm_backend_find(t->vm.backend ?: "qemu"), t->base_kernel,
 				 &e->set, t->st_timeout, &e->base);
+	if (r >= 0)
+		r = selftest_set_prune(&e->set, &e->base);
 	if (r < 0 && r != -ENOENT) {
 		st_entry_free(e);
 		return r;
@@ -356,15 +358,17 @@ static int ts_selftests(void *ud, const char *diff, struct repair_outcome *ret)
 	struct toolstack *t = ud;
 	_cleanup_strv_ char **files = NULL, **sel = NULL;
 	_cleanup_(selftest_results_free) struct selftest_results patched = {};
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *objdir = NULL;
 	struct st_entry *e;
 	int r;
 
 	if (!t->kernels || !t->bzimage || !t->patched)
 		return -ENOSYS;
-	r = selftest_patch_files(diff, strlen(diff), &files);
+	r = build_objdir(&t->bo, &objdir);
 	if (r >= 0)
-		r = selftest_select(t->o.src, t->st_spec, files, &sel, &err);
+		r = selftest_patch_files(diff, strlen(diff), &files);
+	if (r >= 0)
+		r = selftest_select(t->o.src, objdir, t->st_spec, files, &sel, &err);
 	if (r == -EINVAL || r == -E2BIG) {
 		ret->selftest_note = TAKE_PTR(err);
 		return 0;
@@ -372,8 +376,9 @@ static int ts_selftests(void *ud, const char *diff, struct repair_outcome *ret)
 	if (r < 0)
 		return r;
 	if (!sel[0]) {
-		ret->selftest_note = strdup(streq(t->st_spec, "none") ? "selftests = none"
-					    : "no kselftest covers the changed files");
+		ret->selftest_note =
+			strdup(streq(t->st_spec, "none") ? "selftests = none"
+			       : "no kselftest or KUnit suite covers the changed files");
 		return ret->selftest_note ? 0 : -ENOMEM;
 	}
 	r = st_base(t, sel, &e);

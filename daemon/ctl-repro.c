@@ -671,10 +671,14 @@ static enum verdict side_verdict(const struct session *s, const struct side *sd,
 #define PATCH_MAX (64 * 1024 * 1024)
 #define BZIMAGE_MAX (256 * 1024 * 1024)
 
-/* Which kselftests cover the patch: --selftests, else the tree's
- * selftests, else [agent] selftests ("auto" by default). */
-static int selftests_select(struct ctl *c, struct session *s)
+/* Which kselftests and KUnit suites cover the patch: --selftests, else
+ * the tree's selftests, else [agent] selftests ("auto" by default).
+ * Called before the builds (a bad spec is an input error) and again
+ * once the base is built, whose objects say which KUnit suites the
+ * kernel has. */
+static int selftests_select(struct ctl *c, struct session *s, bool built)
 {
+	_cleanup_free_ char *objdir = NULL;
 	_cleanup_free_ char *patch = NULL, *err = NULL;
 	_cleanup_strv_ char **files = NULL;
 	const char *spec = s->a.selftests;
@@ -694,16 +698,22 @@ static int selftests_select(struct ctl *c, struct session *s)
 	r = read_file_bounded(s->a.patch, PATCH_MAX, &patch, &len);
 	if (r < 0)
 		return input_error(s, "bad-patch", "cannot read the --patch file");
+	if (built && build_objdir(&s->bo, &objdir) < 0)
+		return -ENOMEM;
+	strv_free(s->st_selection);
+	s->st_selection = NULL;
+	free(s->st_note);
+	s->st_note = NULL;
 	r = selftest_patch_files(patch, len, &files);
 	if (r >= 0)
-		r = selftest_select(s->a.src, spec, files, &s->st_selection, &err);
+		r = selftest_select(s->a.src, objdir, spec, files, &s->st_selection, &err);
 	if (r == -EINVAL || r == -E2BIG)
 		return input_error(s, "bad-selftests", err);
 	if (r < 0)
 		return r;
 	if (!s->st_selection[0] &&
 	    !(s->st_note = strdup(spec && streq(spec, "none") ? "selftests = none"
-				  : "no kselftest covers the changed files")))
+				  : "no kselftest or KUnit suite covers the changed files")))
 		return -ENOMEM;
 	return 0;
 }
@@ -759,6 +769,9 @@ static int selftests_run(struct session *s, const struct side *patched, bool pro
 		return r;
 	st_log(prog, "selftests: %zu test(s) on the base kernel", s->st_set.n);
 	r = selftest_run(&s->vm, b, s->base_kernel, &s->st_set, s->st_timeout, &s->st_base);
+	if (r < 0)
+		return r;
+	r = selftest_set_prune(&s->st_set, &s->st_base);
 	if (r < 0)
 		return r;
 	st_log(prog, "selftests: %zu test(s) on the patched kernel", s->st_set.n);
@@ -902,14 +915,16 @@ static int repro_main(struct ctl *c, int argc, char **argv, bool test_patch)
 	if (r == 0 && test_patch)
 		r = check_patch_applies(&s);
 	if (r == 0 && test_patch)
-		r = selftests_select(c, &s);
+		r = selftests_select(c, &s, false);
 	if (r == 0)
 		r = do_side(&s, &base, prog, test_patch);
 	if (r == 0) {
 		vb = side_verdict(&s, &base, true, 0);
 		v = vb;
 		if (test_patch && vb == VERDICT_REPRODUCED) {
-			r = keep_base_kernel(&s, &base);
+			r = selftests_select(c, &s, true);
+			if (r == 0)
+				r = keep_base_kernel(&s, &base);
 			if (r == 0)
 				r = do_side(&s, &patched, prog, true);
 			if (r == 0)

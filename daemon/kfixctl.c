@@ -36,7 +36,7 @@ static const struct ctl_cmd commands[] = {
 	{ "reproduce", ctl_reproduce, "--src DIR --config F --repro F.c|F.syz", "build and run a reproducer (C or syz)" },
 	{ "build", ctl_build, "--src DIR --config F [--patch F [--compile-only]]", "build a kernel" },
 	{ "test-patch", ctl_test_patch, "... --patch FILE [--selftests SPEC]",
-	  "test a fix: base and patched, then their kselftests" },
+	  "test a fix: base and patched, then their kselftests and KUnit suites" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
 	{ "explore", ctl_explore, "--src DIR [--commit REV] [--vmlinux F] [--index F] TOOL [JSON]",

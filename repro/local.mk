@@ -10,7 +10,8 @@ repro_librepro_a_SOURCES = \
 	repro/sandbox.c repro/sandbox.h repro/build.c repro/build.h repro/build-internal.h repro/build-local.c repro/build-progress.c repro/build-ssh.c repro/build-sync.c \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
-	repro/selftest.c repro/selftest-select.c repro/selftest.h \
+	repro/selftest.c repro/selftest-select.c repro/selftest-kunit.c \
+	repro/selftest.h repro/selftest-internal.h repro/maintainers.c repro/maintainers.h \
 	repro/probe.c repro/probe.h \
 	repro/tree.h \
 	repro/tree-internal.h \

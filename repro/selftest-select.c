@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,9 +11,9 @@
 
 #include "common/fileio.h"
 #include "common/strutil.h"
-#include "selftest.h"
+#include "maintainers.h"
+#include "selftest-internal.h"
 
-#define MAINTAINERS_MAX (16 * 1024 * 1024)
 #define SELFTESTS "tools/testing/selftests/"
 
 /* A target or test name from the tree or the config: a relative path of
@@ -51,29 +50,6 @@ static int add_unique(char ***v, const char *s)
 	return strv_push(v, s);
 }
 
-/* get_maintainer.pl's F:/X: rule: a pattern ending in '/' covers the
- * folder and everything below; otherwise a glob ('*' may cross nothing
- * more than the pattern's own depth) of the same depth as the file. */
-static bool pattern_matches(const char *pat, const char *file)
-{
-	size_t n = strlen(pat);
-	int d1 = 0, d2 = 0;
-
-	if (n && pat[n - 1] == '/')
-		return strncmp(pat, file, n) == 0;
-	if (fnmatch(pat, file, 0) != 0) {
-		/* a folder named without its slash */
-		if (strncmp(pat, file, n) == 0 && file[n] == '/' && !strpbrk(pat, "*?["))
-			return true;
-		return false;
-	}
-	for (const char *p = pat; *p; p++)
-		d1 += *p == '/';
-	for (const char *p = file; *p; p++)
-		d2 += *p == '/';
-	return d1 == d2;
-}
-
 /* The target of an F: entry under tools/testing/selftests/: the deepest
  * folder with a Makefile that holds it. */
 static int target_of(const char *src, const char *entry, char ***v)
@@ -99,77 +75,33 @@ static int target_of(const char *src, const char *entry, char ***v)
 	return 0;
 }
 
-struct section {
-	char **f, **x;
-};
-
-static void section_clear(struct section *s)
-{
-	strv_free(s->f);
-	strv_free(s->x);
-	*s = (struct section){ 0 };
-}
-
-static bool section_covers(const struct section *s, char *const *files)
-{
-	for (size_t i = 0; files && files[i]; i++) {
-		bool in = false, out = false;
-
-		for (size_t j = 0; s->f && s->f[j] && !in; j++)
-			in = pattern_matches(s->f[j], files[i]);
-		for (size_t j = 0; in && s->x && s->x[j] && !out; j++)
-			out = pattern_matches(s->x[j], files[i]);
-		if (in && !out)
-			return true;
-	}
-	return false;
-}
-
-static int section_end(const char *src, struct section *s, char *const *files, char ***v)
-{
-	int r = 0;
-
-	if (s->f && section_covers(s, files))
-		for (size_t j = 0; s->f[j] && r >= 0; j++)
-			if (startswith(s->f[j], SELFTESTS))
-				r = target_of(src, s->f[j], v);
-	section_clear(s);
-	return r;
-}
-
+/* The selftests folders of the sections that cover a changed file. */
 static int by_maintainers(const char *src, char *const *files, char ***v)
 {
 	_cleanup_free_ char *path = NULL, *data = NULL;
-	struct section s = { 0 };
+	_cleanup_(maintainers_freep) struct maintainers *m = NULL;
 	size_t len;
-	char *line, *save = NULL;
 	int r;
 
 	if (asprintf(&path, "%s/MAINTAINERS", src) < 0)
 		return -ENOMEM;
-	r = read_file_bounded(path, MAINTAINERS_MAX, &data, &len);
+	r = read_file_bounded(path, MAINTAINERS_FILE_MAX, &data, &len);
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
-	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		/* strtok_r folds blank lines: a section's title line (no
-		 * "X:" tag) starts the next one */
-		bool tag = line[0] && line[1] == ':' && (line[2] == '\t' || line[2] == ' ');
-		char ***dst = !tag ? NULL : line[0] == 'F' ? &s.f : line[0] == 'X' ? &s.x : NULL;
+	r = maintainers_parse(data, len, &m);
+	for (size_t i = 0; r >= 0 && i < m->n; i++) {
+		const struct maint_section *s = &m->s[i];
+		bool covers = false;
 
-		if (!tag) {
-			r = section_end(src, &s, files, v);
-		} else if (dst) {
-			const char *val = line + 3;
+		for (size_t j = 0; files && files[j] && !covers; j++)
+			covers = maintainers_covers(s, files[j]);
+		for (size_t j = 0; covers && s->tags[j] && r >= 0; j++) {
+			const char *f = maintainers_tag(s->tags[j], 'F');
 
-			val += strspn(val, " \t");
-			r = strv_push(dst, val);
+			if (f && startswith(f, SELFTESTS))
+				r = target_of(src, f, v);
 		}
-		if (r < 0)
-			break;
 	}
-	if (r >= 0)
-		r = section_end(src, &s, files, v);
-	section_clear(&s);
 	return r;
 }
 
@@ -210,12 +142,18 @@ static int parse_list(const char *src, const char *spec, char ***v, char **ret_e
 	for (w = strtok_r(copy, " ,\t", &save); w; w = strtok_r(NULL, " ,\t", &save)) {
 		char *colon = strchr(w, ':');
 
-		if (colon)
+		if (kunit_entry(w)) {
+			if (!kunit_suite_name_ok(w + strlen(KUNIT_PREFIX)))
+				return error_set(ret_error, -EINVAL, "selftests: '%.80s' is not "
+						 "kunit:SUITE", w);
+			colon = NULL;
+		} else if (colon)
 			*colon = '\0';
-		if (!safe_name(w, true) || (colon && !safe_name(colon + 1, false)))
-			return error_set(ret_error, -EINVAL, "selftests: '%.80s' is not TARGET or "
-					 "TARGET:TEST", w);
-		if (src && !is_target(src, w))
+		if (!kunit_entry(w) &&
+		    (!safe_name(w, true) || (colon && !safe_name(colon + 1, false))))
+			return error_set(ret_error, -EINVAL, "selftests: '%.80s' is not TARGET, "
+					 "TARGET:TEST or kunit:SUITE", w);
+		if (src && !kunit_entry(w) && !is_target(src, w))
 			return error_set(ret_error, -EINVAL, "selftests: the tree has no %s%s",
 					 SELFTESTS, w);
 		if (colon)
@@ -229,8 +167,8 @@ static int parse_list(const char *src, const char *spec, char ***v, char **ret_e
 	return 0;
 }
 
-int selftest_select(const char *src, const char *spec, char *const *files, char ***ret,
-		    char **ret_error)
+int selftest_select(const char *src, const char *objdir, const char *spec, char *const *files,
+		    char ***ret, char **ret_error)
 {
 	_cleanup_strv_ char **v = NULL;
 	int r = 0;
@@ -242,6 +180,8 @@ int selftest_select(const char *src, const char *spec, char *const *files, char 
 		r = by_maintainers(src, files, &v);
 		if (r >= 0)
 			r = by_directory(src, files, &v);
+		if (r >= 0)
+			r = kunit_select(src, objdir, files, &v, SELFTEST_MAX_TARGETS);
 	} else if (!streq(spec, "none") && *spec)
 		r = parse_list(src, spec, &v, ret_error);
 	if (r < 0)

@@ -15,7 +15,7 @@
 #include "common/proc.h"
 #include "common/strutil.h"
 #include "run.h"
-#include "selftest.h"
+#include "selftest-internal.h"
 #include "ssh-internal.h"
 
 #define SELFTESTS "tools/testing/selftests"
@@ -188,6 +188,16 @@ static int add_test(const char *src, const char *out, const char *name,
 	return 0;
 }
 
+static int add_kunit(const char *name, struct selftest_set *set)
+{
+	if (set->n >= SELFTEST_MAX_TESTS || !kunit_suite_name_ok(name + strlen(KUNIT_PREFIX)))
+		return 0;
+	if (strv_push(&set->names, name) < 0 || strv_push(&set->paths, name) < 0)
+		return -ENOMEM;
+	set->n++;
+	return 0;
+}
+
 static int target_name(const char *entry, char *buf, size_t n)
 {
 	size_t len = strcspn(entry, ":");
@@ -211,19 +221,26 @@ int selftest_build(const char *src, char *const *selection, const char *out_dir,
 	for (size_t i = 0; selection && selection[i]; i++) {
 		char t[160];
 
+		if (kunit_entry(selection[i])) {
+			/* built into the kernel: nothing to build here */
+			r = add_kunit(selection[i], &set);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (target_name(selection[i], t, sizeof(t)) < 0)
 			return -EINVAL;
 		if (!strv_contains(targets, t) && strv_push(&targets, t) < 0)
 			return -ENOMEM;
 	}
-	if (!targets)
+	if (!targets && set.n == 0)
 		return error_set(ret_error, -ENOENT, "no selftests selected");
-	r = mkdir_p(out_dir, 0755);
-	if (r >= 0)
+	r = targets ? mkdir_p(out_dir, 0755) : 0;
+	if (r >= 0 && targets)
 		r = build_headers(src, out_dir, sandbox, timeout_usec, ret_error);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; targets[i]; i++) {
+	for (size_t i = 0; targets && targets[i]; i++) {
 		_cleanup_strv_ char **tests = NULL;
 		size_t before = set.n;
 
@@ -350,12 +367,16 @@ static int run_all(const struct vm_backend *b, struct vm *vm, const struct selft
 	int r = 0;
 
 	for (size_t i = 0; i < set->n && !lost && r >= 0; i++)
-		r = copy_test(b, vm, set->names[i], set->paths[i], &lost);
+		if (!kunit_entry(set->names[i]))
+			r = copy_test(b, vm, set->names[i], set->paths[i], &lost);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < set->n; i++) {
-		struct selftest_result *t = &res->r[res->n++];
+		struct selftest_result *t;
 
+		if (kunit_entry(set->names[i]))
+			continue;
+		t = &res->r[res->n++];
 		*t = (struct selftest_result){ .status = SELFTEST_NOT_RUN, .exit_status = -1,
 					       .name = strdup(set->names[i]) };
 		if (!t->name)
@@ -373,6 +394,77 @@ static int run_all(const struct vm_backend *b, struct vm *vm, const struct selft
 	return 0;
 }
 
+static size_t n_kselftests(const struct selftest_set *set)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->n; i++)
+		n += !kunit_entry(set->names[i]);
+	return n;
+}
+
+/* A guest per suite, after the kselftests' guest (if it came up). */
+static int run_kunit(const struct vm_opts *vmo, const struct vm_backend *b, const char *kernel,
+		     const struct selftest_set *set, struct selftest_results *res)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		_cleanup_free_ char *err = NULL;
+		struct selftest_result *t;
+		int r;
+
+		if (!kunit_entry(set->names[i]))
+			continue;
+		t = &res->r[res->n++];
+		*t = (struct selftest_result){ .status = SELFTEST_NOT_RUN, .exit_status = -1,
+					       .name = strdup(set->names[i]) };
+		if (!t->name)
+			return -ENOMEM;
+		r = kunit_run(vmo, b, kernel, set->names[i] + strlen(KUNIT_PREFIX), t, &err);
+		if (r < 0)
+			return r;
+		if (err) {
+			/* the infrastructure failed: no later guest would start */
+			if (!res->error)
+				res->error = TAKE_PTR(err);
+			break;
+		}
+	}
+	return 0;
+}
+
+int selftest_set_prune(struct selftest_set *set, const struct selftest_results *base)
+{
+	_cleanup_buf_ struct buf note = BUF_INIT(16 * 1024);
+	size_t k = 0;
+
+	if (set->unbuilt)
+		(void)buf_puts(&note, set->unbuilt);
+	for (size_t i = 0; i < set->n; i++) {
+		const struct selftest_result *b = NULL;
+
+		for (size_t j = 0; j < base->n && !b; j++)
+			if (streq(base->r[j].name, set->names[i]))
+				b = &base->r[j];
+		if (kunit_entry(set->names[i]) && b && b->status == SELFTEST_NOT_RUN &&
+		    !base->error) {
+			(void)buf_printf(&note, "%s: not in the base kernel (its config does not "
+					 "build it)\n", set->names[i]);
+			free(set->names[i]);
+			free(set->paths[i]);
+			continue;
+		}
+		set->names[k] = set->names[i];
+		set->paths[k++] = set->paths[i];
+	}
+	if (k == set->n)
+		return 0;
+	set->n = k;
+	set->names[k] = set->paths[k] = NULL;
+	free(set->unbuilt);
+	set->unbuilt = buf_steal(&note, NULL);
+	return set->unbuilt ? 0 : -ENOMEM;
+}
+
 int selftest_run(const struct vm_opts *vmo, const struct vm_backend *backend, const char *kernel,
 		 const struct selftest_set *set, uint64_t timeout_usec,
 		 struct selftest_results *ret)
@@ -387,18 +479,24 @@ int selftest_run(const struct vm_opts *vmo, const struct vm_backend *backend, co
 	res.r = calloc(set->n ? set->n : 1, sizeof(*res.r));
 	if (!res.r)
 		return -ENOMEM;
-	r = backend->start(vmo, kernel, &vm, &failure, &msg);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0) {
-		if (asprintf(&res.error, "the guest did not start: %s", msg ? msg : strerror(-r)) < 0)
-			return -ENOMEM;
-	} else {
-		r = run_all(backend, vm, set, timeout_usec, &res);
-		backend->stop(vm);
-		if (r < 0)
+	if (n_kselftests(set) > 0) {
+		r = backend->start(vmo, kernel, &vm, &failure, &msg);
+		if (r == -ENOMEM)
 			return r;
+		if (r < 0) {
+			if (asprintf(&res.error, "the guest did not start: %s",
+				     msg ? msg : strerror(-r)) < 0)
+				return -ENOMEM;
+		} else {
+			r = run_all(backend, vm, set, timeout_usec, &res);
+			backend->stop(vm);
+			if (r < 0)
+				return r;
+		}
 	}
+	r = run_kunit(vmo, backend, kernel, set, &res);
+	if (r < 0)
+		return r;
 	res.usec = clock_mono_usec() - start;
 	*ret = res;
 	res = (struct selftest_results){ 0 };
@@ -435,6 +533,9 @@ int selftest_regressions(const struct selftest_results *base,
 		else if (p->status == SELFTEST_SKIP)
 			(void)buf_puts(&b, "was skipped on the patched kernel (a feature it "
 				       "needs is gone)\n");
+		else if (kunit_entry(p->name))
+			(void)buf_printf(&b, "failed on the patched kernel (%d case(s) failed)\n",
+					 p->exit_status);
 		else
 			(void)buf_printf(&b, "%s on the patched kernel (exit status %d)\n",
 					 p->status == SELFTEST_TIMEOUT ? "ran into the time limit"

@@ -1,9 +1,10 @@
 /* The kernel's own regression tests in validation: the kselftests
  * (tools/testing/selftests/TARGET) that cover the files a patch touches,
- * built once per base tree, run in a guest on the base kernel and on the
- * patched kernel.  A test that passes on the base and not on the patched
- * kernel is a regression: the patch is not a fix, whatever the crash
- * does. */
+ * built once per base tree and run in a guest, and the KUnit suites the
+ * kernel was built with beside those files, each run at boot in a guest
+ * of its own ("kunit:SUITE"); both on the base kernel and on the patched
+ * kernel.  A test that passes on the base and not on the patched kernel
+ * is a regression: the patch is not a fix, whatever the crash does. */
 #ifndef KFIX_REPRO_SELFTEST_H
 #define KFIX_REPRO_SELFTEST_H
 
@@ -24,12 +25,14 @@
 /* Which tests cover the changed files (paths relative to the tree).
  * spec: "auto" (MAINTAINERS: the selftests folders listed in the
  * sections whose F: patterns match a changed file; then folders named
- * like the changed files' directories), "none", or a list of TARGET or
- * TARGET:TEST words separated by spaces or commas.  *ret is a
- * NULL-terminated list of TARGET or TARGET:TEST (empty: none cover
- * them); -EINVAL with a message for a malformed spec. */
-int selftest_select(const char *src, const char *spec, char *const *files, char ***ret,
-		    char **ret_error);
+ * like the changed files' directories; then the KUnit suites defined in
+ * the changed files' folders and their tests/ subfolders whose object
+ * the kernel in objdir has, none when objdir is NULL), "none", or a list
+ * of TARGET, TARGET:TEST or kunit:SUITE words separated by spaces or
+ * commas.  *ret is a NULL-terminated list of such words (empty: none
+ * cover them); -EINVAL with a message for a malformed spec. */
+int selftest_select(const char *src, const char *objdir, const char *spec, char *const *files,
+		    char ***ret, char **ret_error);
 
 /* The files a unified diff changes (its "--- a/" and "+++ b/" paths). */
 int selftest_patch_files(const char *patch, size_t len, char ***ret);
@@ -85,6 +88,11 @@ void selftest_results_free(struct selftest_results *r);
 int selftest_run(const struct vm_opts *vm, const struct vm_backend *backend, const char *kernel,
 		 const struct selftest_set *set, uint64_t timeout_usec,
 		 struct selftest_results *ret);
+
+/* After the base kernel's run: the KUnit suites the base kernel does not
+ * have (its config does not build them) leave the set, each named in
+ * ->unbuilt, so that the patched kernel does not boot for them. */
+int selftest_set_prune(struct selftest_set *set, const struct selftest_results *base);
 
 /* The tests that passed on the base and did not on the patched kernel:
  * their count, and in *ret_text (NULL when none) one paragraph each with

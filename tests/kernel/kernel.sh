@@ -106,6 +106,24 @@ kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/fix.
 	--runs 1 --selftests 'timers:../../x'
 expect_json 'd["error"]["kind"]' bad-selftests "$s: a selftest name that walks out of the tree"
 
+# A KUnit suite, built into the kernel and run at boot: the fix plus a
+# sysctl "hardening" that refuses negative numbers.  kernel/'s sysctl
+# suite passes on the base and fails on the patch; a suite the config
+# does not build is found missing on the base and not run again.
+s=hostname-oob
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/kunit-breaking-fix.patch" \
+	--runs 1 --selftests 'kunit:sysctl_test kunit:time_test_cases'
+[ $? = 1 ] || kt_fail "$s: a fix that breaks a KUnit suite exits 0"
+expect_json 'd["verdict"]' selftest-regression "$s: the crash is gone, a KUnit suite fails"
+expect_json '{t["name"]: t["status"] for t in d["selftests"]["base"]["tests"]}' \
+	"{'kunit:sysctl_test': 'pass', 'kunit:time_test_cases': 'not-run'}" "$s: the suite passes on the base"
+expect_json '{t["name"]: t["status"] for t in d["selftests"]["patched"]["tests"]}' \
+	"{'kunit:sysctl_test': 'fail'}" "$s: and fails on the patch, alone"
+expect_json '__import__("re").search(r"not ok \d+ sysctl_test_dointvec_write_happy_single_negative", d["selftests"]["regression_report"]) is not None' \
+	True "$s: the regression report names the failed case"
+expect_json '"kunit:time_test_cases: not in the base kernel" in d["selftests"]["unbuilt"]' True \
+	"$s: the suite the kernel lacks is named"
+
 # A leak instead of a fix: the integrity gate rejects it, and without the
 # gates validation's kmemleak scan finds the messages freeque() no longer
 # frees (the reproducer runs again before the scan: the last message can

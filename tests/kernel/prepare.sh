@@ -116,7 +116,7 @@ else
 	done < <(grep -v '^#' "$scen/kasan.fragment")
 	"$src/scripts/config" --file "$cfgdir/.config" "${args[@]}"
 	make -s -C "$src" O="$cfgdir" olddefconfig >/dev/null
-	for opt in KASAN DEBUG_INFO DEBUG_KMEMLEAK; do
+	for opt in KASAN DEBUG_INFO DEBUG_KMEMLEAK KUNIT SYSCTL_KUNIT_TEST; do
 		grep -q "^CONFIG_$opt=y" "$cfgdir/.config" || { log "$opt did not stick"; exit 1; }
 	done
 	if ! cmp -s "$cfgdir/.config" "$top/kasan.config"; then

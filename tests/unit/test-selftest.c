@@ -1,7 +1,9 @@
 /* Unit tests of repro/selftest: which kselftests cover a patch (from
- * MAINTAINERS and folder names, in a tree made here), the names a
- * configuration may give, the files of a diff, and what counts as a
- * regression between the base's and the patched kernel's results. */
+ * MAINTAINERS and folder names, in a tree made here), which KUnit suites
+ * (defined beside the changed files, built into the kernel), the names a
+ * configuration may give, the files of a diff, a suite's KTAP result on
+ * a console, and what counts as a regression between the base's and the
+ * patched kernel's results. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,9 +20,10 @@
 
 #include "common/fileio.h"
 #include "common/strutil.h"
-#include "repro/selftest.h"
+#include "repro/selftest-internal.h"
 
 static char tree[] = "/tmp/kfix-selftest-XXXXXX";
+static char *objdir; /* the kernel's objects: which suites it was built with */
 
 static void put(const char *rel, const char *text)
 {
@@ -65,17 +68,46 @@ static int setup(void **state)
 	put("tools/testing/selftests/net/mptcp/Makefile", "TEST_PROGS = b.sh\n");
 	put("tools/testing/selftests/damon/Makefile", "TEST_PROGS = debugfs_attrs.sh\n");
 	put("tools/testing/selftests/damon/debugfs_attrs.sh", "#!/bin/sh\n");
+	/* KUnit suites as the kernel writes them; obj/ is the O= folder */
+	put("kernel/time/time_test.c",
+	    "#include <kunit/test.h>\n"
+	    "static struct kunit_case time_test_cases[] = {\n"
+	    "\tKUNIT_CASE(time64_to_tm_test_date_range),\n\t{}\n};\n"
+	    "static struct kunit_suite time_test_suite = {\n"
+	    "\t.name = \"time_test_cases\",\n\t.test_cases = time_test_cases,\n};\n"
+	    "kunit_test_suite(time_test_suite);\n");
+	put("obj/kernel/time/time_test.o", "");
+	put("obj/kernel/time/posix-timers.o", "");
+	/* two suites in one file, under tests/; a declaration is no suite */
+	put("lib/tests/list-test.c",
+	    "extern struct kunit_suite elsewhere;\n"
+	    "static struct kunit_suite list_test_module={.test_cases = c,"
+	    ".name=\"list-kunit-test\"};\n"
+	    "static struct kunit_suite hlist_test_module = {\n\t.name\t=\t\"hlist\",\n};\n"
+	    "static struct kunit_suite bad_name = { .name = \"a*b\" };\n"
+	    "kunit_test_suites(&list_test_module, &hlist_test_module, &bad_name);\n");
+	put("obj/lib/tests/list-test.o", "");
+	/* a suite whose option is off: no object */
+	put("lib/tests/sort_test.c",
+	    "static struct kunit_suite sort_suite = { .name = \"lib_sort\" };\n"
+	    "kunit_test_suites(&sort_suite);\n");
+	/* an object that is no test */
+	put("lib/list.c", "void list(void) {}\n");
+	put("obj/lib/list.o", "");
+	if (asprintf(&objdir, "%s/obj", tree) < 0)
+		return -1;
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
+	free(objdir);
 	return rm_rf(tree) < 0 ? -1 : 0;
 }
 
 /* The selection as one string, "a b c", or "error" with the code. */
-static char *select1(const char *spec, const char *f1, const char *f2)
+static char *select_in(const char *obj, const char *spec, const char *f1, const char *f2)
 {
 	char *files[] = { (char *)f1, (char *)f2, NULL };
 	char **v = NULL, *err = NULL, *out = NULL;
@@ -83,7 +115,7 @@ static char *select1(const char *spec, const char *f1, const char *f2)
 	FILE *m = open_memstream(&out, &len);
 	int r;
 
-	r = selftest_select(tree, spec, files, &v, &err);
+	r = selftest_select(tree, obj, spec, files, &v, &err);
 	if (r < 0)
 		fprintf(m, "error %d", r);
 	for (size_t i = 0; r >= 0 && v[i]; i++)
@@ -96,12 +128,13 @@ static char *select1(const char *spec, const char *f1, const char *f2)
 	return out;
 }
 
-#define assert_select(want, spec, f1, f2)                 \
+#define assert_select_in(obj, want, spec, f1, f2)         \
 	do {                                              \
-		char *got_ = select1(spec, f1, f2);       \
+		char *got_ = select_in(obj, spec, f1, f2); \
 		assert_string_equal(got_, want);          \
 		free(got_);                               \
 	} while (0)
+#define assert_select(want, spec, f1, f2) assert_select_in(NULL, want, spec, f1, f2)
 
 static void test_auto(void **state)
 {
@@ -128,6 +161,130 @@ static void test_auto(void **state)
 	/* several files, each target once */
 	assert_select("timers ipc", "auto", "kernel/time/posix-timers.c", "ipc/msg.c");
 	assert_select("", "none", "kernel/time/posix-timers.c", NULL);
+}
+
+static void test_kunit_select(void **state)
+{
+	(void)state;
+	/* the suites of the changed file's folder, beside its kselftests */
+	assert_select_in(objdir, "timers kunit:time_test_cases", "auto",
+			 "kernel/time/posix-timers.c", NULL);
+	/* without the kernel's objects, no suite is known to be there */
+	assert_select("timers", "auto", "kernel/time/posix-timers.c", NULL);
+	/* tests/ beside the file; every suite of a file; a name KUnit's
+	 * filter could not take is left out; a suite not built is not run */
+	assert_select_in(objdir, "kunit:list-kunit-test kunit:hlist", "auto", "lib/list.c", NULL);
+	assert_select_in(objdir, "kunit:list-kunit-test kunit:hlist", "auto",
+			 "lib/tests/list-test.c", NULL);
+	/* no suite in the folder */
+	assert_select_in(objdir, "ipc", "auto", "ipc/msg.c", NULL);
+	assert_select_in(objdir, "", "none", "kernel/time/posix-timers.c", NULL);
+	/* named in the spec: kept as given (the kernel says if it has it) */
+	assert_select("kunit:time_test_cases timers", "kunit:time_test_cases timers", NULL, NULL);
+	assert_select("kunit:no_such-suite", "kunit:no_such-suite", NULL, NULL);
+	assert_select("error -22", "kunit:", NULL, NULL);
+	assert_select("error -22", "kunit:a*b", NULL, NULL);
+	assert_select("error -22", "kunit:x.y", NULL, NULL);
+	assert_select("error -22", "kunit:$(reboot)", NULL, NULL);
+	assert_select("error -22", "kunit:a/b", NULL, NULL);
+}
+
+static void ktap(const char *console, const char *suite, enum selftest_status want,
+		 int failed, const char *in_output)
+{
+	struct selftest_result r = { 0 };
+
+	assert_int_equal(kunit_parse(console, strlen(console), suite, &r), 0);
+	assert_int_equal(r.status, want);
+	assert_int_equal(r.exit_status, failed);
+	assert_non_null(r.output);
+	if (in_output && !strstr(r.output, in_output))
+		fail_msg("'%s' not in the output:\n%s", in_output, r.output);
+	free(r.output);
+}
+
+static void test_kunit_parse(void **state)
+{
+	/* Linux 6.1's nested KTAP, printk stamps, a failed assertion */
+	const char *failed =
+		"[    0.900000] Run /init as init process\n"
+		"[    1.100000] KTAP version 1\n"
+		"[    1.100001] 1..1\n"
+		"[    1.100002]     KTAP version 1\n"
+		"[    1.100003]     # Subtest: time_test_cases\n"
+		"[    1.100004]     1..3\n"
+		"[    2.000000]     # time64_to_tm_test_date_range: ASSERTION FAILED at "
+		"kernel/time/time_test.c:70\n"
+		"[    2.000001]     Expected year - 1900 == result.tm_year, but\n"
+		"[    2.000002]         year - 1900 == -79900\n"
+		"[    2.000003]     not ok 1 time64_to_tm_test_date_range\n"
+		"[    2.000004]         KTAP version 1\n"
+		"[    2.000005]         # Subtest: params\n"
+		"[    2.000006]         not ok 1 param-0\n"
+		"[    2.000007]     ok 2 params\n"
+		"[    2.000008]     ok 3 needs_hw # SKIP no hardware\n"
+		"[    2.000009] # time_test_cases: pass:1 fail:1 skip:1 total:3\n"
+		"[    2.000010] not ok 1 time_test_cases\n"
+		"[    2.100000] ok 2 after_the_suite\n";
+	/* older kernels' TAP ("ok 1 - name"), CR LF, no stamps */
+	const char *passed = "TAP version 14\r\n1..1\r\n    # Subtest: list-kunit-test\r\n"
+			     "    1..1\r\n    ok 1 - list_test_init\r\nok 1 - list-kunit-test\r\n";
+	const char *skipped = "    # Subtest: hlist\n    ok 1 a # SKIP x\nok 1 hlist # SKIP all\n";
+	/* the kernel stopped in the middle of the suite */
+	const char *cut = "[ 1.0]     # Subtest: hlist\n[ 1.0]     ok 1 a\n";
+	/* a suite whose name begins like another's */
+	const char *other = "    # Subtest: hlist_more\n    ok 1 a\nok 1 hlist_more\n";
+
+	(void)state;
+	ktap(failed, "time_test_cases", SELFTEST_FAIL, 1,
+	     "ASSERTION FAILED at kernel/time/time_test.c:70");
+	ktap(failed, "time_test_cases", SELFTEST_FAIL, 1, "not ok 1 time64_to_tm_test_date_range");
+	ktap(failed, "time_test_cases", SELFTEST_FAIL, 1,
+	     "(1 case(s) passed, 1 failed, 1 skipped)");
+	ktap(passed, "list-kunit-test", SELFTEST_PASS, 0, "ok 1 - list_test_init");
+	ktap(skipped, "hlist", SELFTEST_SKIP, 0, NULL);
+	ktap(cut, "hlist", SELFTEST_FAIL, 0, "did not finish");
+	ktap(other, "hlist", SELFTEST_NOT_RUN, -1, "built without it");
+	ktap("", "hlist", SELFTEST_NOT_RUN, -1, NULL);
+}
+
+static void test_kunit_prune(void **state)
+{
+	struct selftest_set set = { 0 };
+	struct selftest_results base = { 0 };
+	const char *names[] = { "kunit:absent", "timers:nanosleep", "kunit:here" };
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(strv_push(&set.names, names[i]), 0);
+		assert_int_equal(strv_push(&set.paths, names[i]), 0);
+	}
+	set.n = 3;
+	set.unbuilt = strdup("timers:other\n");
+	base.r = calloc(3, sizeof(*base.r));
+	base.r[base.n++] = (struct selftest_result){ .name = strdup("kunit:absent"),
+						     .status = SELFTEST_NOT_RUN };
+	base.r[base.n++] = (struct selftest_result){ .name = strdup("timers:nanosleep"),
+						     .status = SELFTEST_NOT_RUN };
+	base.r[base.n++] = (struct selftest_result){ .name = strdup("kunit:here"),
+						     .status = SELFTEST_FAIL };
+	assert_int_equal(selftest_set_prune(&set, &base), 0);
+	assert_int_equal(set.n, 2);
+	assert_string_equal(set.names[0], "timers:nanosleep");
+	assert_string_equal(set.names[1], "kunit:here");
+	assert_null(set.names[2]);
+	assert_non_null(strstr(set.unbuilt, "timers:other\n"));
+	assert_non_null(strstr(set.unbuilt, "kunit:absent: not in the base kernel"));
+	/* a base run the infrastructure cut short says nothing of the kernel */
+	selftest_results_free(&base);
+	base.r = calloc(1, sizeof(*base.r));
+	base.r[base.n++] = (struct selftest_result){ .name = strdup("kunit:here"),
+						     .status = SELFTEST_NOT_RUN };
+	base.error = strdup("the guest did not start: no route");
+	assert_int_equal(selftest_set_prune(&set, &base), 0);
+	assert_int_equal(set.n, 2);
+	selftest_results_free(&base);
+	selftest_set_free(&set);
 }
 
 static void test_list(void **state)
@@ -193,12 +350,16 @@ static void test_regressions(void **state)
 	results(&patched, "t:pass-crash", SELFTEST_CRASH, NULL, "KASAN: use-after-free Read in f");
 	results(&base, "t:pass-skip", SELFTEST_PASS, NULL, NULL);
 	results(&patched, "t:pass-skip", SELFTEST_SKIP, NULL, NULL);
+	results(&base, "kunit:suite", SELFTEST_PASS, NULL, NULL);
+	results(&patched, "kunit:suite", SELFTEST_FAIL, "not ok 1 case", NULL);
 	results(&base, "t:pass-timeout", SELFTEST_PASS, NULL, NULL);
 	results(&patched, "t:pass-timeout", SELFTEST_TIMEOUT, NULL, NULL);
 	/* a test the base never ran is no regression */
 	results(&patched, "t:new", SELFTEST_FAIL, NULL, NULL);
 
-	assert_int_equal(selftest_regressions(&base, &patched, &text), 4);
+	assert_int_equal(selftest_regressions(&base, &patched, &text), 5);
+	assert_non_null(strstr(text, "kunit:suite passed on the base kernel and failed on the "
+				     "patched kernel (1 case(s) failed)"));
 	assert_non_null(strstr(text, "selftest t:pass-fail passed on the base kernel and failed"));
 	assert_non_null(strstr(text, "not ok 2 CLOCK_MONOTONIC"));
 	assert_non_null(strstr(text, "t:pass-crash passed on the base kernel and crashed the "
@@ -230,6 +391,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_auto),
+		cmocka_unit_test(test_kunit_select),
+		cmocka_unit_test(test_kunit_parse),
+		cmocka_unit_test(test_kunit_prune),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_patch_files),
 		cmocka_unit_test(test_regressions),
