@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "explore.h"
+#include "repro/maintainers.h"
 #include "repro/tags.h"
 #include "repro/tree.h"
 #include "repro/vmlinux.h"
@@ -798,6 +799,64 @@ static int tool_disassemble(struct explore *e, const json_t *args, char **ret)
 	return kernel_answer(r, text, "function of that name", ret);
 }
 
+/* --- maintainers ------------------------------------------------------------ */
+
+/* F: lines shown per section: the networking section alone has hundreds. */
+#define MAINT_FILES_SHOWN 12
+
+static void put_section(struct buf *b, const struct maint_section *s)
+{
+	unsigned files = 0;
+
+	(void)buf_printf(b, "%s\n", s->title);
+	for (size_t i = 0; s->tags && s->tags[i]; i++) {
+		char tag = s->tags[i][0];
+
+		/* keywords and name regexes say how get_maintainer matches,
+		 * not who to ask */
+		if (tag == 'K' || tag == 'N' || (tag == 'F' && ++files > MAINT_FILES_SHOWN))
+			continue;
+		put_line(b, s->tags[i], strlen(s->tags[i]));
+	}
+	if (files > MAINT_FILES_SHOWN)
+		(void)buf_printf(b, "[%u more F: lines]\n", files - MAINT_FILES_SHOWN);
+	(void)buf_puts(b, "\n");
+}
+
+static int tool_maintainers(struct explore *e, const json_t *args, char **ret)
+{
+	const char *path = json_get_str(args, "path"), *why = path_refusal(path);
+	_cleanup_buf_ struct buf b = BUF_INIT(EXPLORE_ANSWER_MAX);
+	_cleanup_(maintainers_freep) struct maintainers *m = NULL;
+	_cleanup_free_ char *data = NULL, *folder = NULL;
+	unsigned n = 0;
+	size_t len;
+	int r;
+
+	if (why)
+		return answer_error(ret, "%s", why);
+	/* a folder asked for without its slash is still the folder */
+	if (!endswith(path, "/") && asprintf(&folder, "%s/", path) < 0)
+		return -ENOMEM;
+	r = tree_read_file(e->t, e->rev, "MAINTAINERS", MAINTAINERS_FILE_MAX, &data, &len);
+	if (r == -ENOENT)
+		return answer_error(ret, "the tree has no MAINTAINERS file at the base commit");
+	if (r < 0)
+		return r;
+	r = maintainers_parse(data, len, &m);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < m->n && !b.truncated; i++)
+		if (maintainers_covers(&m->s[i], path) ||
+		    (folder && maintainers_covers(&m->s[i], folder))) {
+			n++;
+			put_section(&b, &m->s[i]);
+		}
+	if (!n)
+		(void)buf_printf(&b, "no MAINTAINERS section covers %s\n", path);
+	return finish(&b, ret);
+}
+
 struct tool {
 	const char *name, *description, *params;
 	int (*fn)(struct explore *e, const json_t *args, char **ret);
@@ -837,6 +896,11 @@ static const struct tool tools[] = {
 	{ "git_blame", "Which commit last changed each of lines start..end of a file.",
 	  "{\"path\": [\"string\", \"file\"], \"start\": [\"integer\", \"first line\"], \"end\": "
 	  "[\"integer\", \"last line\"]}", tool_git_blame },
+	{ "maintainers", "The MAINTAINERS sections that cover a file or folder (get_maintainer.pl's "
+			 "rules): maintainers, reviewers, list, status, tree, and the files each "
+			 "section holds.",
+	  "{\"path\": [\"string\", \"file or folder from the top of the tree\"]}",
+	  tool_maintainers },
 	{ "git_show", "A commit of the base's history: its subject and its diff.",
 	  "{\"commit\": [\"string\", \"7 to 40 hex digits\"]}", tool_git_show },
 };

@@ -70,6 +70,29 @@ static int setup(void **state)
 				   "struct foo {\n\tint n;\n\tstruct foo *next;\n};\n#endif\n");
 	put("lib/util.c", "#include <linux/foo.h>\n\nstatic int foo_count(struct foo *f)\n{\n"
 			  "\treturn f ? f->n : 0;\n}\n");
+	put("MAINTAINERS",
+	    "List of maintainers and how to submit kernel changes\n"
+	    "\tM: Mail patches to: FullName <address@domain>\n\n"
+	    "GENERIC LIB\n"
+	    "M:\tLib Person <lib@example.org>\n"
+	    "L:\tlinux-kernel@vger.kernel.org\n"
+	    "S:\tMaintained\n"
+	    "F:\tlib/\n"
+	    "X:\tlib/big.c\n"
+	    "K:\t\\bfoo_count\\b\n\n"
+	    "SYSCALLS\n"
+	    "M:\tSys Person <sys@example.org>\n"
+	    "S:\tSupported\n"
+	    "F:\tkernel/sys*.c\n"
+	    "N:\tfoo\\.h$\n\n"
+	    "MANY FILES\n"
+	    "R:\tReviewer <r@example.org>\n"
+	    "F:\tlib/a1.c\nF:\tlib/a2.c\nF:\tlib/a3.c\nF:\tlib/a4.c\nF:\tlib/a5.c\n"
+	    "F:\tlib/a6.c\nF:\tlib/a7.c\nF:\tlib/a8.c\nF:\tlib/a9.c\nF:\tlib/a10.c\n"
+	    "F:\tlib/a11.c\nF:\tlib/util.c\nF:\tlib/a13.c\nF:\tlib/a14.c\n\n"
+	    "ELSEWHERE\n"
+	    "M:\tOther <o@example.org>\n"
+	    "F:\tnet/\n");
 	sh("cd %s && ln -s /etc/passwd lib/passwd && ln -s ../../.. lib/up", dir);
 	sh("cd %s && git add -A && git commit -qm 'lib: add util'", dir);
 	sh("cd %s && git rev-parse HEAD > %s/.base", dir, dir);
@@ -376,6 +399,35 @@ static void test_history(void **state)
 	assert_true(startswith(junk, "error: "));
 }
 
+static void test_maintainers(void **state)
+{
+	_cleanup_free_ char *util = call("maintainers", "{\"path\": \"lib/util.c\"}");
+	_cleanup_free_ char *big = call("maintainers", "{\"path\": \"lib/big.c\"}");
+	_cleanup_free_ char *sys = call("maintainers", "{\"path\": \"kernel/sys.c\"}");
+	_cleanup_free_ char *hdr = call("maintainers", "{\"path\": \"include/linux/foo.h\"}");
+	_cleanup_free_ char *folder = call("maintainers", "{\"path\": \"lib\"}");
+	_cleanup_free_ char *out = call("maintainers", "{\"path\": \"../MAINTAINERS\"}");
+
+	(void)state;
+	/* F: a folder, and a file named among many; who, which list */
+	assert_non_null(strstr(util, "GENERIC LIB\nM:\tLib Person <lib@example.org>\n"
+				     "L:\tlinux-kernel@vger.kernel.org\nS:\tMaintained\nF:\tlib/\n"));
+	assert_non_null(strstr(util, "MANY FILES\nR:\tReviewer <r@example.org>\n"));
+	assert_non_null(strstr(util, "[2 more F: lines]"));
+	assert_null(strstr(util, "lib/a13.c"));
+	assert_null(strstr(util, "K:"));
+	assert_null(strstr(util, "SYSCALLS"));
+	assert_null(strstr(util, "ELSEWHERE"));
+	/* X: takes a file out */
+	assert_non_null(strstr(big, "no MAINTAINERS section covers lib/big.c"));
+	/* a glob of the same depth; N: a regex over the path */
+	assert_non_null(strstr(sys, "SYSCALLS\nM:\tSys Person"));
+	assert_null(strstr(sys, "N:"));
+	assert_non_null(strstr(hdr, "SYSCALLS"));
+	assert_non_null(strstr(folder, "GENERIC LIB"));
+	assert_non_null(strstr(out, "no . or .."));
+}
+
 static void test_defs_and_unknown(void **state)
 {
 	_cleanup_json_ json_t *defs = explore_tool_defs();
@@ -385,7 +437,7 @@ static void test_defs_and_unknown(void **state)
 	json_t *d;
 
 	(void)state;
-	assert_int_equal(json_array_size(defs), 11);
+	assert_int_equal(json_array_size(defs), 12);
 	json_array_foreach(defs, i, d) {
 		assert_non_null(json_get_str(d, "name"));
 		assert_non_null(json_get_str(d, "description"));
@@ -408,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_find_references),
 		cmocka_unit_test(test_built_kernel_tools),
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_maintainers),
 		cmocka_unit_test(test_defs_and_unknown),
 	};
 
