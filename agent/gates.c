@@ -707,31 +707,63 @@ static int gate_silence(struct gate_ctx *g)
 
 /* --- checkpatch ------------------------------------------------------------ */
 
-static int gate_checkpatch(struct gate_ctx *g, const char *diff, size_t len)
+void checkpatch_result_free(struct checkpatch_result *r)
+{
+	free(r->report);
+	*r = (struct checkpatch_result){ 0 };
+}
+
+/* Counts the ERROR and WARNING lines and keeps them, escaped, up to max
+ * bytes: the captured output is bounded by its length, not by a NUL. */
+static int checkpatch_lines(const char *out, size_t len, size_t max,
+			    struct checkpatch_result *res)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(max);
+
+	for (size_t off = 0; out && off < len;) {
+		size_t n = strnlen(out + off, len - off);
+		const char *l = out + off, *e = memchr(l, '\n', n);
+		bool err, warn;
+
+		if (e)
+			n = (size_t)(e - l);
+		off += n + 1;
+		err = memmem(l, n, ": ERROR:", 8) != NULL;
+		warn = !err && memmem(l, n, ": WARNING:", 10) != NULL;
+		res->n_errors += err;
+		res->n_warnings += warn;
+		if (err || warn) {
+			_cleanup_free_ char *esc = str_escape(l, n, 300);
+
+			(void)buf_append_trunc(&b, esc ?: "", esc ? strlen(esc) : 0);
+			(void)buf_append_trunc(&b, "\n", 1);
+		}
+	}
+	res->report = b.len ? buf_steal(&b, NULL) : strdup("");
+	return res->report ? 0 : -ENOMEM;
+}
+
+int checkpatch_run(const char *src, const char *diff, size_t len, size_t max,
+		   struct checkpatch_result *ret)
 {
 	_cleanup_free_ char *script = NULL, *maint = NULL;
 	_cleanup_(proc_result_free) struct proc_result res = {};
+	struct checkpatch_result out = { 0 };
 	struct proc_opts o = PROC_OPTS_DEFAULT;
-	_cleanup_buf_ struct buf b = BUF_INIT(2048);
-	unsigned n_err = 0, n_warn = 0;
 	struct stat st;
 	int r;
 
-	if (!g->lim->checkpatch)
-		return gate_verdict(g, "checkpatch", GATE_SKIP, "disabled by configuration");
-	if (!g->src)
-		return gate_verdict(g, "checkpatch", GATE_SKIP, "no base tree given");
-	if (asprintf(&script, "%s/scripts/checkpatch.pl", g->src) < 0 ||
-	    asprintf(&maint, "%s/MAINTAINERS", g->src) < 0)
+	if (asprintf(&script, "%s/scripts/checkpatch.pl", src) < 0 ||
+	    asprintf(&maint, "%s/MAINTAINERS", src) < 0)
 		return -ENOMEM;
 	if (stat(script, &st) < 0)
-		return gate_verdict(g, "checkpatch", GATE_SKIP, "the tree has no scripts/checkpatch.pl");
+		return -ENOENT;
 	{
 		char *argv[] = { "perl", "scripts/checkpatch.pl", "--no-signoff", "--terse",
 				 "--show-types", "--no-summary", "--patch", "-",
 				 stat(maint, &st) < 0 ? "--no-tree" : NULL, NULL };
 
-		o.cwd = g->src;
+		o.cwd = src;
 		o.stdin_data = diff;
 		o.stdin_len = len;
 		o.timeout_usec = 120ull * 1000000;
@@ -739,34 +771,47 @@ static int gate_checkpatch(struct gate_ctx *g, const char *diff, size_t len)
 		r = proc_run(argv, &o, &res);
 	}
 	if (r < 0)
-		return gate_verdict(g, "checkpatch", GATE_SKIP, "could not run perl: %s", strerror(-r));
+		return r;
 	if (res.timed_out || res.signal)
+		return -ETIMEDOUT;
+	r = checkpatch_lines(res.output, res.output_len, max, &out);
+	if (r < 0)
+		return r;
+	*ret = out;
+	return 0;
+}
+
+static int gate_checkpatch(struct gate_ctx *g, const char *diff, size_t len)
+{
+	_cleanup_(checkpatch_result_free) struct checkpatch_result res = { 0 };
+	_cleanup_buf_ struct buf b = BUF_INIT(2048);
+	unsigned shown = 0;
+	int r;
+
+	if (!g->lim->checkpatch)
+		return gate_verdict(g, "checkpatch", GATE_SKIP, "disabled by configuration");
+	if (!g->src)
+		return gate_verdict(g, "checkpatch", GATE_SKIP, "no base tree given");
+	r = checkpatch_run(g->src, diff, len, 64 * 1024, &res);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -ENOENT)
+		return gate_verdict(g, "checkpatch", GATE_SKIP, "the tree has no scripts/checkpatch.pl");
+	if (r == -ETIMEDOUT)
 		return gate_verdict(g, "checkpatch", GATE_SKIP, "checkpatch.pl did not finish");
-	/* bounded by output_len: the captured output is not trusted to be
-	 * NUL-terminated where a line ends */
-	for (size_t off = 0; res.output && off < res.output_len;) {
-		size_t n = strnlen(res.output + off, res.output_len - off);
-		char *l, *e = memchr(res.output + off, '\n', n);
-
-		if (e)
-			n = (size_t)(e - (res.output + off));
-		l = strndup(res.output + off, n);
-		off += n + 1;
-		if (!l)
-			return -ENOMEM;
-		if (strstr(l, ": ERROR:")) {
-			if (n_err++ < 3) {
-				_cleanup_free_ char *esc = str_escape(l, strlen(l), 200);
-
-				(void)buf_printf(&b, "%s%s", b.len ? "; " : "", esc ?: "");
-			}
-		} else if (strstr(l, ": WARNING:"))
-			n_warn++;
-		free(l);
-	}
-	if (n_err)
-		return gate_verdict(g, "checkpatch", GATE_FAIL, "%u error(s): %s", n_err, b.data ?: "");
-	return gate_verdict(g, "checkpatch", GATE_PASS, "no errors (%u warning(s))", n_warn);
+	if (r < 0)
+		return gate_verdict(g, "checkpatch", GATE_SKIP, "could not run perl: %s", strerror(-r));
+	if (!res.n_errors)
+		return gate_verdict(g, "checkpatch", GATE_PASS, "no errors (%u warning(s))",
+				    res.n_warnings);
+	/* the first three errors, on one line */
+	for (const char *l = res.report, *e; shown < 3 && (e = strchr(l, '\n')); l = e + 1)
+		if (memmem(l, (size_t)(e - l), ": ERROR:", 8)) {
+			(void)buf_printf(&b, "%s%.*s", b.len ? "; " : "", (int)MIN(e - l, 200), l);
+			shown++;
+		}
+	return gate_verdict(g, "checkpatch", GATE_FAIL, "%u error(s): %s", res.n_errors,
+			    b.data ?: "");
 }
 
 static int run_gates(const char *diff, size_t diff_len, const char *report, size_t report_len,

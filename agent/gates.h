@@ -49,6 +49,17 @@ int gates_run(const char *diff, size_t diff_len, const char *report,
 int gates_run_probe(const char *diff, size_t diff_len, const char *src_dir,
 		    struct gate_verdicts **ret);
 
+/* The tree's own scripts/checkpatch.pl on a diff: its ERROR and WARNING
+ * lines (escaped, at most max bytes) and their counts.  -ENOENT when the
+ * tree has no checkpatch.pl, -ETIMEDOUT when it did not finish. */
+struct checkpatch_result {
+	unsigned n_errors, n_warnings;
+	char *report;
+};
+void checkpatch_result_free(struct checkpatch_result *r);
+int checkpatch_run(const char *src, const char *diff, size_t len, size_t max,
+		   struct checkpatch_result *ret);
+
 bool gate_verdicts_accepted(const struct gate_verdicts *v);
 size_t gate_verdicts_count(const struct gate_verdicts *v);
 void gate_verdicts_get(const struct gate_verdicts *v, size_t i, const char **ret_name,

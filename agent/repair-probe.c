@@ -249,22 +249,33 @@ int repair_ground(struct repair_ctx *c, char **ret_error)
 			       ret_error);
 }
 
+/* A tool call's edits as a diff, or (*ret_diff left NULL) the gates'
+ * refusal of them as the tool's answer. */
+static int edits_diff(struct repair_ctx *c, const json_t *args, char **ret_diff,
+		      char **ret_answer)
+{
+	_cleanup_free_ char *refusal = NULL;
+	int r;
+
+	r = gated_diff(c, json_object_get(args, "edits"), ret_diff, &refusal);
+	if (r < 0 || !refusal)
+		return r;
+	*ret_answer = llm_errorf("error: %s", refusal);
+	return *ret_answer ? 0 : -ENOMEM;
+}
+
 /* check_compile: the candidate edits compiled, object by object, against
  * the cached build (no link, no run): seconds instead of a build. */
 static int compile_round(struct repair_ctx *c, const char *step, const json_t *args,
 			 char **ret_answer)
 {
-	_cleanup_free_ char *diff = NULL, *refusal = NULL, *log = NULL;
+	_cleanup_free_ char *diff = NULL, *log = NULL;
 	uint64_t t0 = trajectory_now();
 	int r;
 
-	r = gated_diff(c, json_object_get(args, "edits"), &diff, &refusal);
-	if (r < 0)
+	r = edits_diff(c, args, &diff, ret_answer);
+	if (r < 0 || !diff)
 		return r;
-	if (refusal) {
-		*ret_answer = llm_errorf("error: %s", refusal);
-		return *ret_answer ? 0 : -ENOMEM;
-	}
 	r = c->ts->compile(c->ts->ud, diff, &log);
 	repair_event(c, step, "tool.compile", t0, json_pack("{s:s}", "diff", diff),
 		     json_pack("{s:s}", "log", log ?: ""),
@@ -279,6 +290,44 @@ static int compile_round(struct repair_ctx *c, const char *step, const json_t *a
 	else
 		*ret_answer = strdup("The touched files compile (not linked, not run: only "
 				     "propose_patch tests the fix).\n");
+	return *ret_answer ? 0 : -ENOMEM;
+}
+
+/* checkpatch: the tree's checkpatch.pl on the candidate edits, the style
+ * review a maintainer runs first (the gate rejects its errors). */
+#define CHECKPATCH_ANSWER_MAX (8 * 1024)
+
+static bool style_check_offered(const struct repair_ctx *c)
+{
+	return c->p->src_dir && c->p->gates.checkpatch;
+}
+
+static int checkpatch_round(struct repair_ctx *c, const char *step, const json_t *args,
+			    char **ret_answer)
+{
+	_cleanup_(checkpatch_result_free) struct checkpatch_result res = { 0 };
+	_cleanup_free_ char *diff = NULL;
+	uint64_t t0 = trajectory_now();
+	int r;
+
+	r = edits_diff(c, args, &diff, ret_answer);
+	if (r < 0 || !diff)
+		return r;
+	r = checkpatch_run(c->p->src_dir, diff, strlen(diff), CHECKPATCH_ANSWER_MAX, &res);
+	if (r == -ENOMEM)
+		return r;
+	repair_event(c, step, "tool.checkpatch", t0, json_pack("{s:s}", "diff", diff),
+		     json_pack("{s:i, s:i, s:s}", "errors", res.n_errors, "warnings",
+			       res.n_warnings, "report", res.report ?: ""),
+		     r < 0 ? "not-run" : res.n_errors ? "errors" : "clean",
+		     r < 0 ? strerror(-r) : NULL);
+	if (r < 0)
+		*ret_answer = llm_errorf("error: checkpatch.pl could not run (%s)", strerror(-r));
+	else
+		*ret_answer = llm_errorf("checkpatch.pl: %u error(s), %u warning(s)%s\n%s",
+					 res.n_errors, res.n_warnings,
+					 res.n_errors ? " (a patch with errors is rejected)" : "",
+					 res.report);
 	return *ret_answer ? 0 : -ENOMEM;
 }
 
@@ -298,7 +347,8 @@ json_t *repair_exec_defs(struct repair_ctx *c, const char *step)
 		return out;
 	json_array_foreach(c->tools, i, t)
 		if (streq_ptr(json_get_str(t, "name"), "run_probe") ||
-		    (c->ts->compile && streq_ptr(json_get_str(t, "name"), "check_compile")))
+		    (c->ts->compile && streq_ptr(json_get_str(t, "name"), "check_compile")) ||
+		    (style_check_offered(c) && streq_ptr(json_get_str(t, "name"), "checkpatch")))
 			json_array_append(out, t);
 	return out;
 }
@@ -312,6 +362,8 @@ int repair_exec_call(struct repair_ctx *c, const char *step, const char *name,
 		return -ENOENT;
 	if (streq(name, "check_compile") && c->ts->compile)
 		return compile_round(c, step, args, ret_answer);
+	if (streq(name, "checkpatch") && style_check_offered(c))
+		return checkpatch_round(c, step, args, ret_answer);
 	if (!streq(name, "run_probe"))
 		return -ENOENT;
 	return probe_round(c, step, args, ret_answer, &ran);

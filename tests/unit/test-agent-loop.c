@@ -178,7 +178,7 @@ enum mode { MODE_SOLVE, MODE_LOOPS, MODE_WANDERS, MODE_READS_A_LOT };
 struct model {
 	enum mode mode;
 	unsigned calls, wander;
-	bool saw_closest, saw_compiler, saw_patched_probe, saw_compile_error;
+	bool saw_closest, saw_compiler, saw_patched_probe, saw_compile_error, saw_checkpatch;
 	char *fix_before;	/* what the edit's before was cut from */
 };
 
@@ -350,9 +350,21 @@ static json_t *solve_patch(struct model *m, const json_t *req)
 		return call1("check_compile", json_pack("{s:O}", "edits", typo));
 	}
 	if (n == 3) {
+		_cleanup_free_ char *line = numbered_line(last_answer_of(req, "read_file"), 11);
+		_cleanup_json_ json_t *spaced = fix_edits(line);
+
 		m->saw_compile_error = strstr(ans, "does not compile") &&
 				       strstr(ans, "has no member named 'nn'");
 		assert_true(m->saw_compile_error);
+		/* the tree's style check finds spaces for a tab */
+		json_object_set_new(json_array_get(spaced, 0), "after",
+				    json_sprintf("%s        f->items = NULL;\n", line));
+		return call1("checkpatch", json_pack("{s:O}", "edits", spaced));
+	}
+	if (n == 4) {
+		m->saw_checkpatch = strstr(ans, "checkpatch.pl: 1 error(s), 0 warning(s)") &&
+				    strstr(ans, "ERROR:CODE_INDENT: code indent should use tabs");
+		assert_true(m->saw_checkpatch);
 		/* a "before" with spaces where the file has a tab */
 		return call1("propose_patch", json_pack("{s:s, s:o}", "patch_type", "root-cause fix",
 			     "edits", fix_edits("        f->n = 0;\n")));
@@ -520,11 +532,13 @@ static void test_fix_outside_the_stack(void **state)
 
 	(void)state;
 	params(&p, "solve");
+	p.gates.checkpatch = true;
 	run(&m, &p, &t, &s);
 	assert_int_equal(s->result, REPAIR_VALIDATED);
 	assert_non_null(strstr(s->diff, "+++ b/net/foo/alloc.c"));
 	assert_non_null(strstr(s->diff, "+\tf->items = NULL;"));
-	assert_true(m.saw_compiler && m.saw_closest && m.saw_patched_probe && m.saw_compile_error);
+	assert_true(m.saw_compiler && m.saw_closest && m.saw_patched_probe && m.saw_compile_error &&
+		    m.saw_checkpatch);
 	assert_int_equal(t.compiles, 1);
 	assert_non_null(m.fix_before);
 
@@ -550,13 +564,31 @@ static void test_fix_outside_the_stack(void **state)
 	assert_int_equal(count(ev, "tool.explore", "run_probe"), 1);
 	assert_int_equal(count(ev, "tool.explore", "check_compile"), 1);
 	assert_int_equal(count(ev, "tool.compile", "build-error"), 1);
+	assert_int_equal(count(ev, "tool.explore", "checkpatch"), 1);
+	assert_int_equal(count(ev, "tool.checkpatch", "errors"), 1);
+	/* the gate ran the same script on the patch it accepted */
+	{
+		bool gated = false;
+
+		json_array_foreach(ev, i, e) {
+			const json_t *g;
+			size_t j;
+
+			if (!streq_ptr(json_get_str(e, "kind"), "gate"))
+				continue;
+			json_array_foreach(json_object_get(json_object_get(e, "output"), "gates"), j, g)
+				gated |= streq_ptr(json_get_str(g, "gate"), "checkpatch") &&
+					 streq_ptr(json_get_str(g, "verdict"), "pass");
+		}
+		assert_true(gated);
+	}
 	assert_int_equal(count(ev, "guardrail", "edits sent back"), 1);
 	/* the probe that did not compile, the one that ran, the one on the patch */
 	assert_int_equal(count(ev, "tool.probe", "build-error"), 1);
 	assert_int_equal(count(ev, "tool.probe", "crashed"), 1);
 	assert_int_equal(count(ev, "tool.probe", "no crash"), 1);
 	assert_int_equal(t.probe_builds, 3);
-	assert_int_equal(s->tool_calls, 5);
+	assert_int_equal(s->tool_calls, 6);
 	free(m.fix_before);
 	free(t.built);
 }
@@ -655,6 +687,13 @@ static int setup(void **state)
 	for (int i = 1; i <= 1200; i++)
 		n += (size_t)snprintf(big + n, sizeof(big) - n, "int value_number_%d = %d;\n", i, i);
 	put("lib/big.c", big);
+	/* The tree's checkpatch.pl, as kfix runs it (perl, --terse, the patch
+	 * on stdin), reduced to its CODE_INDENT rule. */
+	put("scripts/checkpatch.pl",
+	    "#!/usr/bin/perl\nuse strict;\nmy $n = 0;\n"
+	    "while (my $l = <STDIN>) {\n\t$n++;\n"
+	    "\tprint \"-:$n: ERROR:CODE_INDENT: code indent should use tabs where possible\\n\"\n"
+	    "\t\tif $l =~ /^\\+ {8}/;\n}\nexit 0;\n");
 	snprintf(cmd, sizeof(cmd), "cd %s && git init -q && git -c user.email=t@example.org "
 		 "-c user.name=T add -A && git -c user.email=t@example.org -c user.name=T "
 		 "commit -qm base", dir);
