@@ -64,6 +64,7 @@ void repair_params_default(struct repair_params *p)
 		.locations = 3,
 		.context_budget = 48 * 1024,
 		.minimise = true,
+		.read_reproduced = true,
 		.critique = true,
 	};
 }

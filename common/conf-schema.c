@@ -74,7 +74,7 @@ const struct config_key config_schema[] = {
 	T("agent", false, "checkpatch", CONFIG_BOOL, "true"),
 	T("agent", false, "minimise", CONFIG_BOOL, "true"),
 	T("agent", false, "patch-review", CONFIG_BOOL, "true"),
-	T("agent", false, "read-reproduced", CONFIG_BOOL, "false"),
+	T("agent", false, "read-reproduced", CONFIG_BOOL, "true"),
 	I("agent", false, "max-step-turns", "40", 2, 1000),
 	I("agent", false, "max-turns", "250", 2, 100000),
 	T("agent", false, "max-tool-answer", CONFIG_SIZE, "16K"),

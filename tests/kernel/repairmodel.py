@@ -281,7 +281,7 @@ def seen(edit_list):
 def without_tools(steps):
     """The same answers for a tree the tools cannot read (a plain folder:
     no exploration tools are offered): no tool calls, no expectations."""
-    tools = {"grep", "find_definition", "read_file", "find_references"}
+    tools = {"grep", "find_definition", "read_file", "find_references", "checkpatch"}
     return [{k: v for k, v in st.items() if k != "expect"} for st in steps
             if st.get("tool") not in tools]
 
@@ -352,7 +352,9 @@ def script(folder, flow):
                                               "path": s["extra"]["file"]}})
         right = fix + [s["extra"]]
     # reviewed once validated, and again once minimised when a hunk goes
-    patch = look + [{"tool": "propose_patch", "expect": seen(right),
+    # the tree's style check first: the answer must say it is clean
+    patch = look + [{"tool": "checkpatch", "args": {"edits": right}},
+                    {"tool": "propose_patch", "expect": seen(right) + ["checkpatch.pl: 0 error(s)"],
                      "args": {"patch_type": "root-cause fix", "edits": right}}] + review(s)
     if right != fix or "drop" in s:
         patch += review(s)
@@ -406,7 +408,15 @@ def check(folder, out, cassette, base):
             return (k, v)
         return None
     got = [m for m in map(milestone, ev) if m]
-    want = [("tool.probe", "crashed"),
+    # a report without source lines gives way to the reproduced crash,
+    # symbolised with the base kernel's vmlinux ([agent] read-reproduced)
+    # (kfix's rule, repro/symbolize.c: a frame with file:line)
+    report = open(os.path.join(folder, "report.txt")).read()
+    located = (r"(?:\+0x[0-9a-f]+/0x[0-9a-f]+ [a-zA-Z0-9_./+-]+\.[a-zA-Z]+:[0-9]+"
+               r"|[a-zA-Z0-9_.] [a-zA-Z0-9_./+-]+\.[a-zA-Z]+:[0-9]+ \[inline\])\s*$")
+    symbolised = not re.search(located, report, re.M)
+    want = [("observation", "symbolised-report")] if symbolised else []
+    want += [("tool.probe", "crashed"),
             ("gate", "rejected"), ("reflection", "new_patch"),
             ("gate", "accepted"), ("observation", "same-crash"), ("reflection", "new_patch")]
     if "boot_breaker" in s:
@@ -438,6 +448,15 @@ def check(folder, out, cassette, base):
 
     # reflection saw the evidence: the gate's reason, then the crash
     reqs = [json.dumps(json.loads(l)["request"]) for l in open(cassette)]
+    if symbolised:
+        # the model reads the reproduced crash's file:line, which the
+        # report never had
+        sym = next(e for e in ev if e["kind"] == "observation"
+                   and e.get("verdict") == "symbolised-report")["output"]["report"]
+        lines = set(re.findall(r"[a-z0-9_/-]+\.[ch]:\d+", sym))
+        expect(lines and any(l in reqs[0] for l in lines),
+               "the first request shows none of the reproduced crash's source lines %s"
+               % sorted(lines)[:5])
     reflects = [r for r in reqs if "Call reflect." in r]
     expect(len(reflects) == 2 + ("boot_breaker" in s) + ("breaking" in s),
            "%d reflection requests" % len(reflects))
