@@ -20,10 +20,11 @@ bool kunit_entry(const char *name);
  * and nothing a shell or the kernel command line would split. */
 bool kunit_suite_name_ok(const char *s);
 
-/* The suites ("kunit:SUITE") defined in the .c files of each changed
- * file's folder and of its tests/ subfolder whose object the kernel in
- * objdir was built with; nothing when objdir is NULL.  Adds to *v up to
- * max entries in all. */
+/* The suites ("kunit:SUITE") of the .c files that MAINTAINERS lists in
+ * the sections covering a changed file, then those of the .c files of
+ * each changed file's folder and of its tests/ subfolder, whose object
+ * the kernel in objdir was built with; nothing when objdir is NULL.
+ * Adds to *v up to max entries in all. */
 int kunit_select(const char *src, const char *objdir, char *const *files, char ***v,
 		 size_t max);
 

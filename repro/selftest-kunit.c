@@ -18,6 +18,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
+#include "maintainers.h"
 #include "selftest-internal.h"
 
 #define SOURCE_MAX (1024 * 1024)
@@ -159,6 +160,33 @@ static bool built(const char *objdir, const char *dir, const char *file)
 	return stat(o, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+
+static int suites_in_file(const char *src, const char *objdir, const char *file, char ***v,
+			  size_t max)
+{
+	_cleanup_free_ char *dir = strdup(file), *p = NULL, *data = NULL;
+	char *slash = dir ? strrchr(dir, '/') : NULL;
+	size_t len;
+	int r;
+
+	if (!dir)
+		return -ENOMEM;
+	if (!slash || !endswith(file, ".c") || file[0] == '/' || strstr(file, "..") ||
+	    strpbrk(file, "*?["))
+		return 0;
+	*slash = '\0';
+	if (!built(objdir, dir, slash + 1))
+		return 0;
+	if (asprintf(&p, "%s/%s", src, file) < 0)
+		return -ENOMEM;
+	r = read_file_bounded(p, SOURCE_MAX, &data, &len);
+	if (r == -EFBIG || r == -ENOENT)
+		return 0;
+	if (r < 0 || !strstr(data, "kunit_test_suite"))
+		return r < 0 ? r : 0;
+	return suites_in_source(data, len, v, max);
+}
+
 static int suites_in_dir(const char *src, const char *objdir, const char *dir, char ***v,
 			 size_t max)
 {
@@ -170,20 +198,44 @@ static int suites_in_dir(const char *src, const char *objdir, const char *dir, c
 		return -ENOMEM;
 	r = c_files(path, &files);
 	for (size_t i = 0; r >= 0 && files && files[i] && strv_len(*v) < max; i++) {
-		_cleanup_free_ char *p = NULL, *data = NULL;
-		size_t len;
+		_cleanup_free_ char *file = NULL;
 
-		if (!built(objdir, dir, files[i]))
-			continue;
-		if (asprintf(&p, "%s/%s", path, files[i]) < 0)
+		if (asprintf(&file, "%s/%s", dir, files[i]) < 0)
 			return -ENOMEM;
-		r = read_file_bounded(p, SOURCE_MAX, &data, &len);
-		if (r == -EFBIG || r == -ENOENT) {
-			r = 0;
-			continue;
+		r = suites_in_file(src, objdir, file, v, max);
+	}
+	return r;
+}
+
+/* The unit tests a subsystem lists as its own: the .c files named (no
+ * glob) by F: in the MAINTAINERS sections that cover a changed file, as
+ * PROC SYSCTL lists kernel/sysctl-test.c beside kernel/sysctl.c. */
+static int suites_of_maintainers(const char *src, const char *objdir, char *const *files,
+				 char ***v, size_t max)
+{
+	_cleanup_(maintainers_freep) struct maintainers *m = NULL;
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	size_t len;
+	int r;
+
+	if (asprintf(&path, "%s/MAINTAINERS", src) < 0)
+		return -ENOMEM;
+	r = read_file_bounded(path, MAINTAINERS_FILE_MAX, &data, &len);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	r = maintainers_parse(data, len, &m);
+	for (size_t i = 0; r >= 0 && i < m->n && strv_len(*v) < max; i++) {
+		const struct maint_section *s = &m->s[i];
+		bool covers = false;
+
+		for (size_t j = 0; files && files[j] && !covers; j++)
+			covers = maintainers_covers(s, files[j]);
+		for (size_t j = 0; covers && s->tags[j] && r >= 0; j++) {
+			const char *f = maintainers_tag(s->tags[j], 'F');
+
+			if (f)
+				r = suites_in_file(src, objdir, f, v, max);
 		}
-		if (r >= 0 && strstr(data, "kunit_test_suite"))
-			r = suites_in_source(data, len, v, max);
 	}
 	return r;
 }
@@ -211,6 +263,7 @@ int kunit_select(const char *src, const char *objdir, char *const *files, char *
 		    (!strv_contains(dirs, tests) && strv_push(&dirs, tests) < 0))
 			return -ENOMEM;
 	}
+	r = suites_of_maintainers(src, objdir, files, v, max);
 	for (size_t i = 0; dirs && dirs[i] && r >= 0; i++)
 		r = suites_in_dir(src, objdir, dirs[i], v, max);
 	return r;

@@ -25,9 +25,10 @@
 /* Which tests cover the changed files (paths relative to the tree).
  * spec: "auto" (MAINTAINERS: the selftests folders listed in the
  * sections whose F: patterns match a changed file; then folders named
- * like the changed files' directories; then the KUnit suites defined in
- * the changed files' folders and their tests/ subfolders whose object
- * the kernel in objdir has, none when objdir is NULL), "none", or a list
+ * like the changed files' directories; then the KUnit suites of the .c
+ * files those sections list, and of the changed files' folders and their
+ * tests/ subfolders, whose object the kernel in objdir has, none when
+ * objdir is NULL), "none", or a list
  * of TARGET, TARGET:TEST or kunit:SUITE words separated by spaces or
  * commas.  *ret is a NULL-terminated list of such words (empty: none
  * cover them); -EINVAL with a message for a malformed spec. */

@@ -59,6 +59,11 @@ static int setup(void **state)
 	    "A SECTION THAT NAMES A SELFTESTS FILE\n"
 	    "F:\tmm/damon/\n"
 	    "F:\ttools/testing/selftests/damon/debugfs_attrs.sh\n\n"
+	    "FOO DRIVER\n"
+	    "F:\tdrivers/foo/\n"
+	    "F:\tlib/foo/foo_kunit.c\n"
+	    "F:\tlib/foo/bar_kunit.c\n"
+	    "F:\tlib/foo/*_glob.c\n\n"
 	    "A SECTION WITH A FOLDER THE TREE LACKS\n"
 	    "F:\tfs/ext4/\n"
 	    "F:\ttools/testing/selftests/ext4/\n");
@@ -91,6 +96,21 @@ static int setup(void **state)
 	put("lib/tests/sort_test.c",
 	    "static struct kunit_suite sort_suite = { .name = \"lib_sort\" };\n"
 	    "kunit_test_suites(&sort_suite);\n");
+	/* the tests a MAINTAINERS section lists as its own: one built, one
+	 * not, one named only by a glob */
+	put("drivers/foo/core.c", "int foo;\n");
+	put("obj/drivers/foo/core.o", "");
+	put("lib/foo/foo_kunit.c",
+	    "static struct kunit_suite foo_suite = { .name = \"foo\" };\n"
+	    "kunit_test_suites(&foo_suite);\n");
+	put("obj/lib/foo/foo_kunit.o", "");
+	put("lib/foo/bar_kunit.c",
+	    "static struct kunit_suite bar_suite = { .name = \"bar\" };\n"
+	    "kunit_test_suites(&bar_suite);\n");
+	put("lib/foo/x_glob.c",
+	    "static struct kunit_suite x_suite = { .name = \"x\" };\n"
+	    "kunit_test_suites(&x_suite);\n");
+	put("obj/lib/foo/x_glob.o", "");
 	/* an object that is no test */
 	put("lib/list.c", "void list(void) {}\n");
 	put("obj/lib/list.o", "");
@@ -176,6 +196,9 @@ static void test_kunit_select(void **state)
 	assert_select_in(objdir, "kunit:list-kunit-test kunit:hlist", "auto", "lib/list.c", NULL);
 	assert_select_in(objdir, "kunit:list-kunit-test kunit:hlist", "auto",
 			 "lib/tests/list-test.c", NULL);
+	/* a section's own tests, named by MAINTAINERS far from the file */
+	assert_select_in(objdir, "kunit:foo", "auto", "drivers/foo/core.c", NULL);
+	assert_select("", "auto", "drivers/foo/core.c", NULL);
 	/* no suite in the folder */
 	assert_select_in(objdir, "ipc", "auto", "ipc/msg.c", NULL);
 	assert_select_in(objdir, "", "none", "kernel/time/posix-timers.c", NULL);
