@@ -434,11 +434,21 @@ int kunit_run(const struct vm_opts *vmo, const struct vm_backend *b, const char 
 		return r;
 	if (r < 0 && failure == VM_NO_BOOT) {
 		/* the suite runs before init: a kernel it crashes never
-		 * answers, and the console story says how */
-		res->status = SELFTEST_CRASH;
+		 * answers, and the console story says how; one that never
+		 * crashed was still in the suite at the boot time-out */
+		bool crash = msg && strstr(msg, VM_BOOT_CRASH_STORY);
+
+		res->status = crash ? SELFTEST_CRASH : SELFTEST_TIMEOUT;
 		res->exit_status = -1;
-		res->title = strdup(msg ? msg : "the kernel did not boot");
-		return res->title ? 0 : -ENOMEM;
+		if (crash) {
+			const char *t = strstr(msg, VM_BOOT_CRASH_STORY) +
+					strlen(VM_BOOT_CRASH_STORY);
+
+			res->title = strndup(t, strcspn(t, ";"));
+			res->output = strdup(msg);
+		} else
+			res->output = strdup(msg ? msg : "the guest did not come up");
+		return res->output && (!crash || res->title) ? 0 : -ENOMEM;
 	}
 	if (r < 0)
 		return error_set(ret_error, 0, "the guest did not start: %s",

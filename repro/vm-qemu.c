@@ -201,7 +201,7 @@ static char *console_story(const char *console, size_t len)
 		text = str_escape(t, strlen(t), CONSOLE_SHOWN);
 		if (!title || !text)
 			return NULL;
-		return asprintf(&s, " the kernel crashed while booting: %s; its report: %s", title,
+		return asprintf(&s, " " VM_BOOT_CRASH_STORY "%s; its report: %s", title,
 				text) < 0 ? NULL : s;
 	}
 	t = len > CONSOLE_SHOWN ? console + len - CONSOLE_SHOWN : console;

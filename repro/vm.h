@@ -32,6 +32,10 @@ struct vm_opts {
 int vm_opts_from_config(const struct config *cfg, const char *name, struct vm_opts *ret);
 void vm_opts_free(struct vm_opts *o);
 
+/* A boot failure's message (start's *ret_msg) holds this, then the
+ * crash's title, when the kernel crashed while booting. */
+#define VM_BOOT_CRASH_STORY "the kernel crashed while booting: "
+
 /* Why a VM operation failed, for the run outcome. */
 enum vm_failure {
 	VM_OK,

@@ -271,6 +271,116 @@ static void test_kunit_parse(void **state)
 	ktap("", "hlist", SELFTEST_NOT_RUN, -1, NULL);
 }
 
+/* A VM backend that boots nothing: its console is the fixture's. */
+struct vm {
+	int unused;
+};
+static struct vm fake_vm;
+static struct {
+	const char *console, *msg;
+	enum vm_failure failure;	/* VM_OK: the guest comes up */
+	char cmdline[512];
+	unsigned boots;
+} fake;
+
+static int fake_start(const struct vm_opts *o, const char *kernel, struct vm **ret,
+		      enum vm_failure *ret_failure, char **ret_msg)
+{
+	(void)kernel;
+	fake.boots++;
+	snprintf(fake.cmdline, sizeof(fake.cmdline), "%s", o->cmdline ? o->cmdline : "");
+	if (fake.failure != VM_OK) {
+		*ret_failure = fake.failure;
+		*ret_msg = strdup(fake.msg);
+		return -EIO;
+	}
+	*ret = &fake_vm;
+	return 0;
+}
+
+static int fake_console(struct vm *vm, size_t max, char **ret, size_t *ret_len)
+{
+	(void)vm;
+	(void)max;
+	*ret = strdup(fake.console);
+	*ret_len = strlen(fake.console);
+	return 0;
+}
+
+static void fake_stop(struct vm *vm)
+{
+	(void)vm;
+}
+
+static const struct vm_backend fake_backend = {
+	.name = "fake", .start = fake_start, .console = fake_console, .stop = fake_stop,
+};
+
+static const struct selftest_result *result_of(const struct selftest_results *r,
+					       const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->r[i].name, name) == 0)
+			return &r->r[i];
+	fail_msg("no result for %s", name);
+	return NULL;
+}
+
+static void test_kunit_run(void **state)
+{
+	struct vm_opts vm = { .cmdline = "quiet" };
+	struct selftest_set set = { 0 };
+	struct selftest_results res = { 0 };
+	const char *names[] = { "kunit:sysctl_test", "kunit:absent" };
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(strv_push(&set.names, names[i]), 0);
+		assert_int_equal(strv_push(&set.paths, names[i]), 0);
+	}
+	set.n = 2;
+	/* a guest per suite, asked for by the kernel's own switches; no
+	 * guest for kselftests when none are selected */
+	fake = (__typeof__(fake)){ .console = "[ 1.0]     # Subtest: sysctl_test\n[ 1.0]     ok 1 a\n"
+					  "[ 1.0] ok 1 sysctl_test\n" };
+	assert_int_equal(selftest_run(&vm, &fake_backend, "bzImage", &set, 1000000, &res), 0);
+	assert_int_equal(fake.boots, 2);
+	assert_string_equal(fake.cmdline, "quiet kunit.enable=1 kunit.filter_glob=absent");
+	assert_null(res.error);
+	assert_int_equal(res.n, 2);
+	assert_int_equal(result_of(&res, "kunit:sysctl_test")->status, SELFTEST_PASS);
+	assert_int_equal(result_of(&res, "kunit:absent")->status, SELFTEST_NOT_RUN);
+	selftest_results_free(&res);
+
+	/* a kernel the suite crashes never answers: the crash's title */
+	fake = (__typeof__(fake)){ .failure = VM_NO_BOOT,
+			       .msg = "the VM stopped before guest SSH answered: the kernel crashed "
+				      "while booting: BUG: kernel NULL pointer dereference, address: "
+				      "0000000000000000; its report: BUG: ..." };
+	assert_int_equal(selftest_run(&vm, &fake_backend, "bzImage", &set, 1000000, &res), 0);
+	assert_int_equal(result_of(&res, "kunit:sysctl_test")->status, SELFTEST_CRASH);
+	assert_string_equal(result_of(&res, "kunit:sysctl_test")->title,
+			    "BUG: kernel NULL pointer dereference, address: 0000000000000000");
+	selftest_results_free(&res);
+
+	/* still in the suite at the boot time-out, no crash */
+	fake = (__typeof__(fake)){ .failure = VM_NO_BOOT,
+			       .msg = "guest SSH never answered: console tail: # Subtest: x" };
+	assert_int_equal(selftest_run(&vm, &fake_backend, "bzImage", &set, 1000000, &res), 0);
+	assert_int_equal(result_of(&res, "kunit:sysctl_test")->status, SELFTEST_TIMEOUT);
+	assert_non_null(strstr(result_of(&res, "kunit:sysctl_test")->output, "never answered"));
+	selftest_results_free(&res);
+
+	/* the infrastructure failed: said once, no later guest tried */
+	fake = (__typeof__(fake)){ .failure = VM_INFRA, .msg = "qemu-system-x86_64: not found" };
+	assert_int_equal(selftest_run(&vm, &fake_backend, "bzImage", &set, 1000000, &res), 0);
+	assert_int_equal(fake.boots, 1);
+	assert_non_null(res.error);
+	assert_non_null(strstr(res.error, "qemu-system-x86_64: not found"));
+	selftest_results_free(&res);
+	selftest_set_free(&set);
+}
+
 static void test_kunit_prune(void **state)
 {
 	struct selftest_set set = { 0 };
@@ -416,6 +526,7 @@ int main(void)
 		cmocka_unit_test(test_auto),
 		cmocka_unit_test(test_kunit_select),
 		cmocka_unit_test(test_kunit_parse),
+		cmocka_unit_test(test_kunit_run),
 		cmocka_unit_test(test_kunit_prune),
 		cmocka_unit_test(test_list),
 		cmocka_unit_test(test_patch_files),
