@@ -241,7 +241,9 @@ static int use_reproduced_report(struct repair_ctx *c, const struct repair_outco
 	r = report_parse(base->log, strlen(base->log), &rep);
 	if (r < 0)
 		return r;
-	text = strdup(report_text(rep) ? report_text(rep) : base->log);
+	/* from the oops line on: the lines before it are the boot's and
+	 * differ with each run's timing */
+	text = strdup(report_oops_text(rep) ? report_oops_text(rep) : base->log);
 	if (!text)
 		return -ENOMEM;
 	r = crash_info_parse(text, strlen(text), &crash);

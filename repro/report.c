@@ -845,6 +845,10 @@ const char *report_corrupted_reason(const struct report *r) { return r->corrupte
 bool report_suppressed(const struct report *r) { return r->suppressed; }
 bool report_panicked(const struct report *r) { return r->panicked; }
 const char *report_text(const struct report *r) { return r->title ? r->text : NULL; }
+const char *report_oops_text(const struct report *r)
+{
+	return r->title ? r->text + r->prefix_len : NULL;
+}
 size_t report_start(const struct report *r) { return r->start; }
 size_t report_end(const struct report *r) { return r->end; }
 

@@ -41,6 +41,9 @@ bool report_corrupted(const struct report *r);
 bool report_suppressed(const struct report *r);
 bool report_panicked(const struct report *r);
 const char *report_text(const struct report *r);            /* extracted report, NULL if no crash */
+/* The same from its oops line on: without the console lines printed just
+ * before it, which change with every run's timing. */
+const char *report_oops_text(const struct report *r);
 size_t report_start(const struct report *r);                /* offsets in the log */
 size_t report_end(const struct report *r);
 /* Why the report is judged corrupted (NULL if it is not). */

@@ -70,6 +70,10 @@ static void test_kasan(void **state)
 	assert_non_null(strstr(report_text(r), "syz-executor0: some context\n"));
 	assert_null(strstr(report_text(r), "interleaved line"));
 	assert_null(strstr(report_text(r), "[   10.1"));
+	/* from the oops line on, without that context */
+	assert_true(strncmp(report_oops_text(r), "BUG: KASAN: use-after-free", 26) == 0 ||
+		    strncmp(report_oops_text(r), "==", 2) == 0);
+	assert_null(strstr(report_oops_text(r), "some context"));
 	assert_int_equal(report_start(r), strstr(kasan_log, "[   10.100001]") - kasan_log);
 	assert_true(report_end(r) > report_start(r));
 	assert_true(report_end(r) <= sizeof(kasan_log) - 1);
