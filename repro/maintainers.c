@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fileio.h"
 #include "common/strutil.h"
 #include "maintainers.h"
 
@@ -159,4 +160,39 @@ bool maintainers_covers(const struct maint_section *s, const char *file)
 		if ((v = maintainers_tag(s->tags[i], 'X')) && pattern_matches(v, file))
 			return false;
 	return in;
+}
+
+static bool covers_any(const struct maint_section *s, char *const *files)
+{
+	for (size_t j = 0; files && files[j]; j++)
+		if (maintainers_covers(s, files[j]))
+			return true;
+	return false;
+}
+
+int maintainers_each_file(const char *src, char *const *files, maintainers_file_fn fn,
+			  void *userdata)
+{
+	_cleanup_(maintainers_freep) struct maintainers *m = NULL;
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	size_t len;
+	int r;
+
+	if (asprintf(&path, "%s/MAINTAINERS", src) < 0)
+		return -ENOMEM;
+	r = read_file_bounded(path, MAINTAINERS_FILE_MAX, &data, &len);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	r = maintainers_parse(data, len, &m);
+	for (size_t i = 0; r == 0 && i < m->n; i++) {
+		const struct maint_section *s = &m->s[i];
+
+		for (size_t j = 0; r == 0 && s->tags && s->tags[j] && covers_any(s, files); j++) {
+			const char *f = maintainers_tag(s->tags[j], 'F');
+
+			if (f)
+				r = fn(f, userdata);
+		}
+	}
+	return r;
 }

@@ -34,6 +34,14 @@ DEFINE_CLEANUP(struct maintainers, maintainers_free)
  * matches it. */
 bool maintainers_covers(const struct maint_section *s, const char *file);
 
+/* Calls fn with each F: pattern of the sections of SRC/MAINTAINERS that
+ * cover one of files, in file order, until fn returns non-zero (that
+ * value is returned; > 0 stops without an error).  A tree without a
+ * MAINTAINERS file has none. */
+typedef int (*maintainers_file_fn)(const char *pattern, void *userdata);
+int maintainers_each_file(const char *src, char *const *files, maintainers_file_fn fn,
+			  void *userdata);
+
 /* The value of a tag line ("F:\tnet/" -> "net/"), or NULL when the line
  * is not of that tag. */
 const char *maintainers_tag(const char *line, char tag);

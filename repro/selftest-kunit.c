@@ -210,34 +210,30 @@ static int suites_in_dir(const char *src, const char *objdir, const char *dir, c
 /* The unit tests a subsystem lists as its own: the .c files named (no
  * glob) by F: in the MAINTAINERS sections that cover a changed file, as
  * PROC SYSCTL lists kernel/sysctl-test.c beside kernel/sysctl.c. */
+struct listed {
+	const char *src, *objdir;
+	char ***v;
+	size_t max;
+};
+
+static int on_listed(const char *pattern, void *userdata)
+{
+	struct listed *l = userdata;
+	int r;
+
+	if (strv_len(*l->v) >= l->max)
+		return 1;
+	r = suites_in_file(l->src, l->objdir, pattern, l->v, l->max);
+	return r < 0 ? r : 0;
+}
+
 static int suites_of_maintainers(const char *src, const char *objdir, char *const *files,
 				 char ***v, size_t max)
 {
-	_cleanup_(maintainers_freep) struct maintainers *m = NULL;
-	_cleanup_free_ char *path = NULL, *data = NULL;
-	size_t len;
-	int r;
+	struct listed l = { src, objdir, v, max };
+	int r = maintainers_each_file(src, files, on_listed, &l);
 
-	if (asprintf(&path, "%s/MAINTAINERS", src) < 0)
-		return -ENOMEM;
-	r = read_file_bounded(path, MAINTAINERS_FILE_MAX, &data, &len);
-	if (r < 0)
-		return r == -ENOENT ? 0 : r;
-	r = maintainers_parse(data, len, &m);
-	for (size_t i = 0; r >= 0 && i < m->n && strv_len(*v) < max; i++) {
-		const struct maint_section *s = &m->s[i];
-		bool covers = false;
-
-		for (size_t j = 0; files && files[j] && !covers; j++)
-			covers = maintainers_covers(s, files[j]);
-		for (size_t j = 0; covers && s->tags[j] && r >= 0; j++) {
-			const char *f = maintainers_tag(s->tags[j], 'F');
-
-			if (f)
-				r = suites_in_file(src, objdir, f, v, max);
-		}
-	}
-	return r;
+	return r < 0 ? r : 0;
 }
 
 int kunit_select(const char *src, const char *objdir, char *const *files, char ***v, size_t max)

@@ -76,33 +76,23 @@ static int target_of(const char *src, const char *entry, char ***v)
 }
 
 /* The selftests folders of the sections that cover a changed file. */
+struct listed {
+	const char *src;
+	char ***v;
+};
+
+static int on_listed(const char *pattern, void *userdata)
+{
+	struct listed *l = userdata;
+
+	return startswith(pattern, SELFTESTS) ? target_of(l->src, pattern, l->v) : 0;
+}
+
 static int by_maintainers(const char *src, char *const *files, char ***v)
 {
-	_cleanup_free_ char *path = NULL, *data = NULL;
-	_cleanup_(maintainers_freep) struct maintainers *m = NULL;
-	size_t len;
-	int r;
+	struct listed l = { src, v };
 
-	if (asprintf(&path, "%s/MAINTAINERS", src) < 0)
-		return -ENOMEM;
-	r = read_file_bounded(path, MAINTAINERS_FILE_MAX, &data, &len);
-	if (r < 0)
-		return r == -ENOENT ? 0 : r;
-	r = maintainers_parse(data, len, &m);
-	for (size_t i = 0; r >= 0 && i < m->n; i++) {
-		const struct maint_section *s = &m->s[i];
-		bool covers = false;
-
-		for (size_t j = 0; files && files[j] && !covers; j++)
-			covers = maintainers_covers(s, files[j]);
-		for (size_t j = 0; covers && s->tags[j] && r >= 0; j++) {
-			const char *f = maintainers_tag(s->tags[j], 'F');
-
-			if (f && startswith(f, SELFTESTS))
-				r = target_of(src, f, v);
-		}
-	}
-	return r;
+	return maintainers_each_file(src, files, on_listed, &l);
 }
 
 /* ipc/msg.c -> "ipc"; net/mptcp/x.c -> "net/mptcp"; fs/ext4/x.c ->
