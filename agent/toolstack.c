@@ -41,6 +41,7 @@ struct toolstack {
 	unsigned n_patch;
 	bool patched;	/* the last kernel built carries a patch */
 	bool probing;	/* ... and it is the model's probes, not a candidate */
+	bool tracing;	/* ... some of which write to the trace buffer */
 	struct explore *explore;	/* made on the first exploration call */
 	bool built_patch;	/* a patched kernel went through the build folder */
 	char *base_vmlinux;	/* a link to the base kernel's, for the tools */
@@ -166,6 +167,7 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	t->patched = diff != NULL;
 	/* probe lines carry the marker, which the gates refuse in a patch */
 	t->probing = diff && strstr(diff, KFIX_PROBE_MARKER);
+	t->tracing = t->probing && strstr(diff, "trace_printk");
 	t->built_patch |= t->patched;
 	r = build_kernel(&t->bo, &res);
 	t->bo.patches = NULL;
@@ -225,6 +227,18 @@ static int ts_compile(void *ud, const char *diff, char **ret_log)
 	return r;
 }
 
+/* trace_printk's lines follow the console's when the run read the
+ * trace buffer back (after a crash they are in the console already). */
+static char *console_and_trace(const struct run_result *rr)
+{
+	char *s = NULL;
+
+	if (!rr->trace || !*rr->trace)
+		return strdup(rr->console);
+	return asprintf(&s, "%s\n--- the trace buffer after the run ---\n%s", rr->console,
+			rr->trace) < 0 ? NULL : s;
+}
+
 static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 {
 	struct toolstack *t = ud;
@@ -236,6 +250,7 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 		/* leaks are the patch's question: the base crashes anyway,
 		 * and a probe run answers the model's */
 		.leak_check = t->patched && !t->probing && t->vm.leak_check,
+		.trace_read = t->tracing,
 	};
 	unsigned lost = 0;
 	int r;
@@ -257,7 +272,7 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 		/* probes are in the console; the crash report when there is
 		 * one; why it did not boot when it did not */
 		if (!ret->log && rr->console)
-			ret->log = strdup(rr->console);
+			ret->log = console_and_trace(rr);
 		else if (!ret->log && rr->report)
 			ret->log = strdup(rr->report);
 		else if (!ret->log && rr->outcome == RUN_BOOT_ERROR && rr->message)

@@ -357,8 +357,9 @@ static int add_patch(struct pipeline *p, const json_t *outcome, const struct ite
 		return -ENOMEM;
 	if (it && read_job_file(p, "changes.txt", &changes) < 0)
 		changes = NULL;
-	ev = json_pack("{s:o, s:s?, s:s?, s:s?, s:I, s:s, s:s, s:O?, s:s?, s:I}", "table",
-		       e ? repro_table(e) : json_array(), "evidence", evid, "tested", tested, "not_tested", nt, "job",
+	ev = json_pack("{s:o, s:s?, s:s?, s:s?, s:s?, s:I, s:s, s:s, s:O?, s:s?, s:I}", "table",
+		       e ? repro_table(e) : json_array(), "evidence", evid, "patch_type",
+		       e ? json_get_str(e, "patch_type") : NULL, "tested", tested, "not_tested", nt, "job",
 		       (json_int_t)ctx->job->id,
 		       "trajectory", traj, "explanation_file", expl, "llm",
 		       json_object_get(outcome, "llm"), "changes", changes, "previous",

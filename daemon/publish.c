@@ -332,6 +332,7 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		.changes = ev ? json_get_str(ev, "changes") : NULL,
 		.explanation = p->patch->explanation,
 		.evidence = ev ? json_get_str(ev, "evidence") : NULL,
+		.patch_type = ev ? json_get_str(ev, "patch_type") : NULL,
 		.tested = ev ? json_get_str(ev, "tested") : NULL,
 		.not_tested = ev ? json_get_str(ev, "not_tested") : NULL,
 		.diff = p->patch->diff,

@@ -246,6 +246,7 @@ int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 		snprintf(changes, sizeof(changes), "Changes since v%d", p->version - 1);
 	if (buf_puts(&b, "---\n") < 0 || put_section(&b, changes, p->changes) < 0 ||
 	    put_section(&b, "Root cause", p->explanation) < 0 ||
+	    put_section(&b, "Patch type", p->patch_type) < 0 ||
 	    put_section(&b, "Evidence", p->evidence) < 0 || put_repro_table(&b, p) < 0 ||
 	    put_section(&b, "Tested", p->tested) < 0 ||
 	    put_section(&b, "Not tested", p->not_tested) < 0 || diffstat_format(p->diff, &b) < 0 ||

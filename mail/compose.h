@@ -40,6 +40,7 @@ struct patch_mail {
 	size_t n_trailers;
 	const char *changes;	 /* version > 1: "Changes since v<N-1>:" lines, first below "---" */
 	const char *explanation; /* below "---": root cause */
+	const char *patch_type;	 /* root-cause fix, defensive check or workaround */
 	const char *evidence;	 /* execution evidence */
 	const struct mail_repro_row *repro;
 	size_t n_repro;

@@ -60,6 +60,7 @@ void run_result_free(struct run_result *r)
 	free(r->console);
 	free(r->output);
 	free(r->leaks);
+	free(r->trace);
 	*r = (struct run_result){ .exit_status = -1 };
 }
 
@@ -340,6 +341,42 @@ static int leaks_scan(const struct run_opts *o, struct vm *vm, struct run_result
 	return 0;
 }
 
+/* tracefs may not be mounted; a kernel without a trace buffer answers
+ * with a marker. */
+#define TRACE_PREP                                                                      \
+	"t=/sys/kernel/tracing; [ -e $t/trace ] || mount -t tracefs nodev $t 2>/dev/null; " \
+	"[ -e $t/trace ] || { echo kfix-no-trace; exit 0; }; "
+/* What is kept of the trace buffer: its last lines. */
+#define TRACE_MAX (16 * 1024)
+
+static void trace_clear(const struct run_opts *o, struct vm *vm)
+{
+	struct vm_exec_result x = { 0 };
+
+	if (o->backend->exec(vm, TRACE_PREP "echo > $t/trace", NULL, 0, 60 * 1000000ULL, &x) >= 0)
+		vm_exec_result_free(&x);
+}
+
+/* The buffer without its header of "#" lines. */
+static int trace_take(const struct run_opts *o, struct vm *vm, struct run_result *res)
+{
+	struct vm_exec_result x = { 0 };
+	int r;
+
+	r = o->backend->exec(vm, TRACE_PREP "grep -v '^#' $t/trace | tail -c " RUN_STR(TRACE_MAX),
+			     NULL, 0, 60 * 1000000ULL, &x);
+	if (r < 0)
+		return r;
+	if (!x.lost && !x.timed_out && x.exit_status == 0 && x.output &&
+	    !strstr(x.output, "kfix-no-trace") &&
+	    !(res->trace = str_printable_tail(x.output, x.output_len, TRACE_MAX))) {
+		vm_exec_result_free(&x);
+		return -ENOMEM;
+	}
+	vm_exec_result_free(&x);
+	return 0;
+}
+
 static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest_files *g,
 		     struct run_result *res)
 {
@@ -365,6 +402,8 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 	}
 	if (!lost && o->leak_check)
 		leaks_clear(o, vm);
+	if (!lost && o->trace_read)
+		trace_clear(o, vm);
 	start = clock_mono_usec();
 	if (!lost) {
 		r = guest_command(o, timeout, &cmd);
@@ -381,6 +420,11 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 			return r;
 	}
 	res->run_usec = clock_mono_usec() - start;
+	if (!lost && o->trace_read) {
+		r = trace_take(o, vm, res);
+		if (r < 0)
+			return r;
+	}
 	/* One leaked object can stay reachable through a stale pointer
 	 * (freed memory that a live object reuses): a reproducer that ends
 	 * quickly runs again before the scan, as syzkaller's leak checking
@@ -418,11 +462,27 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 	return 0;
 }
 
+/* The VM's options, with ftrace_dump_on_oops on its command line when
+ * the run reads the trace buffer: a crash then prints the buffer to the
+ * console, where the probe lines are taken from. */
+static int vm_opts_tracing(const struct run_opts *o, struct vm_opts *ret, char **ret_cmdline)
+{
+	*ret = *o->vm;
+	if (!o->trace_read)
+		return 0;
+	if (asprintf(ret_cmdline, "%s%sftrace_dump_on_oops", o->vm->cmdline ?: "",
+		     o->vm->cmdline ? " " : "") < 0)
+		return -ENOMEM;
+	ret->cmdline = *ret_cmdline;
+	return 0;
+}
+
 int run_once(const struct run_opts *o, struct run_result *ret)
 {
 	_cleanup_(run_result_free) struct run_result res = { .exit_status = -1 };
 	_cleanup_(guest_files_free) struct guest_files g = { 0 };
-	_cleanup_free_ char *msg = NULL;
+	_cleanup_free_ char *msg = NULL, *cmdline = NULL;
+	struct vm_opts vmo;
 	struct vm *vm = NULL;
 	enum vm_failure failure = VM_OK;
 	uint64_t start = clock_mono_usec();
@@ -431,7 +491,10 @@ int run_once(const struct run_opts *o, struct run_result *ret)
 	r = guest_files_load(o, &g);
 	if (r < 0)
 		return r;
-	r = o->backend->start(o->vm, o->kernel, &vm, &failure, &msg);
+	r = vm_opts_tracing(o, &vmo, &cmdline);
+	if (r < 0)
+		return r;
+	r = o->backend->start(&vmo, o->kernel, &vm, &failure, &msg);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			return r;

@@ -38,6 +38,10 @@ struct run_result {
 	 * reported after the run (NULL: none), and whether it could look. */
 	char *leaks;
 	bool leak_checked;
+	/* With run_opts.trace_read: the trace buffer's lines after the
+	 * reproducer (trace_printk's output), bounded; NULL when the guest
+	 * kernel has no trace buffer or the guest was lost. */
+	char *trace;
 	uint64_t boot_usec, run_usec;
 };
 /* The run's reproducer ended on its own with a failure: a non-zero
@@ -94,6 +98,10 @@ struct run_opts {
 	/* Scan with kmemleak after the reproducer (when the guest kernel
 	 * has it), with the leaks from before it cleared. */
 	bool leak_check;
+	/* trace_printk probes: boot with ftrace_dump_on_oops (a crash dumps
+	 * the trace buffer to the console), empty the buffer before the
+	 * reproducer and read it back after it. */
+	bool trace_read;
 	/* Called after each attempt, from the thread that ran it, under
 	 * the series lock. */
 	void (*progress)(void *userdata, const struct run_result *r, int counted, int attempts);

@@ -60,6 +60,7 @@ static int cmd_compose(const char *spec)
 	p.body = json_get_str(j, "body");
 	p.explanation = json_get_str(j, "explanation");
 	p.evidence = json_get_str(j, "evidence");
+	p.patch_type = json_get_str(j, "patch_type");
 	p.tested = json_get_str(j, "tested");
 	p.not_tested = json_get_str(j, "not_tested");
 	p.diff = json_get_str(j, "diff");

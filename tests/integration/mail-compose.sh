@@ -49,6 +49,7 @@ s = {
                  ["Assisted-by", "kfix:test-model"]],
     "explanation": "packets_out is 0 when the timer fires late.\n--- a/not-a-diff\ndiff --git a/x b/x",
     "evidence": "a probe at tcp_timer.c:5 printed packets_out=0 before the crash",
+    "patch_type": "root-cause fix",
     "repro": [["base " + base[:12], "crashed in 3 of 3 runs"], ["patched", "no crash in 3 of 3 runs"]],
     "tested": "- reproducer: 3 of 3 runs without a crash\n- kmemleak: no leak after 3 of 3 runs",
     "not_tested": "Only the syzbot reproducer ran; no selftests.",
@@ -77,6 +78,9 @@ sed -n '/^---$/,/^diff --git/p' "$T/p.eml" | grep -n '^Tested:$\|^ *- kmemleak: 
 	| cut -d: -f2- | sed 's/^ *//' | tr '\n' '|' >"$T/tested"
 [ "$(cat "$T/tested")" = "Tested:|- kmemleak: no leak after 3 of 3 runs|Not tested:|" ] \
 	|| fail "Tested section: $(cat "$T/tested")"
+# the patch type, after the root cause
+sed -n '/^---$/,/^Evidence:$/p' "$T/p.eml" | grep -A1 '^Patch type:$' | grep -q '^ *root-cause fix$' ||
+	fail "patch type: $(sed -n '/^---$/,/^Evidence:$/p' "$T/p.eml")"
 # the text from the model cannot start a diff in the notes
 grep -q '^--- a/not-a-diff' "$T/p.eml" && fail "notes line read as a diff"
 (cd "$R" && perl "$T/k/scripts/checkpatch.pl" --no-tree "$T/p.eml") >"$T/cp" 2>&1 || fail "checkpatch: $(cat "$T/cp")"

@@ -256,6 +256,7 @@ grep -q "survived 5 of 5" "$mail" || fail "patched row"
 grep -q '```' "$mail" && fail "markdown fences in the mail"
 grep -q "^kfix-probe freeing msg=1" "$mail" || fail "probe output"
 grep -q "^## a line like a heading" "$mail" || fail "the evidence was cut at a line like a heading"
+grep -A2 "^Patch type" "$mail" | grep -q "^root-cause fix" || fail "the patch type is not in the mail"
 grep -q "^base-commit:" "$mail" && fail "a plain folder has no base commit"
 [ "$(sqlite3 "$db" "SELECT branch IS NULL FROM patches WHERE bug_id = $rb")" = 1 ] || fail "a branch for a plain folder"
 ctl retry 100 >/dev/null

@@ -685,6 +685,123 @@ static void test_sandbox(void **state)
 	assert_int_equal(rm_rf(dir), 0);
 }
 
+/* A guest that answers commands from a script: the trace buffer's reads
+ * and the reproducer; what it was asked is kept in order. */
+struct vm {
+	int unused;
+};
+static struct vm guest_vm;
+static struct {
+	const char *trace;	/* the buffer's lines; NULL: no trace buffer */
+	char cmdline[256];
+	char asked[4096];
+} guest;
+
+static int guest_start(const struct vm_opts *o, const char *kernel, struct vm **ret,
+		       enum vm_failure *ret_failure, char **ret_msg)
+{
+	(void)kernel, (void)ret_failure, (void)ret_msg;
+	snprintf(guest.cmdline, sizeof(guest.cmdline), "%s", o->cmdline ? o->cmdline : "");
+	*ret = &guest_vm;
+	return 0;
+}
+
+static int guest_exec(struct vm *vm, const char *cmd, const void *in, size_t in_len,
+		      uint64_t timeout_usec, struct vm_exec_result *ret)
+{
+	const char *out = "";
+	char *o;
+
+	(void)vm, (void)in, (void)in_len, (void)timeout_usec;
+	if (strstr(cmd, "tracefs") && strstr(cmd, "echo > $t/trace")) {
+		strcat(guest.asked, "clear;");
+		out = guest.trace ? "" : "kfix-no-trace\n";
+	} else if (strstr(cmd, "tracefs") && strstr(cmd, "$t/trace")) {
+		strcat(guest.asked, "read;");
+		out = guest.trace ?: "kfix-no-trace\n";
+	} else if (strstr(cmd, "./kfix-repro")) {
+		strcat(guest.asked, "repro;");
+		out = "hello\n" RUN_STATUS_MARK "0\n";
+	} else
+		strcat(guest.asked, "other;");
+	o = strdup(out);
+	assert_non_null(o);
+	*ret = (struct vm_exec_result){ .output = o, .output_len = strlen(o) };
+	return 0;
+}
+
+static bool guest_exited(struct vm *vm)
+{
+	(void)vm;
+	return false;
+}
+
+static int guest_console(struct vm *vm, size_t max, char **ret, size_t *ret_len)
+{
+	(void)vm, (void)max;
+	*ret = strdup("[    1.0] booted\n");
+	*ret_len = strlen(*ret);
+	return 0;
+}
+
+static void guest_stop(struct vm *vm)
+{
+	(void)vm;
+}
+
+static const struct vm_backend guest_backend = {
+	.name = "script", .start = guest_start, .exec = guest_exec, .exited = guest_exited,
+	.console = guest_console, .stop = guest_stop,
+};
+
+/* trace_printk probes: the trace buffer is emptied before the
+ * reproducer and read after it, the guest boots with
+ * ftrace_dump_on_oops; a run that does not ask touches neither. */
+static void test_trace_read(void **state)
+{
+	char repro[] = "/tmp/kfix-test-repro-XXXXXX";
+	int fd = mkstemp(repro);
+	struct vm_opts vmo = { .cmdline = (char *)"quiet", .count = 1,
+			       .run_timeout_usec = 10 * 1000000ULL };
+	struct run_opts o = { .vm = &vmo, .backend = &guest_backend, .kernel = "bzImage",
+			      .repro = repro, .runs = 1, .max_attempts = 1, .trace_read = true };
+	struct run_result res = {};
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "\x7f" "ELF", 4), 4);
+	close(fd);
+
+	memset(&guest, 0, sizeof(guest));
+	guest.trace = "  kfix-repro-95  [000] .....  1.5: do_msgrcv: kfix-probe 0: q=1\n";
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_int_equal(res.outcome, RUN_NO_CRASH);
+	assert_string_equal(guest.cmdline, "quiet ftrace_dump_on_oops");
+	assert_string_equal(guest.asked, "other;clear;repro;read;");
+	assert_non_null(res.trace);
+	assert_non_null(strstr(res.trace, "do_msgrcv: kfix-probe 0: q=1"));
+	run_result_free(&res);
+
+	/* a kernel without a trace buffer: nothing read, the run as usual */
+	memset(&guest, 0, sizeof(guest));
+	vmo.cmdline = NULL;
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_int_equal(res.outcome, RUN_NO_CRASH);
+	assert_string_equal(guest.cmdline, "ftrace_dump_on_oops");
+	assert_null(res.trace);
+	run_result_free(&res);
+
+	memset(&guest, 0, sizeof(guest));
+	guest.trace = "x\n";
+	o.trace_read = false;
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_string_equal(guest.cmdline, "");
+	assert_string_equal(guest.asked, "other;repro;");
+	assert_null(res.trace);
+	run_result_free(&res);
+	unlink(repro);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -694,7 +811,7 @@ int main(void)
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
 		cmocka_unit_test(test_syz_argv),     cmocka_unit_test(test_sync_plan),
-		cmocka_unit_test(test_sandbox),
+		cmocka_unit_test(test_sandbox),      cmocka_unit_test(test_trace_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
