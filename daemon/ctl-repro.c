@@ -307,6 +307,8 @@ static json_t *side_json(const struct side *s)
 		}
 		if (r->leak_checked)
 			json_object_set_new(x, "leaks", json_str_or_null(r->leaks));
+		if (r->trace)
+			json_object_set_new(x, "trace", json_str_or_null(r->trace));
 		json_object_set_new(x, "boot_ms", json_integer((json_int_t)(r->boot_usec / 1000)));
 		json_object_set_new(x, "run_ms", json_integer((json_int_t)(r->run_usec / 1000)));
 		json_array_append_new(outs, x);
@@ -592,6 +594,26 @@ static int check_patch_applies(struct session *s)
 	return 0;
 }
 
+#define PATCH_MAX (64 * 1024 * 1024)
+
+/* A patch that adds a trace_printk() call, as a developer's probe does:
+ * its run reads the trace buffer back. */
+static bool patch_traces(const char *path)
+{
+	_cleanup_free_ char *patch = NULL;
+	size_t len;
+
+	if (!path || read_file_bounded(path, PATCH_MAX, &patch, &len) < 0)
+		return false;
+	for (const char *l = patch; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strcspn(l, "\n");
+
+		if (l[0] == '+' && !startswith(l, "+++ ") && memmem(l, n, "trace_printk(", 13))
+			return true;
+	}
+	return false;
+}
+
 static int do_side(struct session *s, struct side *sd, bool progress_on, bool stop_on_crash)
 {
 	char *patches[] = { (char *)s->a.patch, NULL };
@@ -605,6 +627,7 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		/* what the patch leaks is judged on the patched kernel alone:
 		 * the leaks from before the reproducer are cleared */
 		.leak_check = streq(sd->name, "patched") && s->vm.leak_check,
+		.trace_read = streq(sd->name, "patched") && patch_traces(s->a.patch),
 		.progress = progress_on ? progress : NULL,
 		.userdata = sd,
 	};
@@ -668,7 +691,6 @@ static enum verdict side_verdict(const struct session *s, const struct side *sd,
 	return verdict_patch(base_v, &sd->series, s->runs);
 }
 
-#define PATCH_MAX (64 * 1024 * 1024)
 #define BZIMAGE_MAX (256 * 1024 * 1024)
 
 /* Which kselftests and KUnit suites cover the patch: --selftests, else

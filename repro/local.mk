@@ -111,6 +111,7 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/timer-kclock/wrong-fix.patch tests/kernel/scenarios/timer-kclock/repro.c \
 	tests/kernel/scenarios/hostname-oob/breaking-fix.patch \
 	tests/kernel/scenarios/hostname-oob/kunit-breaking-fix.patch \
+	tests/kernel/scenarios/hostname-oob/traced-fix.patch \
 	tests/kernel/scenarios/clock-null-deref/breaking-fix.patch \
 	tests/kernel/scenarios/hostname-oob/repro.c \
 	tests/kernel/scenarios/watch-queue-oob/bug.patch \

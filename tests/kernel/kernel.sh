@@ -73,9 +73,13 @@ expect_json 'd["patched"]["title"]' "${title[$s]}" "$s: wrong fix still crashes"
 # --- crash gone is not fixed ---------------------------------------------------
 # The reproducer reads the host name back: a patch that stops the overflow
 # by cutting the name ends it with status 1, its output kept.
+# The fix carries a trace_printk() line, as a developer's probe would: its
+# output is read back from the guest's trace buffer.
 s=hostname-oob
-kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/fix.patch" --runs 1
+kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/traced-fix.patch" --runs 1
 expect_json 'd["verdict"]' fixed "$s: the known fix"
+expect_json '"sethostname: kfix-probe sethostname len=9" in d["patched"]["outcomes"][0]["trace"]' True \
+	"$s: trace_printk's line read back from the trace buffer"
 # syzkaller titles a syscall by its name, whichever wrapper holds the bug
 expect_json '__import__("re").fullmatch("KASAN: slab-out-of-bounds Write in (sys_)?sethostname", d["base"]["title"]) is not None' \
 	True "$s: the base title is the syscall's name"
