@@ -43,6 +43,7 @@ static const struct ctl_cmd commands[] = {
 	  "answer one of the agent's exploration tools", ctl_explore_help },
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
 	  "run the agent's integrity gates on a patch" },
+	{ "help", NULL, "[COMMAND]", "list the commands, or show one's usage" },
 };
 
 static void usage(FILE *f)
@@ -95,6 +96,27 @@ static const struct ctl_cmd *find_command(const char *name)
 		if (streq(commands[i].name, name))
 			return &commands[i];
 	return NULL;
+}
+
+/* help [COMMAND]: what --help and COMMAND --help print. */
+static int help_command(int argc, char **argv)
+{
+	const struct ctl_cmd *cmd;
+	char *args[] = { NULL, (char *)"--help", NULL };
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	cmd = find_command(argv[1]);
+	if (argc > 2 || !cmd) {
+		_cleanup_free_ char *e = str_escape(argv[1], strlen(argv[1]), 64);
+
+		ctl_err("help: no command '%s' (see kfixctl --help)", e ?: "?");
+		return 2;
+	}
+	args[0] = argv[1];
+	return command_help(cmd, 2, args) ? 0 : 2;
 }
 
 /* --json is accepted after the command name too; it is removed from argv
@@ -170,6 +192,8 @@ int main(int argc, char **argv)
 	cmd = find_command(argv[optind]);
 	if (cmd && command_help(cmd, argc - optind, argv + optind))
 		r = 0;
+	else if (cmd && !cmd->run)
+		r = help_command(argc - optind, argv + optind);
 	else if (cmd)
 		r = cmd->run(&c, argc - optind, argv + optind);
 	else

@@ -10,7 +10,7 @@ BUILD="build-essential autoconf automake libtool pkg-config autoconf-archive
   libiberty-dev"
 TEST="libcmocka-dev clang libclang-rt-14-dev sqlite3 git curl jq
   openssh-server openssh-client python3 python3-aiosmtpd public-inbox
-  systemd procps psmisc iproute2 wrk perl gdb strace"
+  systemd procps psmisc iproute2 wrk perl gdb strace man-db groff-base"
 KERNEL="linux-source-6.1 bc bison flex libssl-dev cpio xz-utils
   qemu-system-x86 busybox-static dropbear-bin ccache"
 

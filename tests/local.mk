@@ -58,6 +58,7 @@ INTEGRATION_TESTS = \
 	tests/integration/check-config.sh \
 	tests/integration/daemon-lifecycle.sh \
 	tests/integration/kfixctl.sh \
+	tests/integration/man-pages.sh \
 	tests/integration/store-faults.sh \
 	tests/integration/kill9.sh \
 	tests/integration/unit-security.sh \

@@ -34,6 +34,21 @@ set -e
 "$KFIXCTL" -c "$T/nope.conf" retry --help > "$T/help" || fail "retry --help failed"
 [ "$(head -1 "$T/help")" = "Usage: kfixctl retry JOB" ] || fail "retry --help: $(cat "$T/help")"
 "$KFIXCTL" -c "$T/nope.conf" approve --by x --help | grep -q "^approve a patch" || fail "approve --help"
+# every command of the list: COMMAND --help, help COMMAND, and an entry
+# of its own in kfixctl(1)
+man1=$top_srcdir/doc/kfixctl.1
+cmds=$("$KFIXCTL" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
+[ "$(echo "$cmds" | wc -l)" -ge 25 ] || fail "the command list: $cmds"
+for cmd in $cmds; do
+	"$KFIXCTL" -c "$T/nope.conf" "$cmd" --help > "$T/help" || fail "$cmd --help failed"
+	[ "$(head -1 "$T/help" | cut -d' ' -f1-3)" = "Usage: kfixctl $cmd" ] || fail "$cmd --help: $(cat "$T/help")"
+	"$KFIXCTL" -c "$T/nope.conf" help "$cmd" | cmp -s - "$T/help" || fail "help $cmd differs from $cmd --help"
+	grep -q "^\.B $(printf '%s' "$cmd" | sed 's/-/\\\\-/g')\( \|\$\)" "$man1" || fail "$cmd has no entry in kfixctl(1)"
+done
+"$KFIXCTL" help | cmp -s - <("$KFIXCTL" --help) || fail "help differs from --help"
+set +e
+"$KFIXCTL" help frobnicate 2>"$T/err"; [ $? = 2 ] && grep -q "no command 'frobnicate'" "$T/err" || fail "help of an unknown command"
+set -e
 ok "errors and exit codes"
 
 # jobs: queue one by hand through the daemon's scheduler, then cancel/retry
