@@ -133,7 +133,24 @@ static int reply_page(struct http_request *req, json_t *items, int64_t last_id,
 						   full ? json_integer(last_id) : json_null()));
 }
 
-#define LIST_HANDLER(name, type, query_fn, to_json, list_free, extra)           \
+/* An unknown ?state= is a mistake, not a filter that matches nothing. */
+static int check_state(struct http_request *req, const char *state, const char *const *states)
+{
+	char all[256] = "";
+
+	if (!state || !states)
+		return 0;
+	for (size_t i = 0; states[i]; i++) {
+		if (streq(states[i], state))
+			return 0;
+		snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", i ? ", " : "",
+			 states[i]);
+	}
+	http_reply_error(req, 400, "unknown state '%.64s': one of %s", state, all);
+	return -EINVAL;
+}
+
+#define LIST_HANDLER(name, type, query_fn, to_json, list_free, states, extra)   \
 	static int name(struct http_request *req, void *userdata)               \
 	{                                                                      \
 		struct front *f = userdata;                                    \
@@ -143,7 +160,7 @@ static int reply_page(struct http_request *req, json_t *items, int64_t last_id,
 		json_t *arr;                                                   \
 		int r;                                                         \
                                                                                \
-		if (page_params(req, &q) < 0)                                  \
+		if (page_params(req, &q) < 0 || check_state(req, q.state, states) < 0) \
 			return 0;                                              \
 		extra;                                                         \
 		r = query_fn(f->store, &q, &items, &n);                        \
@@ -160,16 +177,17 @@ static int reply_page(struct http_request *req, json_t *items, int64_t last_id,
 	}
 
 LIST_HANDLER(api_bugs, struct store_bug, store_bug_query, store_bug_json, store_bug_list_free,
-	     q.source = http_request_query(req, "source"))
-LIST_HANDLER(api_jobs, struct store_job, store_job_query, store_job_json, store_job_list_free, )
+	     store_bug_states, q.source = http_request_query(req, "source"))
+LIST_HANDLER(api_jobs, struct store_job, store_job_query, store_job_json, store_job_list_free,
+	     store_job_states, )
 LIST_HANDLER(api_outbox, struct store_outbox, store_outbox_query, outbox_json,
-	     store_outbox_list_free, )
+	     store_outbox_list_free, store_outbox_states, )
 LIST_HANDLER(api_events, struct store_event, store_event_query, event_json,
-	     store_event_list_free, q.state = http_request_query(req, "kind"))
+	     store_event_list_free, NULL, q.state = http_request_query(req, "kind"))
 LIST_HANDLER(api_inbox, struct store_inbox, store_inbox_query, inbox_json,
-	     store_inbox_list_free, q.source = http_request_query(req, "type"))
+	     store_inbox_list_free, NULL, q.source = http_request_query(req, "type"))
 LIST_HANDLER(api_patches, struct store_patch, store_patch_query, patch_json_short,
-	     store_patch_list_free, )
+	     store_patch_list_free, store_patch_states, )
 
 /* "/api/v1/bugs/12/events" with base "/api/v1/bugs/" -> 12, "events". */
 static int path_id(struct http_request *req, const char *base, int64_t *ret_id,

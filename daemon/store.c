@@ -1311,6 +1311,12 @@ int store_stats(struct store *s, struct store_stats *ret)
 
 /* ---- patches ---- */
 
+const char *const store_job_states[] = {
+	"queued", "running", "done", "failed", "cancelled", NULL,
+};
+
+const char *const store_outbox_states[] = { "pending", "sent", "parked", NULL };
+
 const char *const store_patch_states[] = {
 	"validated", "awaiting-approval", "approved", "sent", "rejected",
 	"superseded", "held", NULL,

@@ -202,6 +202,9 @@ struct store_patch {
 };
 
 extern const char *const store_patch_states[];
+/* A job's and an outbox row's states, NULL-terminated. */
+extern const char *const store_job_states[];
+extern const char *const store_outbox_states[];
 /* Adds the bug's next version (1, 2, ...). */
 int store_patch_add(struct store *s, const struct store_patch *p,
 		    int64_t *ret_id, int *ret_version);

@@ -416,6 +416,25 @@ static enum http_scope token_scope(struct http_server *s, struct http_request *r
 	return HTTP_SCOPE_NONE;
 }
 
+/* A 405's Allow: the methods of the routes of that path. */
+static void reply_not_allowed(struct http_server *s, struct http_request *r)
+{
+	char allow[64] = "";
+
+	for (size_t i = 0; i < s->n_routes; i++) {
+		const struct route *rt = &s->routes[i];
+		bool match = rt->prefix ? startswith(r->path, rt->path) != NULL
+					: streq(r->path, rt->path);
+
+		if (match && !strstr(allow, rt->method) &&
+		    strlen(allow) + strlen(rt->method) + 3 < sizeof(allow))
+			snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+				 *allow ? ", " : "", rt->method);
+	}
+	if (http_reply_error(r, 405, "method not allowed") >= 0 && r->response)
+		MHD_add_response_header(r->response, "Allow", allow);
+}
+
 static void dispatch(struct http_server *s, struct http_request *r)
 {
 	bool known;
@@ -423,7 +442,10 @@ static void dispatch(struct http_server *s, struct http_request *r)
 
 	r->route = route_find(s, r->method, r->path, &known);
 	if (!r->route) {
-		http_reply_error(r, known ? 405 : 404, known ? "method not allowed" : "not found");
+		if (known)
+			reply_not_allowed(s, r);
+		else
+			http_reply_error(r, 404, "not found");
 		return;
 	}
 	if (r->too_large) {
@@ -437,10 +459,15 @@ static void dispatch(struct http_server *s, struct http_request *r)
 			metrics_counter_add(s->metrics, "kfix_http_auth_failures_total",
 					    "Requests refused for a missing or wrong token.",
 					    NULL, 1);
-		if (r->scope == HTTP_SCOPE_NONE)
-			http_reply_error(r, 401, "a valid bearer token is needed");
-		else
-			http_reply_error(r, 403, "this needs the admin token");
+		/* RFC 6750: the challenge, and why a token fell short */
+		if (r->scope == HTTP_SCOPE_NONE) {
+			if (http_reply_error(r, 401, "a valid bearer token is needed") >= 0 &&
+			    r->response)
+				MHD_add_response_header(r->response, "WWW-Authenticate",
+							"Bearer realm=\"kfix\"");
+		} else if (http_reply_error(r, 403, "this needs the admin token") >= 0 && r->response)
+			MHD_add_response_header(r->response, "WWW-Authenticate",
+						"Bearer realm=\"kfix\", error=\"insufficient_scope\"");
 		return;
 	}
 	ret = r->route->fn(r, r->route->userdata);

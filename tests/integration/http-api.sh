@@ -9,9 +9,12 @@ hooks_setup
 hooks_write_config ""
 hooks_start_kfixd
 T=$HOOKS_TMP
-code() { # METHOD PATH TOKEN [BODY]
-	curl -s -o "$T/resp" -w '%{http_code}' -X "$1" ${3:+-H "Authorization: Bearer $3"} \
+code() { # METHOD PATH TOKEN [BODY]; the response's headers in $T/hdr
+	curl -s -D "$T/hdr" -o "$T/resp" -w '%{http_code}' -X "$1" ${3:+-H "Authorization: Bearer $3"} \
 		${4:+--data-binary "$4"} "$KFIX_URL$2"
+}
+header() { # NAME: its value in the last response
+	tr -d '\r' <"$T/hdr" | sed -n "s/^$1: //Ip" | head -1
 }
 R=$HOOKS_READ_TOKEN A=$HOOKS_ADMIN_TOKEN
 echo "BUG: a crash report" >"$T/r.txt"
@@ -21,6 +24,20 @@ expect_eq "wrong token" "$(code GET /api/v1/bugs nope)" 401
 expect_eq "read token" "$(code GET /api/v1/bugs "$R")" 200
 expect_eq "read token cannot submit" "$(code POST /api/v1/bugs "$R" '{}')" 403
 expect_eq "unknown path" "$(code GET /api/v1/nothing "$R")" 404
+# RFC 6750's challenge on a 401 and the scope on a 403; a 405 says what is allowed
+code GET /api/v1/bugs "" >/dev/null
+expect_eq "401 challenge" "$(header WWW-Authenticate)" 'Bearer realm="kfix"'
+code POST /api/v1/bugs "$R" '{}' >/dev/null
+expect_eq "403 scope" "$(header WWW-Authenticate)" 'Bearer realm="kfix", error="insufficient_scope"'
+expect_eq "method not allowed" "$(code DELETE /api/v1/bugs "$A")" 405
+expect_eq "405 Allow" "$(header Allow)" "GET, POST"
+# an unknown state is a mistake, not an empty page
+expect_eq "unknown bug state" "$(code GET '/api/v1/bugs?state=bogus' "$R")" 400
+jq_get error <"$T/resp" | grep -q "unknown state 'bogus': one of new, " || fail "state message: $(cat "$T/resp")"
+expect_eq "unknown job state" "$(code GET '/api/v1/jobs?state=new' "$R")" 400
+expect_eq "known job state" "$(code GET '/api/v1/jobs?state=failed' "$R")" 200
+expect_eq "unknown patch state" "$(code GET '/api/v1/patches?state=x' "$R")" 400
+expect_eq "unknown outbox state" "$(code GET '/api/v1/outbox?state=done' "$R")" 400
 
 expect_eq "submit" "$(code POST /api/v1/bugs "$A" '{"id":"m-1","title":"KASAN: x","report":"BUG: a crash report\n","tree":"linux","commit":"abc"}')" 201
 expect_eq "submitted id" "$(jq_get id <"$T/resp")" 1
