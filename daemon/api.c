@@ -14,6 +14,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
+#include "budget.h"
 #include "fetch.h"
 #include "hooks/auth.h"
 #include "front-internal.h"
@@ -595,6 +596,43 @@ static int healthz(struct http_request *req, void *userdata)
 	return http_reply_json(req, 200, json_pack("{s:s}", "status", "ok"));
 }
 
+/* Whether kfixctl pause or drain stopped the taking of new jobs. */
+static void scheduler_gauges(struct front *f)
+{
+	_cleanup_free_ char *mode = NULL;
+	int r = store_kv_get(f->store, "scheduler.mode", &mode);
+
+	/* never paused: running */
+	if (r < 0 && r != -ENOENT)
+		return;
+	metrics_gauge_set(f->metrics, "kfix_scheduler_paused",
+			  "1 when kfixctl pause stopped the taking of new jobs.", NULL,
+			  streq_ptr(mode, "paused"));
+	metrics_gauge_set(f->metrics, "kfix_scheduler_draining",
+			  "1 while kfixctl drain waits for the running jobs to stop kfixd.", NULL,
+			  streq_ptr(mode, "draining"));
+}
+
+/* The day's LLM budget: what is left of each limit that is set. */
+static void budget_gauges(struct front *f)
+{
+	struct budget_limits l;
+	int64_t tokens = 0;
+	double cost = 0;
+
+	if (budget_limits_get(f->cfg, &l) < 0 || (l.day_tokens <= 0 && l.day_cost <= 0) ||
+	    store_llm_usage_sum(f->store, budget_day_start(time(NULL)), 0, &tokens, &cost) < 0)
+		return;
+	if (l.day_tokens > 0)
+		metrics_gauge_set(f->metrics, "kfix_llm_budget_remaining_tokens",
+				  "Tokens left of the UTC day's LLM budget.", NULL,
+				  (double)(tokens < l.day_tokens ? l.day_tokens - tokens : 0));
+	if (l.day_cost > 0)
+		metrics_gauge_set(f->metrics, "kfix_llm_budget_remaining_dollars",
+				  "US dollars left of the UTC day's LLM budget.", NULL,
+				  cost < l.day_cost ? l.day_cost - cost : 0);
+}
+
 static void store_gauges(struct front *f)
 {
 	struct store_stats st;
@@ -629,6 +667,8 @@ static void store_gauges(struct front *f)
 	if (store_inbox_count(f->store, "pending", &n) >= 0)
 		metrics_gauge_set(f->metrics, "kfix_inbox_pending",
 				  "Stored deliveries waiting for processing.", NULL, (double)n);
+	scheduler_gauges(f);
+	budget_gauges(f);
 }
 
 static int metrics_page(struct http_request *req, void *userdata)
@@ -684,5 +724,11 @@ int api_setup(struct front *f)
 		if (r < 0)
 			return r;
 	}
+	/* what runs and since when, as Prometheus' conventions name them */
+	metrics_gauge_set(f->metrics, "kfix_build_info", "The running kfix's version.",
+			  "version=\"" PACKAGE_VERSION "\"", 1);
+	metrics_gauge_set(f->metrics, "process_start_time_seconds",
+			  "Start time of the process since the Unix epoch, in seconds.", NULL,
+			  (double)time(NULL));
 	return 0;
 }

@@ -20,7 +20,7 @@ static const struct family {
 	{ "kfix_llm_calls_total", "LLM calls by jobs, by model and result." },
 	{ "kfix_llm_call_duration_seconds", "Time of one LLM call (retries included), by model." },
 	{ "kfix_llm_tokens_total", "LLM tokens, by model and direction (input, output)." },
-	{ "kfix_llm_cost_total", "LLM cost in the currency of the configured prices, by model." },
+	{ "kfix_llm_cost_dollars_total", "LLM cost in US dollars (the configured prices), by model." },
 };
 
 static const char *const build_results[] = {
@@ -100,7 +100,7 @@ int stats_llm_call(struct store *s, const char *model, bool ok, double seconds,
 		r = store_metric_observe(s, "kfix_llm_call_duration_seconds", labels,
 					 seconds < 0 ? 0 : seconds);
 	if (r >= 0 && cost > 0)
-		r = store_metric_add(s, "kfix_llm_cost_total", labels, cost);
+		r = store_metric_add(s, "kfix_llm_cost_dollars_total", labels, cost);
 	snprintf(labels, sizeof(labels), "model=\"%s\",direction=\"input\"", m);
 	if (r >= 0 && tokens_in > 0)
 		r = store_metric_add(s, "kfix_llm_tokens_total", labels, (double)tokens_in);

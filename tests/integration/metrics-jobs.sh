@@ -4,12 +4,24 @@
 # numbers survive a restart of kfixd.
 set -eu
 . "$top_srcdir/tests/integration/hooks-lib.sh"
-hooks_need curl python3
+hooks_need curl python3 sqlite3
 hooks_setup
 STATS="$top_builddir/tests/helpers/statstool"
 DB="$HOOKS_TMP/state/kfix.db"
-hooks_write_config ""
+hooks_write_config "	llm-day-tokens = 10000
+	llm-day-cost = 2.5"
+# the budget lines belong to [kfix]: put them there
+python3 - "$KFIX_CONF" <<'EOPY'
+import sys
+p = sys.argv[1]
+lines = open(p).read().split("\n")
+budget = [l for l in lines if "llm-day-" in l]
+rest = [l for l in lines if "llm-day-" not in l]
+i = rest.index("[kfix]") + 1
+open(p, "w").write("\n".join(rest[:i] + budget + rest[i:]))
+EOPY
 hooks_start_kfixd
+start=$(date +%s)
 
 m=$(curl -fs "$KFIX_URL/metrics") || fail "metrics"
 echo "$m" | grep -q '^kfix_builds_total' && fail "builds before any"
@@ -41,9 +53,24 @@ check 'kfix_llm_calls_total{model="qwen3-coder",result="failed"} 1'
 check 'kfix_llm_call_duration_seconds_count{model="qwen3-coder"} 2'
 check 'kfix_llm_tokens_total{model="qwen3-coder",direction="input"} 2400'
 check 'kfix_llm_tokens_total{model="qwen3-coder",direction="output"} 250'
-check 'kfix_llm_cost_total{model="qwen3-coder"} 0.0125'
+check 'kfix_llm_cost_dollars_total{model="qwen3-coder"} 0.0125'
 # the daemon's own series are still there
 grep -q '^kfix_jobs{state="queued"}' "$HOOKS_TMP/m1" || fail "daemon gauges gone"
+check "kfix_build_info{version=\"$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")\"} 1"
+t=$(sed -n 's/^process_start_time_seconds //p' "$HOOKS_TMP/m1" | cut -d. -f1)
+[ -n "$t" ] && [ "$t" -ge $((start - 5)) ] && [ "$t" -le "$(date +%s)" ] ||
+	fail "process_start_time_seconds: $t (started $start)"
+check 'kfix_scheduler_paused 0'
+check 'kfix_scheduler_draining 0'
+# what the day's jobs spent (the budget's table): what is left of it
+sqlite3 "$DB" "INSERT INTO llm_usage (ts, bug_id, job_id, model, tokens_in, tokens_out, cost)
+	VALUES ($(date +%s), 1, 1, 'm', 3000, 500, 1.0)" || fail "usage row"
+"$KFIXCTL" -c "$KFIX_CONF" pause >/dev/null || fail "pause"
+curl -fs "$KFIX_URL/metrics" >"$HOOKS_TMP/m1" || fail "metrics"
+check 'kfix_llm_budget_remaining_tokens 6500'
+check 'kfix_llm_budget_remaining_dollars 1.5'
+check 'kfix_scheduler_paused 1'
+"$KFIXCTL" -c "$KFIX_CONF" resume >/dev/null || fail "resume"
 
 # the whole page is valid text format: every family declared once, every
 # sample of a declared family, histogram buckets cumulative

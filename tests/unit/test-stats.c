@@ -78,7 +78,7 @@ static void test_builds_runs_llm(void **state)
 	assert_has(t, "kfix_llm_call_duration_seconds_count{model=\"gpt-4.1\"} 2\n");
 	assert_has(t, "kfix_llm_tokens_total{model=\"gpt-4.1\",direction=\"input\"} 2200\n");
 	assert_has(t, "kfix_llm_tokens_total{model=\"gpt-4.1\",direction=\"output\"} 300\n");
-	assert_has(t, "kfix_llm_cost_total{model=\"gpt-4.1\"} 0.0042\n");
+	assert_has(t, "kfix_llm_cost_dollars_total{model=\"gpt-4.1\"} 0.0042\n");
 	assert_has(t, "kfix_llm_calls_total{model=\"other\",result=\"ok\"} 1\n");
 	/* one HELP and TYPE per family */
 	assert_null(strstr(strstr(t, "# TYPE kfix_builds_total") + 1, "# TYPE kfix_builds_total"));
