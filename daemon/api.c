@@ -105,6 +105,7 @@ static int query_id(struct http_request *req, const char *name, int64_t *ret)
 /* state, after, limit, bug, job, source/type; -EINVAL after answering 400. */
 static int page_params(struct http_request *req, struct store_query *q)
 {
+	const char *order;
 	int r;
 
 	q->state = http_request_query(req, "state");
@@ -118,6 +119,12 @@ static int page_params(struct http_request *req, struct store_query *q)
 		r = query_id(req, "job", &q->job_id);
 	if (r < 0)
 		return r;
+	order = http_request_query(req, "order");
+	if (order && !streq(order, "oldest") && !streq(order, "newest")) {
+		http_reply_error(req, 400, "order must be oldest or newest");
+		return -EINVAL;
+	}
+	q->newest = order && streq(order, "newest");
 	if (q->limit == 0 || q->limit > API_PAGE_MAX) {
 		http_reply_error(req, 400, "limit must be between 1 and %d", API_PAGE_MAX);
 		return -EINVAL;

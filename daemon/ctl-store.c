@@ -131,7 +131,9 @@ int ctl_bugs(struct ctl *c, int argc, char **argv)
 	}
 	if (ctl_store(c, &s) < 0)
 		return 1;
-	if (store_bug_list(s, state, limit, &bugs, &n) < 0) {
+	/* the newest first, as journalctl and git log show them */
+	if (store_bug_query(s, &(struct store_query){ .state = state, .limit = limit,
+						       .newest = true }, &bugs, &n) < 0) {
 		ctl_err("bugs: %s", store_errmsg(s));
 		return 1;
 	}
@@ -284,7 +286,8 @@ int ctl_jobs(struct ctl *c, int argc, char **argv)
 		return 2;
 	if (ctl_store(c, &s) < 0)
 		return 1;
-	if (store_job_list(s, state, 0, limit, &jobs, &n) < 0) {
+	if (store_job_query(s, &(struct store_query){ .state = state, .limit = limit,
+						       .newest = true }, &jobs, &n) < 0) {
 		ctl_err("jobs: %s", store_errmsg(s));
 		return 1;
 	}
@@ -574,7 +577,8 @@ int ctl_outbox(struct ctl *c, int argc, char **argv)
 		return 2;
 	if (ctl_store(c, &s) < 0)
 		return 1;
-	if (store_outbox_list(s, state, limit, &o, &n) < 0) {
+	if (store_outbox_query(s, &(struct store_query){ .state = state, .limit = limit,
+							  .newest = true }, &o, &n) < 0) {
 		ctl_err("outbox: %s", store_errmsg(s));
 		return 1;
 	}

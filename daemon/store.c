@@ -1554,6 +1554,11 @@ int store_patch_find_by_message_id(struct store *s, const char *message_id,
 
 /* ---- paged queries ---- */
 
+/* A page in either order: ?A is the cursor, ?L the limit, ?D the order. */
+#define PAGE_SQL(a, l, d)                                                          \
+	" AND (CASE WHEN ?" d " THEN (?" a " = 0 OR id < ?" a ") ELSE id > ?" a " END)" \
+	" ORDER BY CASE WHEN ?" d " THEN -id ELSE id END LIMIT ?" l
+
 static int64_t query_limit(const struct store_query *q)
 {
 	return q->limit > 0 ? q->limit : INT64_MAX;
@@ -1565,8 +1570,8 @@ int store_bug_query(struct store *s, const struct store_query *q,
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r = prepare(s, &st,
 			"SELECT " BUG_COLS " FROM bugs WHERE (?1 IS NULL OR state = ?1)"
-			" AND (?2 IS NULL OR source = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
-			"ttii", q->state, q->source, q->after, query_limit(q));
+			" AND (?2 IS NULL OR source = ?2)" PAGE_SQL("3", "4", "5"),
+			"ttiii", q->state, q->source, q->after, query_limit(q), (int64_t)q->newest);
 
 	if (r < 0)
 		return r;
@@ -1579,8 +1584,8 @@ int store_job_query(struct store *s, const struct store_query *q,
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r = prepare(s, &st,
 			"SELECT " JOB_COLS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
-			" AND (?2 = 0 OR bug_id = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
-			"tiii", q->state, q->bug_id, q->after, query_limit(q));
+			" AND (?2 = 0 OR bug_id = ?2)" PAGE_SQL("3", "4", "5"),
+			"tiiii", q->state, q->bug_id, q->after, query_limit(q), (int64_t)q->newest);
 
 	if (r < 0)
 		return r;
@@ -1593,8 +1598,8 @@ int store_outbox_query(struct store *s, const struct store_query *q,
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r = prepare(s, &st,
 			"SELECT " OUTBOX_COLS " FROM outbox WHERE (?1 IS NULL OR state = ?1)"
-			" AND (?2 = 0 OR bug_id = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
-			"tiii", q->state, q->bug_id, q->after, query_limit(q));
+			" AND (?2 = 0 OR bug_id = ?2)" PAGE_SQL("3", "4", "5"),
+			"tiiii", q->state, q->bug_id, q->after, query_limit(q), (int64_t)q->newest);
 
 	if (r < 0)
 		return r;
@@ -1608,8 +1613,9 @@ int store_event_query(struct store *s, const struct store_query *q,
 	int r = prepare(s, &st,
 			"SELECT id, ts, bug_id, job_id, kind, detail FROM events"
 			" WHERE (?1 = 0 OR bug_id = ?1) AND (?2 = 0 OR job_id = ?2)"
-			" AND (?3 IS NULL OR kind = ?3) AND id > ?4 ORDER BY id LIMIT ?5",
-			"iitii", q->bug_id, q->job_id, q->state, q->after, query_limit(q));
+			" AND (?3 IS NULL OR kind = ?3)" PAGE_SQL("4", "5", "6"),
+			"iitiii", q->bug_id, q->job_id, q->state, q->after, query_limit(q),
+			(int64_t)q->newest);
 
 	if (r < 0)
 		return r;
@@ -1820,8 +1826,8 @@ int store_inbox_query(struct store *s, const struct store_query *q,
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r = prepare(s, &st,
 			"SELECT " INBOX_COLS " FROM inbox WHERE (?1 IS NULL OR state = ?1)"
-			" AND (?2 IS NULL OR type = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
-			"ttii", q->state, q->source, q->after, query_limit(q));
+			" AND (?2 IS NULL OR type = ?2)" PAGE_SQL("3", "4", "5"),
+			"ttiii", q->state, q->source, q->after, query_limit(q), (int64_t)q->newest);
 
 	if (r < 0)
 		return r;
@@ -2023,8 +2029,8 @@ int store_patch_query(struct store *s, const struct store_query *q,
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r = prepare(s, &st,
 			"SELECT " PATCH_COLS " FROM patches WHERE (?1 IS NULL OR state = ?1)"
-			" AND (?2 = 0 OR bug_id = ?2) AND id > ?3 ORDER BY id LIMIT ?4",
-			"tiii", q->state, q->bug_id, q->after, query_limit(q));
+			" AND (?2 = 0 OR bug_id = ?2)" PAGE_SQL("3", "4", "5"),
+			"tiiii", q->state, q->bug_id, q->after, query_limit(q), (int64_t)q->newest);
 
 	if (r < 0)
 		return r;

@@ -238,6 +238,9 @@ struct store_query {
 	const char *source; /* bugs: source; inbox: type */
 	int64_t bug_id, job_id;
 	int64_t after, limit; /* limit <= 0: all */
+	/* the newest first, "after" then being the id the page continues
+	 * below (0: from the newest) */
+	bool newest;
 };
 
 int store_bug_query(struct store *s, const struct store_query *q,

@@ -71,6 +71,12 @@ code GET '/api/v1/bugs?limit=2&after=4' "$R" >/dev/null
 expect_eq "last page" "$(jq_get items.0.id <"$T/resp") $(jq_get next <"$T/resp")" "5 null"
 code GET '/api/v1/bugs?state=new&source=manual' "$R" >/dev/null
 expect_eq "filtered" "$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["items"]))' <"$T/resp")" 5
+# the newest first: the cursor goes down
+code GET '/api/v1/bugs?limit=2&order=newest' "$R" >/dev/null
+expect_eq "newest page 1" "$(jq_get items.0.id <"$T/resp") $(jq_get items.1.id <"$T/resp") $(jq_get next <"$T/resp")" "5 4 4"
+code GET '/api/v1/bugs?limit=2&order=newest&after=2' "$R" >/dev/null
+expect_eq "newest last page" "$(jq_get items.0.id <"$T/resp") $(jq_get next <"$T/resp")" "1 null"
+expect_eq "bad order" "$(code GET '/api/v1/bugs?order=up' "$R")" 400
 expect_eq "bad limit" "$(code GET '/api/v1/bugs?limit=0' "$R")" 400
 expect_eq "bad after" "$(code GET '/api/v1/bugs?after=x' "$R")" 400
 

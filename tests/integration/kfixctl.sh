@@ -11,8 +11,11 @@ ctl submit --title $'evil\033[31m title\nInjected: x' --id ext2 >/dev/null
 ctl bugs | grep -q "^1 *new .*linux *KASAN: slab-use-after-free Read in foo" || fail "bugs table: $(ctl bugs)"
 ctl bugs | grep -q 'evil\\x1b\[31m title\\nInjected: x' || fail "untrusted title not escaped: $(ctl bugs | cat -A)"
 [ "$(ctl bugs --json | json_field 'len(j)')" = 2 ] || fail "bugs --json"
-[ "$(ctl --json bugs --state new | json_field 'j[0]["source_id"]')" = ext1 ] || fail "--json before command"
+[ "$(ctl --json bugs --state new | json_field 'j[-1]["source_id"]')" = ext1 ] || fail "--json before command"
 [ "$(ctl bugs --state sent --json | json_field 'len(j)')" = 0 ] || fail "state filter"
+# --limit N: the N newest, newest first (as journalctl and git log)
+[ "$(ctl bugs --limit 1 --json | json_field 'j[0]["source_id"]')" = ext2 ] || fail "bugs --limit 1: $(ctl bugs --limit 1)"
+ctl bugs | head -2 | tail -1 | grep -q "^2 " || fail "bugs not newest first: $(ctl bugs)"
 ctl bug 1 | grep -q "^State: *new" || fail "bug 1"
 [ "$(ctl bug 1 --json | json_field 'j["tree"]')" = linux ] || fail "bug --json"
 ctl status | grep -q "new *2" || fail "status: $(ctl status)"
