@@ -530,6 +530,25 @@ int config_get_secret(const struct config *c, const char *section,
 	return *ret ? 0 : -ENOMEM;
 }
 
+int config_each(const struct config *c,
+		int (*fn)(const char *section, const char *sub, const char *key,
+			  const char *value, enum config_type type, void *ud),
+		void *ud)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct entry *e = &c->e[i];
+		const struct config_key *k = schema_find(e->section, e->sub != NULL, e->key);
+		int r;
+
+		if (!k)
+			continue;
+		r = fn(e->section, e->sub, e->key, e->value, k->type, ud);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 int config_get_list(const struct config *c, const char *section,
 		    const char *sub, const char *key, char ***ret)
 {

@@ -68,6 +68,12 @@ int config_state_path(const struct config *c, const char *sub, char **ret);
  * newline removed. */
 int config_get_secret(const struct config *c, const char *section,
 		      const char *sub, const char *key, char **ret);
+/* Calls fn for each key the file sets, in file order, with its schema
+ * type, until fn returns non-zero, which is returned. */
+int config_each(const struct config *c,
+		int (*fn)(const char *section, const char *sub, const char *key,
+			  const char *value, enum config_type type, void *ud),
+		void *ud);
 /* All values of a repeatable key, in file order (NULL-terminated). */
 int config_get_list(const struct config *c, const char *section,
 		    const char *sub, const char *key, char ***ret);

@@ -45,13 +45,20 @@ static int check_config(const char *path)
 {
 	_cleanup_free_ char *err = NULL;
 	struct config *cfg = NULL;
+	unsigned problems = 0;
 	int r = daemon_load_config(path, &cfg, &err);
 
 	if (r < 0) {
 		fprintf(stderr, "kfixd: %s\n", err ? err : strerror(-r));
 		return 1;
 	}
+	r = daemon_check_config(cfg, path, stderr, &problems);
 	config_free(cfg);
+	if (r < 0 || problems) {
+		fprintf(stderr, "kfixd: %s: %u problem(s): kfixd would not run as configured\n",
+			path, problems);
+		return 1;
+	}
 	printf("%s: configuration is valid\n", path);
 	return 0;
 }

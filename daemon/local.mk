@@ -12,7 +12,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/publish.c daemon/publish.h \
 	daemon/sched.c daemon/sched.h \
 	daemon/worker.c daemon/worker.h \
-	daemon/daemon.c daemon/daemon.h \
+	daemon/daemon.c daemon/daemon.h daemon/check-config.c \
 	daemon/front.c daemon/front.h daemon/front-internal.h \
 	daemon/intake.c daemon/intake-mail.c daemon/intake-mail.h \
 	daemon/mailq.c daemon/mailq.h \

@@ -784,6 +784,14 @@ static int parse_address(const char *address, struct sockaddr_storage *ss,
 	return -EINVAL;
 }
 
+int http_address_check(const char *address)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	return parse_address(address, &ss, &len);
+}
+
 int http_server_listen(struct http_server *s, const char *address)
 {
 	struct sockaddr_storage ss;

@@ -73,6 +73,9 @@ int http_server_listen(struct http_server *s, const char *address);
  * stop accepting at once (their open connections are served to the end),
  * sockets from systemd stay.  All or nothing: when one address cannot be
  * opened, nothing changes and *ret_failed names it. */
+/* 0 when address is what [http] listen takes: a numeric IPv4 or
+ * [IPv6] address and a port (names are not resolved); -EINVAL if not. */
+int http_address_check(const char *address);
 int http_server_set_listen(struct http_server *s, char *const *addresses,
 			   const char **ret_failed);
 /* The "host:port" a listener is bound to (for logs and tests); -EBADF

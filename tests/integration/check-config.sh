@@ -6,8 +6,34 @@
 write_config
 "$KFIXD" -t -c "$T/kfix.conf" | grep -q "configuration is valid" || fail "valid config rejected"
 
-"$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null ||
-	fail "the shipped example does not validate"
+# the shipped example: it needs the credentials the service loads, and
+# its placeholders are named, as what to edit
+if "$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null 2>"$T/err"; then
+	fail "the shipped example validates without its credentials"
+fi
+grep -q "key 'http.admin-token': a systemd credential, which needs \$CREDENTIALS_DIRECTORY" "$T/err" ||
+	fail "the example's credentials: $(cat "$T/err")"
+mkdir -p "$T/cred"
+for n in $(sed -n 's/.*= secret:\([a-z0-9-]*\)$/\1/p' "$top_srcdir/systemd/kfix.conf.example"); do
+	echo "value-of-$n" > "$T/cred/$n"
+done
+CREDENTIALS_DIRECTORY=$T/cred "$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null 2>"$T/err" ||
+	fail "the shipped example does not validate with its credentials: $(cat "$T/err")"
+grep -q "warning: key 'mail.from': 'kfix bot <kfix@example.org>' is a placeholder" "$T/err" ||
+	fail "the example's placeholders are not named: $(cat "$T/err")"
+grep -q "value-of" "$T/err" && fail "a secret echoed"
+rm "$T/cred/api-token"
+if CREDENTIALS_DIRECTORY=$T/cred "$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null 2>"$T/err"; then
+	fail "a missing credential passed"
+fi
+grep -q "key 'http.api-token': the secret cannot be read: No such file" "$T/err" || fail "missing credential: $(cat "$T/err")"
+# what the HTTP server takes: no host names
+printf '[http]\n\tlisten = localhost:8470\n' > "$T/host.conf"
+if "$KFIXD" -t -c "$T/host.conf" 2>"$T/err"; then fail "a host name in listen passed"; fi
+grep -q "key 'http.listen': 'localhost:8470' is not an IPv4 or \[IPv6\] address" "$T/err" ||
+	fail "listen: $(cat "$T/err")"
+printf '[http]\n\tlisten = [::1]:8470\n\tlisten = 127.0.0.1:8471\n' > "$T/good.conf"
+"$KFIXD" -t -c "$T/good.conf" >/dev/null || fail "numeric listen addresses refused"
 
 expect() { # expect "config text" "message fragment"
 	printf '%s\n' "$1" > "$T/bad.conf"
