@@ -512,7 +512,14 @@ int config_get_secret(const struct config *c, const char *section,
 
 		if (!dir)
 			return -ENOKEY;
+		/* LoadCredential=ID:DIR names a folder's files ID_FILENAME */
 		if (asprintf(&p, "%s/%s", dir, name) < 0)
+			return -ENOMEM;
+		r = read_secret_file(p, ret);
+		if (r != -ENOENT)
+			return r;
+		free(TAKE_PTR(p));
+		if (asprintf(&p, "%s/kfix_%s", dir, name) < 0)
 			return -ENOMEM;
 		return read_secret_file(p, ret);
 	}

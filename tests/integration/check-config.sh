@@ -14,9 +14,14 @@ fi
 grep -q "key 'http.admin-token': a systemd credential, which needs \$CREDENTIALS_DIRECTORY" "$T/err" ||
 	fail "the example's credentials: $(cat "$T/err")"
 mkdir -p "$T/cred"
+# as kfixd.service loads them: kfix_NAME, the files of one folder (and
+# a credential of its own name)
 for n in $(sed -n 's/.*= secret:\([a-z0-9-]*\)$/\1/p' "$top_srcdir/systemd/kfix.conf.example"); do
-	echo "value-of-$n" > "$T/cred/$n"
+	echo "value-of-$n" > "$T/cred/kfix_$n"
 done
+mv "$T/cred/kfix_api-token" "$T/cred/api-token"
+grep -q '^LoadCredential=kfix:/etc/kfix/credentials$' "$top_srcdir/systemd/kfixd.service.in" ||
+	fail "the unit does not load the credentials' folder"
 CREDENTIALS_DIRECTORY=$T/cred "$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null 2>"$T/err" ||
 	fail "the shipped example does not validate with its credentials: $(cat "$T/err")"
 grep -q "warning: key 'mail.from': 'kfix bot <kfix@example.org>' is a placeholder" "$T/err" ||
