@@ -566,14 +566,41 @@ static int api_job_post(struct http_request *req, void *userdata)
 						   "done", rest));
 }
 
+/* kfixctl pause, resume and drain when the daemon runs: the daemon
+ * changes the mode and says so in its log. */
+static int api_scheduler_post(struct http_request *req, void *userdata)
+{
+	static const char *const allowed[] = { "mode", "by" };
+	struct front *f = userdata;
+	_cleanup_json_ json_t *j = NULL;
+	const char *mode, *by;
+	_cleanup_free_ char *ebv = NULL;
+	int r;
+
+	if (body_object(req, allowed, ARRAY_SIZE(allowed), false, &j) < 0)
+		return 0;
+	mode = json_get_str(j, "mode");
+	by = json_get_str(j, "by") ?: "the API";
+	if (!mode || strlen(by) > 200)
+		return http_reply_error(req, 400, "\"mode\" (running, paused or draining) is required");
+	r = store_scheduler_set(f->store, mode, by);
+	if (r == -EINVAL)
+		return http_reply_error(req, 400, "mode must be running, paused or draining");
+	if (r < 0)
+		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
+	ebv = str_escape(by, strlen(by), 200);
+	log_notice("scheduler %s by %s", mode, ebv ?: "?");
+	return http_reply_json(req, 200, json_pack("{s:s}", "scheduler", mode));
+}
+
 static json_t *stats_json(const struct store_stats *st)
 {
 	json_t *bugs = json_object();
 
 	for (size_t i = 0; store_bug_states[i] && bugs; i++)
 		json_object_set_new(bugs, store_bug_states[i], json_integer(st->bugs_by_state[i]));
-	return json_pack("{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
-			 "bugs", bugs, "jobs", "queued", (json_int_t)st->jobs_queued,
+	return json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
+			 "scheduler", st->scheduler, "bugs", bugs, "jobs", "queued", (json_int_t)st->jobs_queued,
 			 "running", (json_int_t)st->jobs_running, "done",
 			 (json_int_t)st->jobs_done, "failed", (json_int_t)st->jobs_failed,
 			 "cancelled", (json_int_t)st->jobs_cancelled, "oldest_queued",
@@ -716,6 +743,7 @@ int api_setup(struct front *f)
 		{ "GET", "/api/v1/jobs", HTTP_SCOPE_READ, api_jobs },
 		{ "GET", "/api/v1/jobs/*", HTTP_SCOPE_READ, api_job_get },
 		{ "POST", "/api/v1/jobs/*", HTTP_SCOPE_ADMIN, api_job_post },
+		{ "POST", "/api/v1/scheduler", HTTP_SCOPE_ADMIN, api_scheduler_post },
 		{ "GET", "/api/v1/outbox", HTTP_SCOPE_READ, api_outbox },
 		{ "GET", "/api/v1/events", HTTP_SCOPE_READ, api_events },
 		{ "GET", "/api/v1/inbox", HTTP_SCOPE_READ, api_inbox },

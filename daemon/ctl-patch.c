@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/strutil.h"
@@ -327,35 +328,53 @@ int ctl_reject(struct ctl *c, int argc, char **argv)
 	return decide(c, argc, argv, "reject", "rejected");
 }
 
-static int set_mode(struct ctl *c, int argc, const char *mode)
+/* Through the daemon when it runs (it logs the change), else in the
+ * store; either way a scheduler.mode event says who. */
+static int set_mode(struct ctl *c, int argc, const char *cmd, const char *mode)
 {
+	_cleanup_json_ json_t *answer = NULL, *body = NULL;
 	struct store *s;
+	char by[64];
+	int ex;
 
 	if (argc != 1) {
-		ctl_err("%s: takes no arguments", mode);
+		ctl_err("%s: takes no arguments", cmd);
 		return 2;
+	}
+	snprintf(by, sizeof(by), "kfixctl %s (uid %u)", cmd, (unsigned)getuid());
+	body = json_pack("{s:s, s:s}", "mode", mode, "by", by);
+	if (!body)
+		return 1;
+	if (ctl_api_action(c, cmd, "/api/v1/scheduler", body, &answer, &ex)) {
+		if (ex == 0)
+			printf("scheduler: %s\n", mode);
+		return ex;
 	}
 	if (ctl_store(c, &s) < 0)
 		return 1;
-	if (store_kv_set(s, "scheduler.mode", mode) < 0) {
-		ctl_err("%s", store_errmsg(s));
+	if (store_scheduler_set(s, mode, by) < 0) {
+		ctl_err("%s: %s", cmd, store_errmsg(s));
 		return 1;
 	}
-	printf("scheduler: %s\n", mode);
+	printf("scheduler: %s (no daemon answers: the store is changed, kfixd reads it "
+	       "when it starts)\n", mode);
 	return 0;
 }
 
 int ctl_pause(struct ctl *c, int argc, char **argv)
 {
-	return set_mode(c, argc, "paused");
+	(void)argv;
+	return set_mode(c, argc, "pause", "paused");
 }
 
 int ctl_resume(struct ctl *c, int argc, char **argv)
 {
-	return set_mode(c, argc, "running");
+	(void)argv;
+	return set_mode(c, argc, "resume", "running");
 }
 
 int ctl_drain(struct ctl *c, int argc, char **argv)
 {
-	return set_mode(c, argc, "draining");
+	(void)argv;
+	return set_mode(c, argc, "drain", "draining");
 }

@@ -51,6 +51,7 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 {
 	struct store_stats st;
 	struct store *s;
+	bool up;
 	int r;
 
 	if (argc > 1) {
@@ -59,6 +60,7 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	}
 	/* a running daemon answers over its API; else read the store */
 	r = ctl_api_stats(c, &st);
+	up = r >= 0;
 	if (r < 0 && (r != -ENOTCONN || c->url)) {
 		if (r == -ENOTCONN)
 			ctl_err("status: no daemon answers at %s", c->url);
@@ -80,8 +82,8 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 			json_object_set_new(bugs, store_bug_states[i],
 					    json_integer(st.bugs_by_state[i]));
 		return ctl_print_json(json_pack(
-			"{s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
-			"bugs", bugs, "jobs", "queued", (json_int_t)st.jobs_queued,
+			"{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
+			"daemon", up ? "up" : "down", "scheduler", st.scheduler, "bugs", bugs, "jobs", "queued", (json_int_t)st.jobs_queued,
 			"running", (json_int_t)st.jobs_running, "done",
 			(json_int_t)st.jobs_done, "failed", (json_int_t)st.jobs_failed,
 			"cancelled", (json_int_t)st.jobs_cancelled, "oldest_queued",
@@ -90,6 +92,12 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 			"parked", (json_int_t)st.outbox_parked, "llm", "wait_until",
 			(json_int_t)st.llm_wait_until));
 	}
+	printf("kfixd:     %s\n", up ? "up (answered over its API)" :
+	       "not answering (these figures are the store's)");
+	printf("Scheduler: %s\n", streq(st.scheduler, "paused") ?
+	       "paused: no new job starts (kfixctl resume)" : streq(st.scheduler, "draining") ?
+	       "draining: no new job starts, kfixd stops once the running ones end" :
+	       st.scheduler);
 	printf("Bugs:\n");
 	for (size_t i = 0; store_bug_states[i]; i++)
 		if (st.bugs_by_state[i])

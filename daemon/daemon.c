@@ -232,11 +232,11 @@ static const struct module modules[] = {
  * once the running ones are done), set by kfixctl pause/resume/drain. */
 static int scheduler_mode(struct daemon *d, char *buf, size_t n)
 {
-	_cleanup_free_ char *mode = NULL;
-	int r = store_kv_get(d->store, "scheduler.mode", &mode);
+	int r = store_scheduler_mode(d->store, buf, n);
 
-	snprintf(buf, n, "%s", r >= 0 ? mode : "running");
-	return r == -ENOENT ? 0 : r;
+	if (r < 0)
+		snprintf(buf, n, "running");
+	return r;
 }
 
 static void update_status(struct daemon *d)
@@ -268,7 +268,7 @@ static void update_status(struct daemon *d)
 
 static int drain_done(struct daemon *d)
 {
-	int r = store_kv_set(d->store, "scheduler.mode", "paused");
+	int r = store_scheduler_set(d->store, "paused", "kfixd, drained");
 
 	if (r < 0)
 		return r;
@@ -517,6 +517,15 @@ int daemon_run(struct daemon *d)
 	}
 	log_info("kfixd %s started (%s, owner %s)", PACKAGE_VERSION,
 		 config_path(d->cfg), d->owner);
+	/* a drain leaves the scheduler paused: a restart says so rather
+	 * than taking no work in silence */
+	{
+		char mode[32];
+
+		if (scheduler_mode(d, mode, sizeof(mode)) >= 0 && !streq(mode, "running"))
+			log_notice("the scheduler is %s: no new job starts until kfixctl resume",
+				   mode);
+	}
 	sd_notify(0, "READY=1\nSTATUS=running");
 	r = sd_event_loop(d->event);
 	modules_stop(d);

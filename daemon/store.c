@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/json.h"
 #include "common/strutil.h"
 #include "store.h"
 
@@ -1303,10 +1304,46 @@ int store_stats(struct store *s, struct store_stats *ret)
 	if (r >= 0)
 		r = count_by(s, "SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM kv WHERE key = ?",
 			     "budget.day-spent-until", &st.llm_wait_until);
+	if (r >= 0)
+		r = store_scheduler_mode(s, st.scheduler, sizeof(st.scheduler));
 	if (r < 0)
 		return r;
 	*ret = st;
 	return 0;
+}
+
+int store_scheduler_mode(struct store *s, char *buf, size_t n)
+{
+	_cleanup_free_ char *mode = NULL;
+	int r = store_kv_get(s, "scheduler.mode", &mode);
+
+	if (r < 0 && r != -ENOENT)
+		return r;
+	snprintf(buf, n, "%s", r >= 0 ? mode : "running");
+	return 0;
+}
+
+int store_scheduler_set(struct store *s, const char *mode, const char *by)
+{
+	_cleanup_json_ json_t *d = json_pack("{s:s, s:s}", "mode", mode, "by", by);
+	_cleanup_free_ char *detail = d ? json_dumps(d, JSON_COMPACT) : NULL;
+	int r;
+
+	if (!streq(mode, "running") && !streq(mode, "paused") && !streq(mode, "draining"))
+		return -EINVAL;
+	if (!detail)
+		return -ENOMEM;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = store_kv_set(s, "scheduler.mode", mode);
+	if (r >= 0)
+		r = store_event_add(s, 0, 0, "scheduler.mode", detail);
+	if (r < 0) {
+		store_rollback(s);
+		return r;
+	}
+	return store_commit(s);
 }
 
 /* ---- patches ---- */

@@ -71,6 +71,7 @@ struct store_stats {
 	int64_t outbox_pending, outbox_sent, outbox_parked;
 	int64_t oldest_queued; /* unix seconds, 0 if none */
 	int64_t llm_wait_until; /* the day's LLM budget is spent until then, or 0 */
+	char scheduler[16];	/* running, paused or draining */
 };
 
 /* Bug states, in the order of the design's life cycle. */
@@ -184,6 +185,12 @@ void store_event_free(struct store_event *e);
 void store_event_list_free(struct store_event **items, size_t n);
 
 int store_kv_get(struct store *s, const char *key, char **ret);
+/* The scheduler's mode (kfixctl pause, resume, drain): "running" when
+ * never set. */
+int store_scheduler_mode(struct store *s, char *buf, size_t n);
+/* Sets it, with a scheduler.mode event saying by whom; -EINVAL for a
+ * mode other than running, paused, draining. */
+int store_scheduler_set(struct store *s, const char *mode, const char *by);
 int store_kv_set(struct store *s, const char *key, const char *value);
 
 int store_stats(struct store *s, struct store_stats *ret);

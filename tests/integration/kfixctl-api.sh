@@ -28,6 +28,16 @@ state_of() { sql "select state from $1 where id = $2"; }
 
 hooks_start_kfixd
 k pause >/dev/null || fail "pause"  # no job may start while the test looks
+# through the daemon, which says so, with an event saying who
+expect_eq "pause over the API" "$(served /api/v1/scheduler 200)" 1
+grep -q "scheduler paused by kfixctl pause (uid $(id -u))" "$HOOKS_TMP/kfixd.log" ||
+	fail "the pause is not in the daemon's log"
+expect_eq "pause event" "$(sql "select json_extract(detail, '\$.mode') || ' ' || json_extract(detail, '\$.by') from events where kind = 'scheduler.mode'")" \
+	"paused kfixctl pause (uid $(id -u))"
+k status >"$T/status"
+grep -q "^kfixd: *up" "$T/status" || fail "status: $(cat "$T/status")"
+grep -q "^Scheduler: paused: no new job starts (kfixctl resume)" "$T/status" || fail "status: $(cat "$T/status")"
+expect_eq "status --json" "$(k status --json | jq_get daemon) $(k status --json | jq_get scheduler)" "up paused"
 printf 'BUG: KASAN: use-after-free in f\n' >"$T/report.txt"
 printf 'int main(void) { return 0; }\n' >"$T/repro.c"
 
@@ -86,6 +96,18 @@ expect_eq "cancelled in the store" "$(state_of jobs "$j4")" cancelled
 expect_eq "not over the API" "$(served /api/v1/jobs/ 200)" 3
 
 # no daemon: the store
+hooks_stop_kfixd
+k status >"$T/status"
+grep -q "^kfixd: *not answering" "$T/status" || fail "status without a daemon: $(cat "$T/status")"
+grep -q "^Scheduler: paused" "$T/status" || fail "status without a daemon: $(cat "$T/status")"
+k drain | grep -q "scheduler: draining (no daemon answers" || fail "drain on the store"
+expect_eq "drain event" "$(sql "select json_extract(detail, '\$.mode') from events where kind = 'scheduler.mode' order by id desc limit 1")" draining
+# a daemon that starts paused says so (as after a drain) rather than
+# taking no work in silence
+k pause >/dev/null
+hooks_start_kfixd
+grep -q "the scheduler is paused: no new job starts until kfixctl resume" "$HOOKS_TMP/kfixd.log" ||
+	fail "a daemon started paused says nothing"
 hooks_stop_kfixd
 j5=$(add_job failed) p3=$(add_patch 1) p4=$(add_patch 1)
 expect_eq "retry on the store" "$(k retry "$j5")" "job $j5: queued again"
