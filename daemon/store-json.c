@@ -23,6 +23,15 @@ json_t *store_bug_json(const struct store_bug *b)
 			 "created", (json_int_t)b->created, "updated", (json_int_t)b->updated);
 }
 
+/* A job's result is JSON the job wrote: an object of the view, not a
+ * string holding JSON (a text that is not JSON stays a string). */
+static json_t *result_json(const char *result)
+{
+	json_t *r = result ? json_loads(result, JSON_REJECT_DUPLICATES, NULL) : NULL;
+
+	return r ?: json_str_or_null(result);
+}
+
 json_t *store_job_json(const struct store_job *j)
 {
 	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
@@ -32,7 +41,7 @@ json_t *store_job_json(const struct store_job *j)
 			 "max_attempts", j->max_attempts,
 			 "lease_owner", json_str_or_null(j->lease_owner),
 			 "checkpoint", json_str_or_null(j->checkpoint),
-			 "error", json_str_or_null(j->error), "result", json_str_or_null(j->result),
+			 "error", json_str_or_null(j->error), "result", result_json(j->result),
 			 "created", (json_int_t)j->created, "started", (json_int_t)j->started,
 			 "finished", (json_int_t)j->finished);
 }

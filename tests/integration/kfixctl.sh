@@ -20,6 +20,13 @@ ctl bug 1 | grep -q "^State: *new" || fail "bug 1"
 [ "$(ctl bug 1 --json | json_field 'j["tree"]')" = linux ] || fail "bug --json"
 ctl status | grep -q "new *2" || fail "status: $(ctl status)"
 [ "$(ctl status --json | json_field 'j["bugs"]["new"]')" = 2 ] || fail "status --json"
+# a job's result is JSON in the view, not a string holding JSON
+sqlite3 "$T/state/kfix.db" "INSERT INTO jobs (id, bug_id, kind, state, max_attempts, result, created)
+	VALUES (77, 1, 'repair', 'done', 3, '{\"result\": \"validated\", \"llm\": {\"calls\": 7}}', 0),
+	       (78, 1, 'repair', 'failed', 3, 'not json', 0)"
+[ "$(ctl job 77 --json | json_field 'j["result"]["llm"]["calls"]')" = 7 ] || fail "job result JSON: $(ctl job 77 --json)"
+[ "$(ctl job 78 --json | json_field 'j["result"]')" = "not json" ] || fail "a result that is not JSON"
+sqlite3 "$T/state/kfix.db" "DELETE FROM jobs WHERE id IN (77, 78)"
 ok "bugs, bug, status"
 
 set +e
