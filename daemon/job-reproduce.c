@@ -124,6 +124,37 @@ static int record(struct pipeline *p, const struct repair_outcome *base, const c
 	return r;
 }
 
+/* The base kernel does not build: the job fails, for good, with the
+ * compiler's first error and where the whole log is; the bug gives up
+ * with the same words. */
+static int base_build_failed(struct pipeline *p, const char *log)
+{
+	struct job_ctx *ctx = p->ctx;
+	_cleanup_free_ char *path = NULL, *first = NULL, *why = NULL;
+	const char *l = log ? log : "";
+	int r;
+
+	for (const char *e; *l; l = e + (*e == '\n')) {
+		e = l + strcspn(l, "\n");
+		if (memmem(l, (size_t)(e - l), "error:", 6)) {
+			first = str_escape(l, (size_t)(e - l), 300);
+			break;
+		}
+	}
+	if (asprintf(&path, "%s/base-build.log", p->dir) < 0)
+		return -ENOMEM;
+	r = write_file_atomic(path, log ? log : "", log ? strlen(log) : 0, 0640);
+	if (asprintf(&why, "the base kernel does not build: %s (build log: %s)",
+		     first ? first : "no compiler error in the log",
+		     r >= 0 ? path : "not kept") < 0)
+		return -ENOMEM;
+	r = store_bug_set_state(ctx->store, p->bug->id, "gave-up", why);
+	if (r < 0)
+		return job_fail(ctx, r, "bug state: %s", store_errmsg(ctx->store));
+	ctx->permanent = true;
+	return job_fail(ctx, -ENOEXEC, "%s", why);
+}
+
 static int reproduce(struct pipeline *p)
 {
 	struct job_ctx *ctx = p->ctx;
@@ -157,11 +188,12 @@ static int reproduce(struct pipeline *p)
 		repair_outcome_clear(&base);
 		return job_fail(ctx, r, "%s: %s", out ? out : "reproduce.json", strerror(-r));
 	}
-	text = pipeline_outcome_text(&base);
 	if (!built) {
-		verdict = "gave-up";
-		why = strdup("the base kernel does not build");
-	} else if (base.crashed > 0 && pipeline_same_crash(p, base.title)) {
+		repair_outcome_clear(&base);
+		return base_build_failed(p, log);
+	}
+	text = pipeline_outcome_text(&base);
+	if (base.crashed > 0 && pipeline_same_crash(p, base.title)) {
 		verdict = "reproduced";
 		why = strdup(text ? text : "reproduced");
 	} else {

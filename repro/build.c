@@ -439,7 +439,8 @@ static int prepare_config(const struct build_opts *o, struct build_run *br, cons
 
 		if (asprintf(&needle, "\n%s=y\n", required_options[i]) < 0)
 			return -ENOMEM;
-		if (!strstr(final, needle) &&
+		/* the option may be the file's first line */
+		if (!strstr(final, needle) && !startswith(final, needle + 1) &&
 		    buf_printf(&missing, " %s", required_options[i]) < 0)
 			return -ENOMEM;
 	}

@@ -59,6 +59,7 @@ INTEGRATION_TESTS = \
 	tests/integration/daemon-lifecycle.sh \
 	tests/integration/kfixctl.sh \
 	tests/integration/man-pages.sh \
+	tests/integration/base-build-error.sh \
 	tests/integration/store-faults.sh \
 	tests/integration/kill9.sh \
 	tests/integration/unit-security.sh \
