@@ -353,6 +353,12 @@ int ctl_job(struct ctl *c, int argc, char **argv)
 	printf("%-14s %d of %d\n", "Attempts:", j->attempts, j->max_attempts);
 	ctl_print_escaped("Lease owner:", j->lease_owner);
 	ctl_print_escaped("Steps done:", j->checkpoint);
+	if (j->progress) {
+		_cleanup_free_ char *e = str_escape(j->progress, strlen(j->progress), 300);
+
+		printf("%-14s %s (%s)\n", streq(j->state, "running") ? "Progress:" : "Last step:",
+		       e ?: "", ctl_time(j->progress_at, t, sizeof(t)));
+	}
 	ctl_print_escaped("Error:", j->error);
 	ctl_print_escaped("Result:", j->result);
 	printf("%-14s %s\n", "Created:", ctl_time(j->created, t, sizeof(t)));

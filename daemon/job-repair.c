@@ -153,11 +153,17 @@ static int save_outcome(struct pipeline *p, const struct repair_summary *s,
 		"builds", p->builds, "runs", p->runs));
 }
 
+/* Each step of the agent: a journal line, and the job's progress that
+ * kfixctl job and the API show while it runs. */
 static void progress(void *ud, const char *step, const char *msg)
 {
-	_cleanup_free_ char *esc = str_escape(msg, strlen(msg), 300);
+	struct job_ctx *ctx = ud;
+	_cleanup_free_ char *esc = str_escape(msg, strlen(msg), 300), *line = NULL;
 
 	log_info("repair %s: %s", step, esc ? esc : "");
+	if (asprintf(&line, "%s: %s", step, esc ? esc : "") >= 0 &&
+	    store_job_progress(ctx->store, ctx->job->id, ctx->owner, line) < 0)
+		log_debug("job progress not recorded: %s", store_errmsg(ctx->store));
 }
 
 /* A new version: what changed since the one before, in changes.txt. */
@@ -218,6 +224,7 @@ static int repair(struct pipeline *p, const struct iterate *it)
 	p->params.syzbot_id = streq_ptr(p->bug->source, "syzbot") ? p->bug->source_id : NULL;
 	p->params.title = p->title;
 	p->params.progress = progress;
+	p->params.progress_ud = ctx;
 	struct llm_stats ls = { .store = ctx->store, .model = llm_model(llm), .bug = p->bug->id,
 				.job = ctx->job->id };
 

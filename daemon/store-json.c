@@ -34,7 +34,7 @@ static json_t *result_json(const char *result)
 
 json_t *store_job_json(const struct store_job *j)
 {
-	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:o, s:o, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:I, s:I}",
 			 "id", (json_int_t)j->id, "bug", (json_int_t)j->bug_id,
 			 "kind", json_str_or_null(j->kind), "state", json_str_or_null(j->state),
 			 "priority", j->priority, "attempts", j->attempts,
@@ -42,6 +42,8 @@ json_t *store_job_json(const struct store_job *j)
 			 "lease_owner", json_str_or_null(j->lease_owner),
 			 "checkpoint", json_str_or_null(j->checkpoint),
 			 "error", json_str_or_null(j->error), "result", result_json(j->result),
+			 "progress", json_str_or_null(j->progress),
+			 "progress_at", (json_int_t)j->progress_at,
 			 "created", (json_int_t)j->created, "started", (json_int_t)j->started,
 			 "finished", (json_int_t)j->finished);
 }

@@ -167,6 +167,9 @@ static const char *const migrations[] = {
 	 * the guilty file syzkaller's rules find in it */
 	"ALTER TABLE bugs ADD COLUMN crash_report TEXT;"
 	"ALTER TABLE bugs ADD COLUMN guilty_file TEXT;",
+	/* 9: what a running job is doing now, and since when */
+	"ALTER TABLE jobs ADD COLUMN progress TEXT;"
+	"ALTER TABLE jobs ADD COLUMN progress_at INTEGER NOT NULL DEFAULT 0;",
 };
 
 static int64_t now_sec(void)
@@ -720,7 +723,7 @@ int store_bug_list(struct store *s, const char *state, int64_t limit,
 #define JOB_COLS                                                               \
 	"id, bug_id, kind, state, priority, attempts, max_attempts,"          \
 	" lease_owner, lease_expires, not_before, args, result, error,"       \
-	" checkpoint, created, started, finished"
+	" checkpoint, created, started, finished, progress, progress_at"
 
 static struct store_job *job_from_row(sqlite3_stmt *st)
 {
@@ -745,6 +748,8 @@ static struct store_job *job_from_row(sqlite3_stmt *st)
 	j->created = sqlite3_column_int64(st, 14);
 	j->started = sqlite3_column_int64(st, 15);
 	j->finished = sqlite3_column_int64(st, 16);
+	j->progress = col_text(st, 17);
+	j->progress_at = sqlite3_column_int64(st, 18);
 	return j;
 }
 
@@ -752,6 +757,7 @@ void store_job_free(struct store_job *j)
 {
 	if (!j)
 		return;
+	free(j->progress);
 	free(j->kind);
 	free(j->state);
 	free(j->lease_owner);
@@ -902,6 +908,14 @@ int store_job_checkpoint(struct store *s, int64_t id, const char *owner,
 	if (r >= 0)
 		r = store_event_add(s, 0, id, "job.step", step);
 	return tx_end(s, r);
+}
+
+int store_job_progress(struct store *s, int64_t id, const char *owner, const char *text)
+{
+	return exec(s, NULL,
+		    "UPDATE jobs SET progress = ?, progress_at = ? WHERE id = ?"
+		    " AND state = 'running' AND lease_owner = ?",
+		    "tiit", text, now_sec(), id, owner);
 }
 
 static int attempt_close(struct store *s, int64_t id, const char *outcome,

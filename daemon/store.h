@@ -45,6 +45,8 @@ struct store_job {
 	char *args, *result, *error; /* JSON, JSON, text */
 	char *checkpoint;	     /* last finished step, for resuming */
 	int64_t created, started, finished;
+	char *progress;		     /* what it is doing now (or did last) */
+	int64_t progress_at;
 };
 
 struct store_outbox {
@@ -137,6 +139,8 @@ int store_job_renew(struct store *s, int64_t id, const char *owner,
 /* Gives up every lease held by owner (a restart of the same daemon). */
 int store_job_release_owner(struct store *s, const char *owner,
 			    int64_t *ret_n);
+/* What the running job of that lease owner is doing now, one line. */
+int store_job_progress(struct store *s, int64_t id, const char *owner, const char *text);
 int store_job_checkpoint(struct store *s, int64_t id, const char *owner,
 			 const char *step);
 int store_job_finish(struct store *s, int64_t id, const char *owner,

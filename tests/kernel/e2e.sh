@@ -262,6 +262,10 @@ kt_log "kfix/1/v2 on the remote, v2 mail with the changes since v1 and the Revie
 [ "$(db "SELECT count(*) FROM outbox WHERE kind = 'push'")" = 2 ] || kt_fail "pushes: $(db "SELECT idem_key, state FROM outbox WHERE kind = 'push'")"
 [ "$(db "SELECT count(*) FROM outbox WHERE state != 'sent'")" = 0 ] || kt_fail "outbox left: $(db "SELECT idem_key, state FROM outbox")"
 [ "$(db "SELECT count(*) FROM jobs WHERE kind = 'repair' AND state = 'done'")" = 1 ] || kt_fail "repair jobs"
+# the repair job's last step, as kfixctl job shows it
+rj=$(db "SELECT id FROM jobs WHERE kind = 'repair'")
+"$KFIXCTL" -c "$T/kfix.conf" job "$rj" | grep -q "^Last step: *done: validated" ||
+	kt_fail "repair job's last step: $("$KFIXCTL" -c "$T/kfix.conf" job "$rj")"
 [ "$(db "SELECT count(*) FROM jobs WHERE kind = 'iterate'")" = 1 ] || kt_fail "iterate jobs: $(db "SELECT id, state FROM jobs WHERE kind = 'iterate'")"
 transitions=$(db "SELECT detail FROM events WHERE kind = 'bug.state' ORDER BY id" | cut -d: -f1)
 for t in "new -> reproducing:1" "reproducing -> repairing:1" "repairing -> validated:2" \

@@ -116,6 +116,19 @@ static void test_expired_lease_is_taken_over(void **state)
 	store_job_free(j);
 	assert_int_equal(store_job_checkpoint(f->s, id, "dead:1", "x"), -ESTALE);
 	assert_int_equal(store_job_checkpoint(f->s, id, "alive:2", "x"), 0);
+	/* progress: only the lease's owner writes it, the view shows it */
+	assert_int_equal(store_job_progress(f->s, id, "dead:1", "patch: attempt 9"), 0);
+	assert_int_equal(store_job_progress(f->s, id, "alive:2", "patch: attempt 1"), 0);
+	assert_int_equal(store_job_get(f->s, id, &j), 0);
+	assert_string_equal(j->progress, "patch: attempt 1");
+	assert_true(j->progress_at > 0);
+	{
+		_cleanup_json_ json_t *v = store_job_json(j);
+
+		assert_string_equal(json_string_value(json_object_get(v, "progress")),
+				    "patch: attempt 1");
+	}
+	store_job_free(j);
 	assert_int_equal(store_job_release_owner(f->s, "alive:2", &(int64_t){ 0 }), 0);
 	assert_int_equal(store_job_lease(f->s, "third:3", 60000000, &j), 0);
 	assert_string_equal(j->checkpoint, "x");
@@ -222,7 +235,7 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 8);
+	assert_int_equal(v, 9);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	store_close(s2);
