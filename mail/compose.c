@@ -67,7 +67,57 @@ static bool line_is_structure(const char *l, size_t n, bool first)
 	return n == 2 && memcmp(l, "--", 2) == 0;
 }
 
-static int put_free_text(struct buf *b, const char *text, const char *indent)
+/* Below the cut, prose is wrapped as the body is (75 columns); what is
+ * laid out (indented, console lines, tables, a word longer than a line)
+ * is left as it is. */
+#define NOTES_WIDTH 75
+
+static bool is_prose(const char *l, size_t n)
+{
+	if (n <= NOTES_WIDTH || l[0] == ' ' || l[0] == '\t' || l[0] == '[' || l[0] == '|' ||
+	    l[0] == '>')
+		return false;
+	for (size_t i = 0; i + 1 < n; i++)
+		if ((l[i] == ' ' && l[i + 1] == ' ') || l[i] == '\t')
+			return false;
+	return true;
+}
+
+/* One long prose line as lines of at most NOTES_WIDTH columns; a list
+ * item's ("- ") continuation lines are indented under its text. */
+static int put_wrapped(struct buf *b, const char *l, size_t n)
+{
+	const char *hang = n > 2 && l[0] == '-' && l[1] == ' ' ? "  " : "";
+	size_t col = 0;
+
+	while (n > 0) {
+		size_t w = 0;
+
+		while (w < n && l[w] != ' ')
+			w++;
+		if (col > 0 && col + 1 + w > NOTES_WIDTH) {
+			if (buf_printf(b, "\n%s", hang) < 0)
+				return -E2BIG;
+			col = strlen(hang);
+		} else if (col > 0) {
+			if (buf_puts(b, " ") < 0)
+				return -E2BIG;
+			col++;
+		}
+		if (buf_append(b, l, w) < 0)
+			return -E2BIG;
+		col += w;
+		l += w;
+		n -= w;
+		while (n > 0 && *l == ' ') {
+			l++;
+			n--;
+		}
+	}
+	return 0;
+}
+
+static int put_free_text(struct buf *b, const char *text, const char *indent, bool wrap)
 {
 	const char *pos = text, *l;
 	bool first = true;
@@ -79,8 +129,12 @@ static int put_free_text(struct buf *b, const char *text, const char *indent)
 		/* trailing blanks are checkpatch errors and mean nothing */
 		while (n > 0 && (l[n - 1] == ' ' || l[n - 1] == '\t'))
 			n--;
-		if ((n > 0 && buf_puts(b, guard ? "  " : indent) < 0) || buf_append(b, l, n) < 0 ||
-		    buf_puts(b, "\n") < 0)
+		if (n > 0 && buf_puts(b, guard ? "  " : indent) < 0)
+			return -E2BIG;
+		if (wrap && !guard && !*indent && is_prose(l, n) ? put_wrapped(b, l, n) < 0
+							 : buf_append(b, l, n) < 0)
+			return -E2BIG;
+		if (buf_puts(b, "\n") < 0)
 			return -E2BIG;
 		first = false;
 	}
@@ -93,7 +147,7 @@ static int put_section(struct buf *b, const char *title, const char *text)
 		return 0;
 	if (buf_printf(b, "%s:\n", title) < 0)
 		return -E2BIG;
-	if (put_free_text(b, text, "") < 0 || buf_puts(b, "\n") < 0)
+	if (put_free_text(b, text, "", true) < 0 || buf_puts(b, "\n") < 0)
 		return -E2BIG;
 	return 0;
 }
@@ -237,7 +291,9 @@ int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 		if (buf_printf(&b, "From: %s\n\n", p->author) < 0)
 			return -E2BIG;
 	}
-	if ((p->body && put_free_text(&b, p->body, "") < 0))
+	/* the body is the commit message: as the repair wrapped it (a
+	 * quoted log line stays whole) */
+	if ((p->body && put_free_text(&b, p->body, "", false) < 0))
 		return error_set(ret_error, -E2BIG, "message too large");
 	r = put_trailers(&b, p, ret_error);
 	if (r < 0)

@@ -48,7 +48,7 @@ s = {
                  ["Closes", "https://syzkaller.appspot.com/bug?extid=4f3a9c0de81b27a6e5d4"],
                  ["Assisted-by", "kfix:test-model"]],
     "explanation": "packets_out is 0 when the timer fires late.\n--- a/not-a-diff\ndiff --git a/x b/x",
-    "evidence": "a probe at tcp_timer.c:5 printed packets_out=0 before the crash",
+    "evidence": "a probe at tcp_timer.c:5 printed packets_out=0 before the crash, every time the retransmit timer fired after the socket's last packet was freed and the queue was empty\n[   12.345678] kfix-probe tcp_retransmit_timer: packets_out=0 sk=ffff888012345678 state=1 since=123456\n- a list item long enough to wrap: the timer runs after tcp_write_queue_purge() and reads the head",
     "patch_type": "root-cause fix",
     "repro": [["base " + base[:12], "crashed in 3 of 3 runs"], ["patched", "no crash in 3 of 3 runs"]],
     "tested": "- reproducer: 3 of 3 runs without a crash\n- kmemleak: no leak after 3 of 3 runs",
@@ -78,6 +78,16 @@ sed -n '/^---$/,/^diff --git/p' "$T/p.eml" | grep -n '^Tested:$\|^ *- kmemleak: 
 	| cut -d: -f2- | sed 's/^ *//' | tr '\n' '|' >"$T/tested"
 [ "$(cat "$T/tested")" = "Tested:|- kmemleak: no leak after 3 of 3 runs|Not tested:|" ] \
 	|| fail "Tested section: $(cat "$T/tested")"
+# prose below the cut is wrapped at 75 columns, a console line is not
+notes=$(sed -n '/^---$/,/^diff --git/p' "$T/p.eml")
+echo "$notes" | grep -q "^\[   12.345678\] kfix-probe tcp_retransmit_timer: packets_out=0 sk=ffff888012345678 state=1 since=123456$" ||
+	fail "the console line was wrapped: $notes"
+echo "$notes" | grep -v '^\[ ' | grep -v '^ [a-z/_.-]* |' | awk 'length > 75 { print; bad = 1 } END { exit bad }' ||
+	fail "a prose line over 75 columns below the cut"
+echo "$notes" | grep -q "^a probe at tcp_timer.c:5 printed packets_out=0 before the crash, every" ||
+	fail "the evidence's first line: $notes"
+echo "$notes" | grep -q "^  reads the head$\|^  tcp_write_queue_purge() and reads the head$\|^  and reads the head$" ||
+	fail "a list item's continuation is not indented: $notes"
 # the patch type, after the root cause
 sed -n '/^---$/,/^Evidence:$/p' "$T/p.eml" | grep -A1 '^Patch type:$' | grep -q '^ *root-cause fix$' ||
 	fail "patch type: $(sed -n '/^---$/,/^Evidence:$/p' "$T/p.eml")"
