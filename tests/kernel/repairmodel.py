@@ -165,8 +165,9 @@ SCENARIOS = {
                   "edits": [probe("kernel/time/posix-timers.c", "",
                                   "\terror = kc->clock_get_timespec(which_clock, &kernel_tp);\n",
                                   # other processes' clock_gettime() calls come and go
-                                  # with the clocksource: print the unknown clocks only
-                                  "\tif (!kc) pr_err(\"kfix-probe clock_gettime which_clock=%d kc=%px\\n\", which_clock, kc);\n")]},
+                                  # with the clocksource: print the unknown clocks only;
+                                  # into the trace buffer, which the oops prints
+                                  "\tif (!kc) trace_printk(\"kfix-probe clock_gettime which_clock=%d kc=%px\\n\", which_clock, kc);\n")]},
         "probe_says": "kfix-probe clock_gettime which_clock=100 kc=0000000000000000",
         "hypothesis": {
             "root_cause": "clock_gettime() calls kc->clock_get_timespec() without checking that clockid_to_kclock() knows the clock: for an invalid clock id kc is NULL",
@@ -343,7 +344,7 @@ def script(folder, flow):
         {"tool": "propose_location", "args": loc, "expect": ["%s:" % loc["file"]]},
         {"tool": "no_more_locations", "args": {"reason": "the report points here"}},
         {"tool": "request_probes", "args": s["probe"]},
-        {"tool": "state_hypotheses", "args": {"hypotheses": [s["hypothesis"]]}},
+        {"tool": "state_hypotheses", "args": {"hypotheses": [dict(s["hypothesis"], location=1)]}},
     ]
     look = reads(fix_patch)
     right = fix
@@ -354,7 +355,8 @@ def script(folder, flow):
     # reviewed once validated, and again once minimised when a hunk goes
     # the tree's style check first: the answer must say it is clean
     patch = look + [{"tool": "checkpatch", "args": {"edits": right}},
-                    {"tool": "propose_patch", "expect": seen(right) + ["checkpatch.pl: 0 error(s)"],
+                    {"tool": "propose_patch", "expect": seen(right) + ["checkpatch.pl: 0 error(s)",
+                                                                      "fixes it at location 1: %s: %s()" % (loc["file"], loc["function"])],
                      "args": {"patch_type": "root-cause fix", "edits": right}}] + review(s)
     if right != fix or "drop" in s:
         patch += review(s)
