@@ -49,6 +49,7 @@ dist_agentprompts_DATA = \
 	agent/prompts/hypotheses.txt agent/prompts/review.txt agent/prompts/patch.txt \
 	agent/prompts/reflect.txt agent/prompts/distil.txt agent/prompts/explain.txt \
 	agent/prompts/iterate.txt agent/prompts/changes.txt agent/prompts/critique.txt \
+	agent/prompts/expert.txt \
 	agent/prompts/tools.json
 
 check_PROGRAMS += tests/unit/test-agent-loop

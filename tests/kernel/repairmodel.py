@@ -288,11 +288,18 @@ def without_tools(steps):
 
 
 def review(s):
-    """The review of a patch that stopped the crash: the callers of what
-    it changes (find_references), then the verdict, which names a caller
-    the answer showed."""
+    """The review of a patch that stopped the crash: a code expert asked
+    for the callers of what it changes (in its own conversation it calls
+    find_references and answers with the lines it was shown), then the
+    verdict, which names a caller the expert's answer showed."""
     c = s["critique"]
-    return [{"tool": "find_references", "args": c["args"]},
+    return [{"tool": "ask_expert", "args": {
+                "question": "Who calls %s, and what does each caller do with the "
+                            "objects it touches?" % c["args"]["symbol"]}},
+            {"tool": "find_references", "args": c["args"]},
+            {"tool": "expert_answer", "expect": c["expect"], "args": {
+                "answer": "The references of %s that matter:\n%s" % (
+                    c["args"]["symbol"], "\n".join(c["expect"]))}},
             {"tool": "review_patch", "expect": c["expect"],
              "args": {"verdict": "correct", "findings": c["findings"],
                       "callers_checked": c["callers"]}}]
@@ -532,9 +539,13 @@ def check(folder, out, cassette, base):
     rlines = [l for l in reviews[-1]["input"]["diff"].splitlines()
               if l[:1] in ("+", "-") and not l.startswith(("+++", "---"))]
     expect(sorted(rlines) == sorted(lines), "the last review was of %s, not the final diff" % rlines)
-    refs = [e for e in ev if e["kind"] == "tool.explore" and e["step"] == "review"]
+    refs = [e for e in ev if e["kind"] == "tool.explore" and e["step"] == "expert"]
     expect(refs and all(x in refs[-1]["output"]["answer"] for x in s["critique"]["expect"]),
-           "the review's find_references answer lacks %s" % s["critique"]["expect"])
+           "the expert's find_references answer lacks %s" % s["critique"]["expect"])
+    asked = [e for e in ev if e["kind"] == "tool.explore" and e["step"] == "review"
+             and e["verdict"] == "ask_expert"]
+    expect(asked and all(x in asked[-1]["output"]["answer"] for x in s["critique"]["expect"]),
+           "the review did not get the expert's answer")
     expect("- review: asked to find a correct caller" in expl and
            s["critique"]["findings"][:60] in expl, "the review is not in the Tested section")
 
