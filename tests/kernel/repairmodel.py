@@ -362,8 +362,7 @@ def script(folder, flow):
     # reviewed once validated, and again once minimised when a hunk goes
     # the tree's style check first: the answer must say it is clean
     patch = look + [{"tool": "checkpatch", "args": {"edits": right}},
-                    {"tool": "propose_patch", "expect": seen(right) + ["checkpatch.pl: 0 error(s)",
-                                                                      "fixes it at location 1: %s: %s()" % (loc["file"], loc["function"])],
+                    {"tool": "propose_patch", "expect": seen(right) + ["checkpatch.pl: 0 error(s)"],
                      "args": {"patch_type": "root-cause fix", "edits": right}}] + review(s)
     if right != fix or "drop" in s:
         patch += review(s)
@@ -441,6 +440,10 @@ def check(folder, out, cassette, base):
     runs = [(e["step"], e["verdict"]) for e in ev if e["kind"] == "tool.run"]
     expect(runs[0][0] == "reproduce" and runs[0][1].startswith("crashed"), "base run %s" % runs)
 
+    # the hypothesis named its location: every candidate was asked there
+    asks = [e["input"]["user"] for e in ev if e["kind"] == "llm.call" and e["step"] == "patch"]
+    want_at = "fixes it at location 1: %s: %s()" % (s["file"], s["location"]["function"])
+    expect(asks and all(want_at in u for u in asks), "a patch request without %r" % want_at)
     probe = next(e for e in ev if e["kind"] == "tool.probe")
     expect(s["probe_says"] in probe["output"]["probe_lines"],
            "probe output: %r" % probe["output"]["probe_lines"])
