@@ -13,7 +13,7 @@ agent_libagent_a_SOURCES = \
 	agent/kb.c agent/kb.h \
 	agent/prompt.c agent/prompt.h \
 	agent/repair.c agent/repair.h agent/repair-internal.h \
-	agent/repair-llm.c agent/repair-probe.c agent/repair-explain.c \
+	agent/repair-llm.c agent/repair-probe.c agent/repair-explain.c agent/repair-search.c \
 	agent/toolstack.c agent/toolstack.h
 agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
 AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)
@@ -49,6 +49,7 @@ dist_agentprompts_DATA = \
 	agent/prompts/hypotheses.txt agent/prompts/review.txt agent/prompts/patch.txt \
 	agent/prompts/reflect.txt agent/prompts/distil.txt agent/prompts/explain.txt \
 	agent/prompts/iterate.txt agent/prompts/changes.txt agent/prompts/critique.txt \
+	agent/prompts/expert.txt \
 	agent/prompts/tools.json
 
 check_PROGRAMS += tests/unit/test-agent-loop

@@ -81,6 +81,36 @@ void repair_progress(struct repair_ctx *c, const char *step, const char *fmt, ..
 	_printf_(3, 4);
 void repair_set_var(struct repair_ctx *c, const char *key, const char *value);
 
+/* One patch attempt and how far it got. */
+struct attempt {
+	int node;
+	unsigned hyp;	 /* index in c->hypotheses of the hypothesis it came from */
+	int loc;	 /* index in c->locations it was asked at; -1: anywhere */
+	enum attempt_score score;
+	char *diff;
+	char *result;	 /* one line */
+	char *evidence;	 /* crash excerpt, build log, gate reason */
+	char *patch_type;
+	char *gates;	 /* the gates' summary, once validated */
+	char *review;	 /* the review's findings, once it found none */
+	struct repair_outcome outcome;
+};
+void repair_attempt_clear(struct attempt *a);
+
+/* Asks for a patch for hypothesis hyp (at location loc unless -1, as a
+ * refinement of node parent unless 0), applies, registers and judges it;
+ * the record goes into c->attempts. */
+int repair_attempt(struct repair_ctx *c, const char *step, unsigned hyp, int loc, int parent,
+		   struct attempt *a, char **ret_error);
+/* The prompts' {{hypothesis}}: the one of index hyp_idx. */
+void repair_set_hypothesis(struct repair_ctx *c, unsigned hyp_idx);
+/* The attempts so far as the model reads them. */
+char *repair_feedback(const json_t *attempts);
+
+/* The search over hypotheses, locations and refinements (repair-search.c):
+ * *best gets the validated attempt, when one was. */
+int repair_search(struct repair_ctx *c, struct attempt *best, char **ret_error);
+
 /* Explanation, commit message and output files of a validated repair. */
 int repair_explain(struct repair_ctx *c, const char *diff, const json_t *hypothesis,
 		   const char *patch_type, const struct repair_outcome *base,

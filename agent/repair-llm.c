@@ -61,6 +61,9 @@ static bool offered(const char *const *names, const char *name)
 	return false;
 }
 
+#define EXPERT_STEP "expert"
+#define EXPERT_QUESTION_MAX 4000
+
 static json_t *pick_tools(struct repair_ctx *c, const char *const *names)
 {
 	json_t *out = json_array(), *t;
@@ -84,6 +87,13 @@ static json_t *step_tools(struct repair_ctx *c, const char *step, const char *co
 		return out;
 	if (c->ts->explore) {
 		_cleanup_json_ json_t *x = explore_tool_defs();
+
+		json_array_extend(out, x);
+	}
+	/* the expert explores; it does not ask another expert */
+	if (c->ts->explore && !streq(step, EXPERT_STEP)) {
+		static const char *const expert[] = { "ask_expert", NULL };
+		_cleanup_json_ json_t *x = pick_tools(c, expert);
 
 		json_array_extend(out, x);
 	}
@@ -228,6 +238,33 @@ static int model_call(struct repair_ctx *c, struct convo *v, const char *prompt,
 	return 0;
 }
 
+/* The code expert: a conversation of its own, with the read-only tools,
+ * on the question asked; its answer is the tool's.  Its calls are events
+ * of the "expert" step and count against the repair's turns. */
+static int ask_expert(struct repair_ctx *c, const json_t *args, char **ret)
+{
+	static const char *const names[] = { "expert_answer", NULL };
+	_cleanup_free_ char *tool = NULL, *err = NULL;
+	_cleanup_json_ json_t *ans = NULL;
+	const char *q = json_get_str(args, "question");
+	int r;
+
+	if (!q || !*q || strlen(q) > EXPERT_QUESTION_MAX) {
+		*ret = llm_errorf("error: ask_expert needs a question of at most %d bytes",
+				  EXPERT_QUESTION_MAX);
+		return *ret ? 0 : -ENOMEM;
+	}
+	repair_set_var(c, "question", q);
+	r = repair_converse(c, EXPERT_STEP, "expert", names, NULL, NULL, &tool, &ans, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		*ret = llm_errorf("error: the expert gave no answer (%s)", err ?: strerror(-r));
+	else
+		*ret = llm_errorf("%s", json_get_str(ans, "answer") ?: "(the expert said nothing)");
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* An exploration or execution call; its answer (bounded) for the model. */
 static int tool_answer(struct repair_ctx *c, struct convo *v, const char *name,
 		       const json_t *args, char **ret)
@@ -249,6 +286,10 @@ static int tool_answer(struct repair_ctx *c, struct convo *v, const char *name,
 	} else if (v->answer_bytes >= c->p->turns.step_answers) {
 		v->stop = "the step's tool answers reached their size limit";
 		raw = llm_errorf("error: this step's tool answers reached %zu bytes", v->answer_bytes);
+	} else if (streq(name, "ask_expert") && c->ts->explore && !streq(v->step, EXPERT_STEP)) {
+		r = ask_expert(c, args, &raw);
+		if (r < 0)
+			return r;
 	} else {
 		if (c->ts->explore)
 			r = c->ts->explore(c->ts->ud, name, args, &raw);

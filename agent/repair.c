@@ -513,9 +513,15 @@ static char *format_hypotheses(const json_t *hyps)
 	size_t i;
 
 	json_array_foreach(hyps, i, h)
+	{
+		json_int_t loc = json_get_int(h, "location", 0);
+
 		(void)buf_printf(&b, "%zu. %s\n   Evidence: %s\n   Fix: %s\n", i,
 				 json_get_str(h, "root_cause") ?: "?", json_get_str(h, "evidence") ?: "",
 				 json_get_str(h, "fix_idea") ?: "");
+		if (loc > 0)
+			(void)buf_printf(&b, "   At location %lld\n", (long long)loc);
+	}
 	return buf_steal(&b, NULL) ?: strdup("");
 }
 
@@ -575,20 +581,7 @@ static int hypothesise(struct repair_ctx *c, char **ret_error)
 
 /* --- attempts ---------------------------------------------------------------------- */
 
-struct attempt {
-	int node;
-	unsigned hyp;	 /* index in c->hypotheses of the hypothesis it came from */
-	enum attempt_score score;
-	char *diff;
-	char *result;	 /* one line */
-	char *evidence;	 /* crash excerpt, build log, gate reason */
-	char *patch_type;
-	char *gates;	 /* the gates' summary, once validated */
-	char *review;	 /* the review's findings, once it found none */
-	struct repair_outcome outcome;
-};
-
-static void attempt_clear(struct attempt *a)
+void repair_attempt_clear(struct attempt *a)
 {
 	free(a->diff);
 	free(a->result);
@@ -807,7 +800,7 @@ static int critique(struct repair_ctx *c, struct attempt *a, char **ret_error)
 	return 0;
 }
 
-static char *format_feedback(const json_t *attempts)
+char *repair_feedback(const json_t *attempts)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(64 * 1024);
 	json_t *a;
@@ -864,23 +857,62 @@ static int patch_act(struct repair_ctx *c, const char *tool, const json_t *args,
 	return *ret_feedback ? 1 : -ENOMEM;
 }
 
-/* One patch attempt: ask, apply, register, judge.  The attempt record
- * goes into c->attempts. */
-static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *hyp,
-			 unsigned hyp_idx, int parent, struct attempt *a, char **ret_error)
+void repair_set_hypothesis(struct repair_ctx *c, unsigned hyp_idx)
+{
+	const json_t *hyp = json_array_get(c->hypotheses, hyp_idx);
+	_cleanup_free_ char *t = llm_errorf("%s\nEvidence: %s\nFix idea: %s",
+					    json_get_str(hyp, "root_cause") ?: "",
+					    json_get_str(hyp, "evidence") ?: "",
+					    json_get_str(hyp, "fix_idea") ?: "");
+
+	repair_set_var(c, "hypothesis", t ?: "");
+}
+
+/* Where the candidate is asked for: one of the localised places. */
+static void set_target_var(struct repair_ctx *c, int loc)
+{
+	const json_t *l = loc >= 0 ? json_array_get(c->locations, (size_t)loc) : NULL;
+	_cleanup_free_ char *t = NULL;
+
+	if (l)
+		t = llm_errorf("This candidate fixes it at location %d: %s: %s() lines %lld-%lld "
+			       "(change other places only where the fix needs them).\n\n", loc + 1,
+			       json_get_str(l, "file") ?: "?", json_get_str(l, "function") ?: "?",
+			       (long long)json_get_int(l, "start_line", 0),
+			       (long long)json_get_int(l, "end_line", 0));
+	repair_set_var(c, "target", t ?: "");
+}
+
+/* A refinement shows the patch it refines: edits apply to the
+ * unpatched tree, so whatever the model keeps it writes again. */
+static void set_refine_var(struct repair_ctx *c, int parent)
+{
+	const char *diff = parent > 0 ? search_node_diff(c->search, parent) : NULL;
+	_cleanup_free_ char *t = NULL;
+
+	if (diff)
+		t = llm_errorf("Refine this earlier patch, which ended %s (the edits apply to the "
+			       "unpatched tree: write again every change you keep):\n%s\n",
+			       attempt_score_name(search_node_score(c->search, parent)), diff);
+	repair_set_var(c, "refine", t ?: "");
+}
+
+int repair_attempt(struct repair_ctx *c, const char *step, unsigned hyp_idx, int loc, int parent,
+		   struct attempt *a, char **ret_error)
 {
 	static const char *const tools[] = { "propose_patch", NULL };
-	_cleanup_free_ char *tool = NULL, *err = NULL, *fb = NULL, *htext = NULL;
+	_cleanup_free_ char *tool = NULL, *err = NULL, *fb = NULL;
 	_cleanup_json_ json_t *args = NULL;
+	const json_t *hyp = json_array_get(c->hypotheses, hyp_idx);
 	struct patch_answer pa = { .step = step };
 	int r, dup = 0;
 
-	htext = llm_errorf("%s\nEvidence: %s\nFix idea: %s", json_get_str(hyp, "root_cause") ?: "",
-			   json_get_str(hyp, "evidence") ?: "", json_get_str(hyp, "fix_idea") ?: "");
-	repair_set_var(c, "hypothesis", htext);
-	fb = format_feedback(c->attempts);
+	repair_set_hypothesis(c, hyp_idx);
+	fb = repair_feedback(c->attempts);
 	repair_set_var(c, "feedback", fb);
 	set_lessons_var(c);
+	set_target_var(c, loc);
+	set_refine_var(c, parent);
 	r = repair_converse(c, step, "patch", tools, patch_act, &pa, &tool, &args, ret_error);
 	if (r < 0) {
 		free(pa.diff);
@@ -889,6 +921,7 @@ static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *h
 	}
 	a->patch_type = strdup(json_get_str(args, "patch_type") ?: "root-cause fix");
 	a->hyp = hyp_idx;
+	a->loc = loc;
 	r = pa.r;
 	a->diff = pa.diff;
 	err = pa.err;
@@ -923,129 +956,12 @@ static int attempt_patch(struct repair_ctx *c, const char *step, const json_t *h
 			search_score(c->search, a->node, a->score);
 		}
 	}
-	json_array_append_new(c->attempts, json_pack("{s:i, s:s, s:s?, s:s, s:s, s:s?}",
+	json_array_append_new(c->attempts, json_pack("{s:i, s:s, s:s?, s:s, s:s, s:s?, s:i}",
 		"node", a->node, "hypothesis", json_get_str(hyp, "root_cause") ?: "",
 		"diff", a->diff, "result", a->result ?: "", "score", attempt_score_name(a->score),
-		"patch_type", a->patch_type));
+		"patch_type", a->patch_type, "location", loc + 1));
 	repair_progress(c, step, "attempt %zu: %s", json_array_size(c->attempts), a->result ?: "");
 	return 0;
-}
-
-/* Reflection on a failed attempt; returns the model's next move. */
-static int reflect(struct repair_ctx *c, const json_t *hyp, const struct attempt *a,
-		   char **ret_next, char **ret_error)
-{
-	static const char *const tools[] = { "reflect", NULL };
-	_cleanup_free_ char *tool = NULL;
-	_cleanup_json_ json_t *args = NULL;
-	json_t *l, *last;
-	size_t i;
-	int r;
-
-	repair_set_var(c, "diff", a->diff ?: "(none)");
-	repair_set_var(c, "result", a->result ?: "");
-	repair_set_var(c, "evidence", a->evidence ?: "");
-	r = repair_ask(c, "reflect", "reflect", tools, &tool, &args, ret_error);
-	if (r < 0)
-		return r;
-	json_array_foreach(json_object_get(args, "lessons"), i, l)
-		if (json_is_string(l) && json_array_size(c->lessons) < 32)
-			json_array_append(c->lessons, l);
-	last = json_array_get(c->attempts, json_array_size(c->attempts) - 1);
-	if (last)
-		json_object_set_new(last, "reflection",
-				    json_string(json_get_str(args, "analysis") ?: ""));
-	repair_event(c, "reflect", "reflection", 0, NULL, json_incref(args),
-		     json_get_str(args, "next"), NULL);
-	*ret_next = strdup(json_get_str(args, "next") ?: "new_patch");
-	return *ret_next ? 0 : -ENOMEM;
-}
-
-static bool budget_stop(const char *why)
-{
-	return why && (strstr(why, "budget") || strstr(why, "wall-clock"));
-}
-
-/* The tree: hypotheses in rank order; per hypothesis up to `branching`
- * fresh patches, each refined up to `depth` when reflection says so. */
-static int search_patches(struct repair_ctx *c, struct attempt *best, char **ret_error)
-{
-	json_t *hyp;
-	size_t hi;
-	int r;
-
-	json_array_foreach(c->hypotheses, hi, hyp) {
-		unsigned fresh = 0;
-		int parent = 0;
-
-		while (fresh < c->p->limits.branching) {
-			_cleanup_free_ char *next = NULL;
-			struct attempt a = {};
-			const char *why = search_should_stop(c->search, trajectory_now());
-
-			if (why)
-				return 0;
-			if (parent == 0)
-				fresh++;
-			r = attempt_patch(c, "patch", hyp, (unsigned)hi, parent, &a, ret_error);
-			if (r < 0) {
-				attempt_clear(&a);
-				return r;
-			}
-			if (a.score == SCORE_VALIDATED) {
-				attempt_clear(best);
-				*best = a;
-				return 0;
-			}
-			r = reflect(c, hyp, &a, &next, ret_error);
-			parent = 0;
-			if (r >= 0 && streq(next, "refine") && a.node > 0 &&
-			    search_node_depth(c->search, a.node) < c->p->limits.depth)
-				parent = a.node;
-			attempt_clear(&a);
-			if (r < 0)
-				return r;
-			if (streq(next, "new_hypothesis"))
-				break;
-		}
-	}
-	return 0;
-}
-
-/* PhoenixRepair's final round: lessons from every attempt, then a fresh
- * patch written with them. */
-static int final_round(struct repair_ctx *c, struct attempt *best, char **ret_error)
-{
-	static const char *const tools[] = { "distil_lessons", NULL };
-	_cleanup_free_ char *tool = NULL, *all = format_feedback(c->attempts);
-	_cleanup_json_ json_t *args = NULL;
-	struct attempt a = {};
-	json_t *l;
-	size_t i;
-	int r;
-
-	repair_set_var(c, "attempts", all);
-	r = repair_ask(c, "final", "distil", tools, &tool, &args, ret_error);
-	if (r < 0)
-		return r;
-	json_array_clear(c->lessons);
-	json_array_foreach(json_object_get(args, "lessons"), i, l)
-		if (json_is_string(l))
-			json_array_append(c->lessons, l);
-	if (json_get_str(args, "fix_shape"))
-		json_array_append_new(c->lessons, json_sprintf("The fix should look like: %s",
-							       json_get_str(args, "fix_shape")));
-	repair_event(c, "final", "reflection", 0, NULL, json_incref(args), "distilled", NULL);
-	/* a fresh start: earlier diffs are not shown, only the lessons */
-	json_array_clear(c->attempts);
-	r = attempt_patch(c, "final", json_array_get(c->hypotheses, 0), 0, 0, &a, ret_error);
-	if (r >= 0 && a.score == SCORE_VALIDATED) {
-		attempt_clear(best);
-		*best = a;
-		return 0;
-	}
-	attempt_clear(&a);
-	return r;
 }
 
 /* Drops hunks one at a time while the rest still validates; *smaller is
@@ -1081,17 +997,17 @@ static int drop_hunks(struct repair_ctx *c, const struct attempt *best,
 		repair_progress(c, "minimise", "trying without hunk %zu of %zu", i + 1, d->n_hunks);
 		r = judge(c, "minimise", &t);
 		if (r < 0) {
-			attempt_clear(&t);
+			repair_attempt_clear(&t);
 			return r;
 		}
 		repair_event(c, "minimise", "plan", 0, json_pack("{s:i}", "dropped_hunk", (int)i + 1),
 			     NULL, t.score == SCORE_VALIDATED ? "hunk not needed" : "hunk needed", NULL);
 		if (t.score == SCORE_VALIDATED) {
-			attempt_clear(smaller);
+			repair_attempt_clear(smaller);
 			*smaller = t;
 		} else {
 			keep[i] = true;
-			attempt_clear(&t);
+			repair_attempt_clear(&t);
 		}
 	}
 	return 0;
@@ -1110,14 +1026,14 @@ static int minimise(struct repair_ctx *c, struct attempt *best, char **ret_error
 		r = smaller.patch_type ? critique(c, &smaller, ret_error) : -ENOMEM;
 	}
 	if (r >= 0 && smaller.diff && smaller.score == SCORE_VALIDATED) {
-		attempt_clear(best);
+		repair_attempt_clear(best);
 		*best = smaller;
 		return 0;
 	}
 	if (r >= 0 && smaller.diff)
 		repair_event(c, "minimise", "plan", 0, NULL, NULL,
 			     "the review rejected the smaller patch: the full one stays", NULL);
-	attempt_clear(&smaller);
+	repair_attempt_clear(&smaller);
 	return r;
 }
 
@@ -1248,6 +1164,8 @@ static int setup(struct repair_ctx *c, char **ret_error)
 	/* empty for a first repair: its prompts read as they always did */
 	repair_set_var(c, "review", c->p->review ? c->p->review : "");
 	repair_set_var(c, "marker", KFIX_PROBE_MARKER);
+	repair_set_var(c, "target", "");
+	repair_set_var(c, "refine", "");
 	snprintf(num, sizeof(num), "%u", c->p->gates.max_hunks);
 	repair_set_var(c, "max_hunks", num);
 	snprintf(num, sizeof(num), "%u", c->p->gates.max_files);
@@ -1282,11 +1200,7 @@ static int workflow(struct repair_ctx *c, char **ret_error)
 	if (r >= 0)
 		r = hypothesise(c, ret_error);
 	if (r >= 0)
-		r = search_patches(c, &best, ret_error);
-	why = search_should_stop(c->search, trajectory_now());
-	if (r >= 0 && best.score != SCORE_VALIDATED && json_array_size(c->attempts) > 0 &&
-	    !budget_stop(why))
-		r = final_round(c, &best, ret_error);
+		r = repair_search(c, &best, ret_error);
 	if (r >= 0 && best.score == SCORE_VALIDATED && c->p->minimise)
 		r = minimise(c, &best, ret_error);
 	if (r >= 0 && best.score == SCORE_VALIDATED) {
@@ -1309,7 +1223,7 @@ static int workflow(struct repair_ctx *c, char **ret_error)
 	if (r >= 0)
 		learn(c, best.score == SCORE_VALIDATED ? &best : NULL);
 	repair_outcome_clear(&base);
-	attempt_clear(&best);
+	repair_attempt_clear(&best);
 	return r;
 }
 

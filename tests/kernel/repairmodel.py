@@ -165,8 +165,9 @@ SCENARIOS = {
                   "edits": [probe("kernel/time/posix-timers.c", "",
                                   "\terror = kc->clock_get_timespec(which_clock, &kernel_tp);\n",
                                   # other processes' clock_gettime() calls come and go
-                                  # with the clocksource: print the unknown clocks only
-                                  "\tif (!kc) pr_err(\"kfix-probe clock_gettime which_clock=%d kc=%px\\n\", which_clock, kc);\n")]},
+                                  # with the clocksource: print the unknown clocks only;
+                                  # into the trace buffer, which the oops prints
+                                  "\tif (!kc) trace_printk(\"kfix-probe clock_gettime which_clock=%d kc=%px\\n\", which_clock, kc);\n")]},
         "probe_says": "kfix-probe clock_gettime which_clock=100 kc=0000000000000000",
         "hypothesis": {
             "root_cause": "clock_gettime() calls kc->clock_get_timespec() without checking that clockid_to_kclock() knows the clock: for an invalid clock id kc is NULL",
@@ -287,11 +288,18 @@ def without_tools(steps):
 
 
 def review(s):
-    """The review of a patch that stopped the crash: the callers of what
-    it changes (find_references), then the verdict, which names a caller
-    the answer showed."""
+    """The review of a patch that stopped the crash: a code expert asked
+    for the callers of what it changes (in its own conversation it calls
+    find_references and answers with the lines it was shown), then the
+    verdict, which names a caller the expert's answer showed."""
     c = s["critique"]
-    return [{"tool": "find_references", "args": c["args"]},
+    return [{"tool": "ask_expert", "args": {
+                "question": "Who calls %s, and what does each caller do with the "
+                            "objects it touches?" % c["args"]["symbol"]}},
+            {"tool": "find_references", "args": c["args"]},
+            {"tool": "expert_answer", "expect": c["expect"], "args": {
+                "answer": "The references of %s that matter:\n%s" % (
+                    c["args"]["symbol"], "\n".join(c["expect"]))}},
             {"tool": "review_patch", "expect": c["expect"],
              "args": {"verdict": "correct", "findings": c["findings"],
                       "callers_checked": c["callers"]}}]
@@ -343,7 +351,7 @@ def script(folder, flow):
         {"tool": "propose_location", "args": loc, "expect": ["%s:" % loc["file"]]},
         {"tool": "no_more_locations", "args": {"reason": "the report points here"}},
         {"tool": "request_probes", "args": s["probe"]},
-        {"tool": "state_hypotheses", "args": {"hypotheses": [s["hypothesis"]]}},
+        {"tool": "state_hypotheses", "args": {"hypotheses": [dict(s["hypothesis"], location=1)]}},
     ]
     look = reads(fix_patch)
     right = fix
@@ -432,6 +440,10 @@ def check(folder, out, cassette, base):
     runs = [(e["step"], e["verdict"]) for e in ev if e["kind"] == "tool.run"]
     expect(runs[0][0] == "reproduce" and runs[0][1].startswith("crashed"), "base run %s" % runs)
 
+    # the hypothesis named its location: every candidate was asked there
+    asks = [e["input"]["user"] for e in ev if e["kind"] == "llm.call" and e["step"] == "patch"]
+    want_at = "fixes it at location 1: %s: %s()" % (s["file"], s["location"]["function"])
+    expect(asks and all(want_at in u for u in asks), "a patch request without %r" % want_at)
     probe = next(e for e in ev if e["kind"] == "tool.probe")
     expect(s["probe_says"] in probe["output"]["probe_lines"],
            "probe output: %r" % probe["output"]["probe_lines"])
@@ -530,9 +542,13 @@ def check(folder, out, cassette, base):
     rlines = [l for l in reviews[-1]["input"]["diff"].splitlines()
               if l[:1] in ("+", "-") and not l.startswith(("+++", "---"))]
     expect(sorted(rlines) == sorted(lines), "the last review was of %s, not the final diff" % rlines)
-    refs = [e for e in ev if e["kind"] == "tool.explore" and e["step"] == "review"]
+    refs = [e for e in ev if e["kind"] == "tool.explore" and e["step"] == "expert"]
     expect(refs and all(x in refs[-1]["output"]["answer"] for x in s["critique"]["expect"]),
-           "the review's find_references answer lacks %s" % s["critique"]["expect"])
+           "the expert's find_references answer lacks %s" % s["critique"]["expect"])
+    asked = [e for e in ev if e["kind"] == "tool.explore" and e["step"] == "review"
+             and e["verdict"] == "ask_expert"]
+    expect(asked and all(x in asked[-1]["output"]["answer"] for x in s["critique"]["expect"]),
+           "the review did not get the expert's answer")
     expect("- review: asked to find a correct caller" in expl and
            s["critique"]["findings"][:60] in expl, "the review is not in the Tested section")
 

@@ -3,8 +3,8 @@
  * outside every function on the crash stack only through the tools (it
  * builds its edit from a tool's answer), corrects an edit whose "before"
  * does not match, corrects a probe that does not compile, probes on top
- * of a candidate patch; and the limits: turns per step, the loop judge,
- * context compression.
+ * of a candidate patch, hands a question to the code expert; and the
+ * limits: turns per step, the loop judge, context compression.
  *
  * The model only uses what kfix showed it: every text it sends back is
  * cut out of a tool answer in the request it is answering. */
@@ -179,6 +179,8 @@ struct model {
 	enum mode mode;
 	unsigned calls, wander;
 	bool saw_closest, saw_compiler, saw_patched_probe, saw_compile_error, saw_checkpatch;
+	/* the hypotheses step asks the code expert first */
+	bool expert, expert_offered_expert, saw_expert;
 	char *fix_before;	/* what the edit's before was cut from */
 };
 
@@ -421,6 +423,38 @@ static json_t *review(const json_t *req)
 		     "callers_checked", "foo_alloc"));
 }
 
+/* The expert: greps for the field, answers with what the grep showed. */
+static json_t *expert_fn(struct model *m, const json_t *req)
+{
+	const char *user = json_get_str(json_array_get(json_object_get(req, "messages"), 0), "content");
+	const char *ans = last_answer(req);
+
+	m->expert_offered_expert |= offers(req, "ask_expert");
+	assert_non_null(strstr(user, "Who sets f->items before foo_release() walks it?"));
+	if (turns(req) == 0)
+		return call1("grep", json_pack("{s:s, s:s}", "pattern", "items", "path", "net/foo"));
+	assert_non_null(ans);
+	return call1("expert_answer", json_pack("{s:s+}", "answer",
+		     "Nothing sets it; these are all the lines that name it:\n", ans));
+}
+
+/* The hypothesis is built from the expert's answer, which must be the
+ * tool's answer in this conversation. */
+static json_t *expert_hypotheses(struct model *m, const json_t *req)
+{
+	const char *ans = last_answer(req);
+
+	if (turns(req) == 0)
+		return call1("ask_expert", json_pack("{s:s}", "question",
+			     "Who sets f->items before foo_release() walks it?"));
+	m->saw_expert = ans && startswith(ans, "Nothing sets it;") &&
+			strstr(ans, "net/foo/foo.c:7:");
+	assert_true(m->saw_expert);
+	return call1("state_hypotheses", json_pack("{s:[{s:s, s:s, s:s}]}", "hypotheses",
+		"root_cause", "foo_alloc() leaves f->items uninitialised",
+		"evidence", ans, "fix_idea", "initialise the list in foo_alloc()"));
+}
+
 static int model_fn(void *ud, const json_t *req, json_t **ret)
 {
 	struct model *m = ud;
@@ -438,6 +472,10 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 	else if (streq(step, "request_probes"))
 		*ret = m->mode == MODE_SOLVE ? solve_probe(m, req) :
 			call1("skip_probes", json_pack("{s:s}", "reason", "enough"));
+	else if (streq(step, "expert_answer"))
+		*ret = expert_fn(m, req);
+	else if (streq(step, "state_hypotheses") && m->expert)
+		*ret = expert_hypotheses(m, req);
 	else if (streq(step, "state_hypotheses"))
 		*ret = call1("state_hypotheses", json_pack("{s:[{s:s, s:s, s:s}]}", "hypotheses",
 			"root_cause", "foo_alloc() leaves f->items uninitialised",
@@ -593,6 +631,42 @@ static void test_fix_outside_the_stack(void **state)
 	free(t.built);
 }
 
+/* A focused question handed to the code expert: a conversation of its
+ * own with the read-only tools (and no expert of its own), whose answer
+ * comes back as the tool's. */
+static void test_expert(void **state)
+{
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	struct model m = { .mode = MODE_SOLVE, .expert = true };
+	struct repair_params p;
+	struct ts t = {};
+	const json_t *e;
+	unsigned expert_calls = 0, expert_greps = 0;
+	size_t i;
+
+	(void)state;
+	params(&p, "expert");
+	p.gates.checkpatch = true;
+	run(&m, &p, &t, &s);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	assert_true(m.saw_expert);
+	assert_false(m.expert_offered_expert);
+	ev = events(&p);
+	assert_int_equal(count(ev, "tool.explore", "ask_expert"), 1);
+	json_array_foreach(ev, i, e) {
+		if (!streq_ptr(json_get_str(e, "step"), "expert"))
+			continue;
+		expert_calls += streq_ptr(json_get_str(e, "kind"), "llm.call");
+		expert_greps += streq_ptr(json_get_str(e, "kind"), "tool.explore") &&
+				streq_ptr(json_get_str(e, "verdict"), "grep");
+	}
+	assert_int_equal(expert_calls, 2);
+	assert_int_equal(expert_greps, 1);
+	free(m.fix_before);
+	free(t.built);
+}
+
 /* A repair with a model of the given mode, which must still validate;
  * its trajectory. */
 static json_t *run_mode(enum mode mode, struct repair_params *p)
@@ -715,6 +789,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fix_outside_the_stack),
+		cmocka_unit_test(test_expert),
 		cmocka_unit_test(test_loop_judge),
 		cmocka_unit_test(test_turn_limit),
 		cmocka_unit_test(test_context_compressed),

@@ -155,7 +155,7 @@ static const struct repair_toolstack toolstack = {
 /* --- scripted model -------------------------------------------------------- */
 
 enum plan { PLAN_STORY, PLAN_HOPELESS, PLAN_SAME_PATCH, PLAN_SECOND_HYPOTHESIS,
-	    PLAN_REVIEW_REJECTS };
+	    PLAN_REVIEW_REJECTS, PLAN_LOCATIONS };
 
 struct model {
 	enum plan plan;
@@ -165,6 +165,10 @@ struct model {
 	int saw_review_in_feedback;
 	const char *knowledge;	/* text every system prompt must hold */
 	int saw_knowledge;
+	/* PLAN_LOCATIONS: the places each patch was asked at, and whether
+	 * the last refinement was shown the patch it rolled back to */
+	char asked[64];
+	bool refined_best;
 };
 
 static json_t *tool(const char *name, json_t *args, int tokens)
@@ -217,6 +221,80 @@ static json_t *patch_for(struct model *m)
 	}
 }
 
+/* Two places: foo_release(), where the list is freed, and foo_count().
+ * Round 1 asks a candidate at each: at the first the count check (same
+ * crash), at the second one that does not build; the selector keeps the
+ * first line.  Its refinement does not build either, so the next one
+ * rolls back to the count check, and the fix validates. */
+static bool locations_plan(struct model *m, const char *name, const char *user, int tok,
+			   json_t **ret)
+{
+	if (streq(name, "propose_location")) {
+		if (m->locations++ == 2) {
+			*ret = tool("no_more_locations", json_pack("{s:s}", "reason", "none"), tok);
+			return true;
+		}
+		*ret = tool("propose_location", m->locations == 1 ?
+			json_pack("{s:s, s:s, s:i, s:i, s:s}", "file", "net/foo/foo.c", "function",
+				  "foo_release", "start_line", 9, "end_line", 24, "reason", "frees") :
+			json_pack("{s:s, s:s, s:i, s:i, s:s}", "file", "net/foo/foo.c", "function",
+				  "foo_count", "start_line", 4, "end_line", 7, "reason", "counts"), tok);
+		return true;
+	}
+	if (streq(name, "state_hypotheses")) {
+		*ret = tool("state_hypotheses", json_pack("{s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}, {s:s, s:s, s:i}]}",
+			"hypotheses",
+			"root_cause", "the list head stays pointing at freed items", "evidence",
+			"the probe shows items set after the free",
+			"location", 1,
+			"root_cause", "the count is read from freed memory", "evidence",
+			"the report reads f->n",
+			"location", 2,
+			"root_cause", "the owner is not checked", "evidence", "none", "location", 1), tok);
+		return true;
+	}
+	if (streq(name, "propose_patch")) {
+		size_t n = strlen(m->asked);
+		json_t *e;
+
+		snprintf(m->asked + n, sizeof(m->asked) - n, "%s",
+			 strstr(user, "at location 2: net/foo/foo.c: foo_count() lines 4-7") ? "2" :
+			 strstr(user, "at location 1: net/foo/foo.c: foo_release() lines 9-24") ? "1" : "?");
+		switch (++m->patches) {
+		case 1:
+			e = edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn 0;\n");
+			break;
+		case 2:
+			e = edit("\treturn f->n;\n", "\treturn f->n + BROKEN;\n");
+			break;
+		case 3:
+			assert_non_null(strstr(user, "Refine this earlier patch, which ended same-crash"));
+			e = edit("\tn = foo_count(f);\n", "\tn = foo_count(f);\n\tif (!n)\n\t\treturn BROKEN;\n");
+			break;
+		default: {
+			/* the patch shown to refine, up to the code that follows it */
+			const char *r = strstr(user, "Refine this earlier patch, which ended same-crash");
+			const char *end = r ? strstr(r, "\nCode:\n") : NULL;
+			_cleanup_free_ char *shown = end ? strndup(r, (size_t)(end - r)) : NULL;
+
+			m->refined_best = shown && strstr(shown, "+\t\treturn 0;") &&
+					  !strstr(shown, "BROKEN");
+		}
+			e = edit("\t\tit = next;\n\t}\n", "\t\tit = next;\n\t}\n\tf->items = NULL;\n");
+		}
+		*ret = tool("propose_patch", json_pack("{s:s, s:o}", "patch_type", "root-cause fix",
+							"edits", e), tok);
+		return true;
+	}
+	if (streq(name, "reflect")) {
+		m->reflections++;
+		*ret = tool("reflect", json_pack("{s:s, s:[], s:s}", "analysis", "not yet",
+						 "lessons", "next", "refine"), tok);
+		return true;
+	}
+	return false;
+}
+
 static int model_fn(void *ud, const json_t *req, json_t **ret)
 {
 	struct model *m = ud;
@@ -228,6 +306,8 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 	assert_non_null(strstr(json_get_str(req, "system"), "kernel"));
 	if (m->knowledge && strstr(json_get_str(req, "system"), m->knowledge))
 		m->saw_knowledge++;
+	if (m->plan == PLAN_LOCATIONS && locations_plan(m, name, user, tok, ret))
+		return 0;
 	if (streq(name, "propose_location")) {
 		/* the model is told the earlier locations */
 		if (m->locations++ == 0) {
@@ -353,8 +433,10 @@ static void test_story(void **state)
 	if (repair_run(&p, &ts, l, &s, &err) < 0)
 		fail_msg("repair failed: %s", err);
 	assert_int_equal(s->result, REPAIR_VALIDATED);
+	/* round 1: a candidate per hypothesis (the cheat, the wrong one);
+	 * the selector keeps the second, whose next candidate is the fix */
 	assert_int_equal(m.patches, 3);
-	assert_int_equal(m.reflections, 2);
+	assert_int_equal(m.reflections, 1);
 	assert_int_equal(m.distils, 0);
 	assert_int_equal(t.probes, 1);
 	/* the validated patch and its minimised form were both reviewed */
@@ -421,7 +503,8 @@ static void test_story(void **state)
 	assert_int_equal(count(ev, "run.start", NULL), 1);
 	assert_int_equal(count(ev, "run.end", "validated"), 1);
 	assert_int_equal(count(ev, "tool.probe", "crashed"), 1);
-	assert_int_equal(count(ev, "reflection", "new_patch"), 2);
+	assert_int_equal(count(ev, "reflection", "new_patch"), 1);
+	assert_int_equal(count(ev, "plan", "selected"), 1);
 	assert_int_equal(count(ev, "plan", "merged"), 1);
 	assert_int_equal(count(ev, "plan", "hunk not needed"), 1);
 	json_array_foreach(ev, i, e) {
@@ -456,7 +539,7 @@ static void test_story(void **state)
 static char *story_script(void)
 {
 	static const char *const order[] = { "propose_location", "propose_location",
-		"request_probes", "state_hypotheses", "rank_hypotheses", "propose_patch", "reflect",
+		"request_probes", "state_hypotheses", "rank_hypotheses", "propose_patch",
 		"propose_patch", "reflect", "propose_patch", "review_patch", "review_patch",
 		"write_explanation" };
 	struct model m = { .plan = PLAN_STORY, .tokens = 700, .locations = 1 };
@@ -509,10 +592,10 @@ static void test_story_over_http_and_replay(void **state)
 		fail_msg("repair over http failed: %s", err);
 	server_stop(&srv);
 	assert_int_equal(s->result, REPAIR_VALIDATED);
-	assert_int_equal(s->llm_calls, 13);
-	assert_int_equal(s->tokens_in, 13 * 700);
-	/* 13 x (700 x 1 + 70 x 2) per million */
-	assert_true(s->cost > 0.01091 && s->cost < 0.01093);
+	assert_int_equal(s->llm_calls, 12);
+	assert_int_equal(s->tokens_in, 12 * 700);
+	/* 12 x (700 x 1 + 70 x 2) per million */
+	assert_true(s->cost > 0.01007 && s->cost < 0.01009);
 	assert_non_null(strstr(s->commit_message, "Assisted-by: kfix:http-model"));
 
 	/* replay: same decisions, no network */
@@ -595,6 +678,72 @@ static void test_explained_by_the_validated_hypothesis(void **state)
 		assert_int_equal(m2.saw_knowledge, (int)s2->llm_calls);
 		free(t2.built);
 	}
+}
+
+/* A candidate per place, the better half kept, a worse refinement
+ * rolled back: PhoenixRepair's multi-location search. */
+static void test_search_locations(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL;
+	_cleanup_free_ char *err = NULL, *expl = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	struct model m = { .plan = PLAN_LOCATIONS, .tokens = 100 };
+	struct ts t = {};
+	struct repair_toolstack ts = toolstack;
+	struct repair_params p;
+	char out[512], path[1024];
+	json_t *e, *sel = NULL, *rb = NULL, *plan = NULL;
+	size_t i;
+
+	(void)state;
+	snprintf(out, sizeof(out), "%s/out-locations", tree);
+	params(&p, out);
+	p.minimise = false;
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	if (repair_run(&p, &ts, l, &s, &err) < 0)
+		fail_msg("repair failed: %s", err);
+	assert_int_equal(s->result, REPAIR_VALIDATED);
+	/* round 1 at both places (the third hypothesis shares the first
+	 * place: no line of its own), then the first line twice */
+	assert_string_equal(m.asked, "1211");
+	assert_int_equal(m.patches, 4);
+	assert_int_equal(m.reflections, 2);
+	assert_true(m.refined_best);
+	ev = events(out);
+	json_array_foreach(ev, i, e) {
+		const char *v = json_get_str(e, "verdict");
+
+		if (streq_ptr(v, "selected"))
+			sel = e;
+		else if (streq_ptr(v, "rollback"))
+			rb = e;
+		else if (streq_ptr(v, "candidate lines"))
+			plan = e;
+	}
+	assert_non_null(plan);
+	assert_int_equal(json_get_int(json_object_get(plan, "output"), "lines", 0), 2);
+	assert_non_null(sel);
+	assert_int_equal(json_get_int(json_object_get(sel, "input"), "round", 0), 1);
+	e = json_object_get(sel, "output");
+	assert_int_equal(json_array_size(json_object_get(e, "kept")), 1);
+	assert_int_equal(json_get_int(json_array_get(json_object_get(e, "kept"), 0), "location", 0), 1);
+	assert_string_equal(json_get_str(json_array_get(json_object_get(e, "kept"), 0), "best"),
+			    "same-crash");
+	assert_int_equal(json_get_int(json_array_get(json_object_get(e, "dropped"), 0), "location", 0), 2);
+	assert_string_equal(json_get_str(json_array_get(json_object_get(e, "dropped"), 0), "best"),
+			    "build-error");
+	/* rolled back from the refinement that did not build to the
+	 * candidate it refined */
+	assert_non_null(rb);
+	assert_true(json_get_int(json_object_get(rb, "input"), "to", 0) <
+		    json_get_int(json_object_get(rb, "input"), "from", 0));
+	/* explained by the hypothesis of the line that found it */
+	snprintf(path, sizeof(path), "%s/explanation.md", out);
+	assert_int_equal(read_file_bounded(path, 1 << 20, &expl, NULL), 0);
+	assert_non_null(strstr(expl, "## Evidence\n\nthe probe shows items set after the free\n"));
+	free(t.built);
 }
 
 static void test_hopeless_search_stops(void **state)
@@ -1376,7 +1525,7 @@ int main(void)
 		cmocka_unit_test(test_story),
 		cmocka_unit_test(test_timeline_offsets),
 		cmocka_unit_test(test_story_over_http_and_replay),
-		cmocka_unit_test(test_hopeless_search_stops),
+		cmocka_unit_test(test_search_locations), cmocka_unit_test(test_hopeless_search_stops),
 		cmocka_unit_test(test_explained_by_the_validated_hypothesis),
 		cmocka_unit_test(test_same_patch_and_budget),
 		cmocka_unit_test(test_not_reproduced),
