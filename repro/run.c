@@ -346,8 +346,9 @@ static int leaks_scan(const struct run_opts *o, struct vm *vm, struct run_result
 #define TRACE_PREP                                                                      \
 	"t=/sys/kernel/tracing; [ -e $t/trace ] || mount -t tracefs nodev $t 2>/dev/null; " \
 	"[ -e $t/trace ] || { echo kfix-no-trace; exit 0; }; "
-/* What is kept of the trace buffer: its last lines. */
-#define TRACE_MAX (16 * 1024)
+/* What is kept of the trace buffer: its last lines (a literal: it is
+ * also a word of the guest's command). */
+#define TRACE_MAX 16384
 
 static void trace_clear(const struct run_opts *o, struct vm *vm)
 {

@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #include <cmocka.h>
 
@@ -713,6 +717,17 @@ static int guest_exec(struct vm *vm, const char *cmd, const void *in, size_t in_
 	char *o;
 
 	(void)vm, (void)in, (void)in_len, (void)timeout_usec;
+	/* every command is one the guest's shell can parse */
+	{
+		pid_t pid;
+		int st;
+		char *argv[] = { (char *)"sh", (char *)"-n", (char *)"-c", (char *)cmd, NULL };
+
+		assert_int_equal(posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ), 0);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fail_msg("the guest cannot parse: %s", cmd);
+	}
 	if (strstr(cmd, "tracefs") && strstr(cmd, "echo > $t/trace")) {
 		strcat(guest.asked, "clear;");
 		out = guest.trace ? "" : "kfix-no-trace\n";
