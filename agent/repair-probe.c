@@ -6,6 +6,7 @@
  * can be compiled alone (check_compile), the touched objects only. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
@@ -63,13 +64,35 @@ static bool probe_edit_ok(const json_t *e)
 	return !*b && added;
 }
 
+/* A trace_printk line, read back or dumped with an oops, starts with the
+ * task, its pid, the CPU, flags and a time ("<...>-49 0..... 140009us :"),
+ * which vary from run to run (the task's name is known to the buffer or
+ * not): from "FUNCTION: marker" on, it is what the probe printed. */
+static const char *trace_text(const char *l, size_t n)
+{
+	const char *m = memmem(l, n, KFIX_PROBE_MARKER, strlen(KFIX_PROBE_MARKER)), *f;
+
+	if (!m || m - l < 4 || m[-1] != ' ' || m[-2] != ':')
+		return l;
+	f = m - 2;
+	while (f > l && (isalnum((unsigned char)f[-1]) || f[-1] == '_' || f[-1] == '.'))
+		f--;
+	if (f == m - 2 || f == l || f[-1] != ' ')
+		return l;
+	/* the time stamp's end, "us :" in a dump, "NNN.NNNNNN:" read back */
+	return memmem(l, (size_t)(f - l), "us : ", 5) || memmem(l, (size_t)(f - l), "] ", 2) ? f : l;
+}
+
 static char *probe_lines(const char *log)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(16 * 1024);
 
 	for (const char *l = log; l && *l; l = next_line(l))
-		if (has_marker(l))
-			(void)buf_append_trunc(&b, l, (size_t)(next_line(l) - l));
+		if (has_marker(l)) {
+			const char *t = trace_text(l, (size_t)(next_line(l) - l));
+
+			(void)buf_append_trunc(&b, t, (size_t)(next_line(l) - t));
+		}
 	return b.len ? buf_steal(&b, NULL) : strdup("(no probe line was printed)\n");
 }
 
