@@ -631,20 +631,14 @@ static int healthz(struct http_request *req, void *userdata)
 }
 
 /* Whether kfixctl pause or drain stopped the taking of new jobs. */
-static void scheduler_gauges(struct front *f)
+static void scheduler_gauges(struct front *f, const char *mode)
 {
-	_cleanup_free_ char *mode = NULL;
-	int r = store_kv_get(f->store, "scheduler.mode", &mode);
-
-	/* never paused: running */
-	if (r < 0 && r != -ENOENT)
-		return;
 	metrics_gauge_set(f->metrics, "kfix_scheduler_paused",
 			  "1 when kfixctl pause stopped the taking of new jobs.", NULL,
-			  streq_ptr(mode, "paused"));
+			  streq(mode, "paused"));
 	metrics_gauge_set(f->metrics, "kfix_scheduler_draining",
 			  "1 while kfixctl drain waits for the running jobs to stop kfixd.", NULL,
-			  streq_ptr(mode, "draining"));
+			  streq(mode, "draining"));
 }
 
 /* The day's LLM budget: what is left of each limit that is set. */
@@ -681,12 +675,12 @@ static void store_gauges(struct front *f)
 				  (double)st.bugs_by_state[i]);
 	}
 	{
-		static const char *const js[] = { "queued", "running", "done", "failed", "cancelled" };
+		/* in the order of store_job_states */
 		const int64_t jv[] = { st.jobs_queued, st.jobs_running, st.jobs_done,
 				       st.jobs_failed, st.jobs_cancelled };
 
-		for (size_t i = 0; i < ARRAY_SIZE(js); i++) {
-			snprintf(labels, sizeof(labels), "state=\"%s\"", js[i]);
+		for (size_t i = 0; i < ARRAY_SIZE(jv); i++) {
+			snprintf(labels, sizeof(labels), "state=\"%s\"", store_job_states[i]);
 			metrics_gauge_set(f->metrics, "kfix_jobs", "Jobs by state.", labels,
 					  (double)jv[i]);
 		}
@@ -701,7 +695,7 @@ static void store_gauges(struct front *f)
 	if (store_inbox_count(f->store, "pending", &n) >= 0)
 		metrics_gauge_set(f->metrics, "kfix_inbox_pending",
 				  "Stored deliveries waiting for processing.", NULL, (double)n);
-	scheduler_gauges(f);
+	scheduler_gauges(f, st.scheduler);
 	budget_gauges(f);
 }
 

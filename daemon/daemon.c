@@ -243,11 +243,12 @@ static void update_status(struct daemon *d)
 {
 	struct store_stats st;
 
-	char mode[32] = "running", budget[128] = "";
+	const char *mode;
+	char budget[128] = "";
 
 	if (store_stats(d->store, &st) < 0)
 		return;
-	scheduler_mode(d, mode, sizeof(mode));
+	mode = st.scheduler;
 	if (st.llm_wait_until > 0) {
 		time_t t = (time_t)st.llm_wait_until;
 		struct tm tm;

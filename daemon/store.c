@@ -1295,23 +1295,21 @@ static int count_by(struct store *s, const char *sql, const char *what,
 int store_stats(struct store *s, struct store_stats *ret)
 {
 	struct store_stats st = { 0 };
-	static const char *const jstates[] = { "queued", "running", "done",
-					       "failed", "cancelled" };
+	/* in the order of store_job_states and store_outbox_states */
 	int64_t *jdst[] = { &st.jobs_queued, &st.jobs_running, &st.jobs_done,
 			    &st.jobs_failed, &st.jobs_cancelled };
-	static const char *const ostates[] = { "pending", "sent", "parked" };
 	int64_t *odst[] = { &st.outbox_pending, &st.outbox_sent, &st.outbox_parked };
 	int r = 0;
 
 	for (size_t i = 0; store_bug_states[i] && r >= 0; i++)
 		r = count_by(s, "SELECT count(*) FROM bugs WHERE state = ?",
 			     store_bug_states[i], &st.bugs_by_state[i]);
-	for (size_t i = 0; i < ARRAY_SIZE(jstates) && r >= 0; i++)
+	for (size_t i = 0; i < ARRAY_SIZE(jdst) && r >= 0; i++)
 		r = count_by(s, "SELECT count(*) FROM jobs WHERE state = ?",
-			     jstates[i], jdst[i]);
-	for (size_t i = 0; i < ARRAY_SIZE(ostates) && r >= 0; i++)
+			     store_job_states[i], jdst[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(odst) && r >= 0; i++)
 		r = count_by(s, "SELECT count(*) FROM outbox WHERE state = ?",
-			     ostates[i], odst[i]);
+			     store_outbox_states[i], odst[i]);
 	if (r >= 0)
 		r = count_by(s, "SELECT coalesce(min(created), 0) FROM jobs WHERE state = ?",
 			     "queued", &st.oldest_queued);
