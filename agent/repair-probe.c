@@ -65,12 +65,15 @@ static bool probe_edit_ok(const json_t *e)
 }
 
 /* A trace_printk line, read back or dumped with an oops, starts with the
- * task, its pid, the CPU, flags and a time ("<...>-49 0..... 140009us :"),
- * which vary from run to run (the task's name is known to the buffer or
- * not): from "FUNCTION: marker" on, it is what the probe printed. */
+ * task, its pid, the CPU, flags and a time ("<...>-49 0..... 140009us :"
+ * dumped, "kfix-rep-52 [000] ..... 4.801: " read back), which vary from
+ * run to run (the task's name is known to the buffer or not): from
+ * "FUNCTION: marker" on, it is what the probe printed.  A printk line's
+ * stamp ends in "] " and the line is kept whole, its "pfx: " included. */
 static const char *trace_text(const char *l, size_t n)
 {
 	const char *m = memmem(l, n, KFIX_PROBE_MARKER, strlen(KFIX_PROBE_MARKER)), *f;
+	size_t k;
 
 	if (!m || m - l < 4 || m[-1] != ' ' || m[-2] != ':')
 		return l;
@@ -79,8 +82,10 @@ static const char *trace_text(const char *l, size_t n)
 		f--;
 	if (f == m - 2 || f == l || f[-1] != ' ')
 		return l;
-	/* the time stamp's end, "us :" in a dump, "NNN.NNNNNN:" read back */
-	return memmem(l, (size_t)(f - l), "us : ", 5) || memmem(l, (size_t)(f - l), "] ", 2) ? f : l;
+	k = (size_t)(f - l);
+	if (k >= 5 && !memcmp(f - 5, "us : ", 5))
+		return f;
+	return k >= 3 && f[-2] == ':' && isdigit((unsigned char)f[-3]) ? f : l;
 }
 
 static char *probe_lines(const char *log)

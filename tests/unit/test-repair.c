@@ -127,7 +127,12 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	ret->title = strdup(TITLE);
 	if (t->built && strstr(t->built, "kfix-probe")) {
 		t->probes++;
+		/* a printk line with a pr_fmt prefix, a trace line read back and
+		 * one an oops dumped: the model is shown each without what varies */
 		ret->log = strdup("[ 5.1] kfix-probe f=ffff8880 items=ffff8881 (second call)\n"
+				  "[ 5.1] foo: kfix-probe pfx=1\n"
+				  "  kfix-rep-52   [000] .....   4.801234: foo_release: kfix-probe rb=1\n"
+				  "[ 5.2] <...>-49 0..... 140009us : foo_release: kfix-probe dump=1\n"
 				  "[ 5.2] BUG: KASAN: slab-use-after-free in foo_release\n");
 	} else
 		ret->log = strdup(report);
@@ -324,6 +329,9 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 				      "\tit = f->items;\n\tpr_info(\"kfix-probe f=%p items=%p\\n\", f, it);\n")), tok);
 	} else if (streq(name, "state_hypotheses")) {
 		assert_non_null(strstr(user, "kfix-probe f=ffff8880"));
+		assert_non_null(strstr(user, "\n[ 5.1] foo: kfix-probe pfx=1\n"));
+		assert_non_null(strstr(user, "\nfoo_release: kfix-probe rb=1\n"));
+		assert_non_null(strstr(user, "\nfoo_release: kfix-probe dump=1\n"));
 		*ret = tool("state_hypotheses", json_pack("{s:[{s:s, s:s, s:s}, {s:s, s:s}]}",
 			"hypotheses",
 			"root_cause", "foo_release() frees the items but leaves f->items pointing at them",
@@ -546,7 +554,8 @@ static char *story_script(void)
 	_cleanup_json_ json_t *steps = json_array();
 	_cleanup_json_ json_t *req = json_pack("{s:s, s:[{s:s}], s:[{s:s}]}", "system", "kernel",
 		"messages", "content", "(none yet) == net/foo/foo.c: foo_release kfix-probe f=ffff8880 "
-		"1. net/foo/foo.c: foo_release() +\tf->items = NULL; passed: scope", "tools", "name", "");
+		"\n[ 5.1] foo: kfix-probe pfx=1\nfoo_release: kfix-probe rb=1\n"
+		"foo_release: kfix-probe dump=1\n 1. net/foo/foo.c: foo_release() +\tf->items = NULL; passed: scope", "tools", "name", "");
 
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
 		_cleanup_json_ json_t *r = NULL;
