@@ -28,61 +28,9 @@
 #define API_FIELD_MAX 4096
 #define API_TRAJECTORY_MAX (16u * 1024 * 1024)
 
-static json_t *outbox_json(const struct store_outbox *o)
-{
-	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:i, s:I, s:o, s:I, s:I}",
-			 "id", (json_int_t)o->id, "bug", (json_int_t)o->bug_id, "kind",
-			 json_str_or_null(o->kind), "idem_key", json_str_or_null(o->idem_key), "state",
-			 json_str_or_null(o->state), "tries", o->tries, "next_try",
-			 (json_int_t)o->next_try, "last_error", json_str_or_null(o->last_error),
-			 "created", (json_int_t)o->created, "sent", (json_int_t)o->sent);
-}
-
-static json_t *event_json(const struct store_event *e)
-{
-	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o}", "id", (json_int_t)e->id,
-			 "ts_usec", (json_int_t)e->ts, "bug", (json_int_t)e->bug_id,
-			 "job", (json_int_t)e->job_id, "kind", json_str_or_null(e->kind), "detail",
-			 json_str_or_null(e->detail));
-}
-
-static json_t *inbox_json(const struct store_inbox *in)
-{
-	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:I, s:o}",
-			 "id", (json_int_t)in->id, "key", json_str_or_null(in->key), "type",
-			 json_str_or_null(in->type), "hook", json_str_or_null(in->hook), "provider",
-			 json_str_or_null(in->provider), "event", json_str_or_null(in->event), "received",
-			 (json_int_t)in->received, "size", (json_int_t)in->payload_len,
-			 "state", json_str_or_null(in->state), "bug", (json_int_t)in->bug_id,
-			 "detail", json_str_or_null(in->detail));
-}
-
-static json_t *patch_json(const struct store_patch *p, bool full)
-{
-	json_t *j = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
-			      "id", (json_int_t)p->id, "bug", (json_int_t)p->bug_id,
-			      "version", p->version, "state", json_str_or_null(p->state),
-			      "subject", json_str_or_null(p->subject), "branch",
-			      json_str_or_null(p->branch), "message_id",
-			      json_str_or_null(p->message_id), "sent_to", json_str_or_null(p->sent_to),
-			      "decided_by", json_str_or_null(p->decided_by), "reason",
-			      json_str_or_null(p->reason), "created", (json_int_t)p->created,
-			      "updated", (json_int_t)p->updated);
-
-	if (j && full) {
-		json_object_set_new(j, "message", json_str_or_null(p->message));
-		json_object_set_new(j, "diff", json_str_or_null(p->diff));
-		json_object_set_new(j, "explanation", json_str_or_null(p->explanation));
-		json_object_set_new(j, "base_commit", json_str_or_null(p->base_commit));
-		json_object_set_new(j, "evidence", p->evidence
-			? json_loads(p->evidence, 0, NULL) : json_null());
-	}
-	return j;
-}
-
 static json_t *patch_json_short(const struct store_patch *p)
 {
-	return patch_json(p, false);
+	return store_patch_json(p, false);
 }
 
 /* ---- query parameters ---- */
@@ -185,14 +133,15 @@ static int check_state(struct http_request *req, const char *state, const char *
 	}
 
 LIST_HANDLER(api_bugs, struct store_bug, store_bug_query, store_bug_json, store_bug_list_free,
-	     store_bug_states, q.source = http_request_query(req, "source"))
+	     store_bug_states, (q.source = http_request_query(req, "source"),
+				q.tree = http_request_query(req, "tree")))
 LIST_HANDLER(api_jobs, struct store_job, store_job_query, store_job_json, store_job_list_free,
 	     store_job_states, )
-LIST_HANDLER(api_outbox, struct store_outbox, store_outbox_query, outbox_json,
+LIST_HANDLER(api_outbox, struct store_outbox, store_outbox_query, store_outbox_json,
 	     store_outbox_list_free, store_outbox_states, )
-LIST_HANDLER(api_events, struct store_event, store_event_query, event_json,
+LIST_HANDLER(api_events, struct store_event, store_event_query, store_event_json,
 	     store_event_list_free, NULL, q.state = http_request_query(req, "kind"))
-LIST_HANDLER(api_inbox, struct store_inbox, store_inbox_query, inbox_json,
+LIST_HANDLER(api_inbox, struct store_inbox, store_inbox_query, store_inbox_json,
 	     store_inbox_list_free, NULL, q.source = http_request_query(req, "type"))
 LIST_HANDLER(api_patches, struct store_patch, store_patch_query, patch_json_short,
 	     store_patch_list_free, store_patch_states, )
@@ -228,7 +177,7 @@ static int bug_events(struct front *f, int64_t id, json_t **ret)
 		return r;
 	arr = json_array();
 	for (size_t i = 0; i < n && arr; i++)
-		json_array_append_new(arr, event_json(ev[i]));
+		json_array_append_new(arr, store_event_json(ev[i]));
 	store_event_list_free(ev, n);
 	*ret = arr;
 	return arr ? 0 : -ENOMEM;
@@ -253,8 +202,13 @@ static int api_bug_get(struct http_request *req, void *userdata)
 	if (*rest)
 		return http_reply_json(req, 200, json_pack("{s:o}", "items", events));
 	j = store_bug_json(b);
-	if (j)
+	if (j) {
+		json_t *usage = store_bug_llm_json(f->store, id);
+
+		if (usage)
+			json_object_set_new(j, "llm", usage);
 		json_object_set_new(j, "events", events);
+	}
 	else
 		json_decref(events);
 	return http_reply_json(req, 200, j);
@@ -451,6 +405,7 @@ static int api_patch_get(struct http_request *req, void *userdata)
 	struct front *f = userdata;
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	const char *rest;
+	json_t *j;
 	int64_t id;
 	int r;
 
@@ -461,7 +416,10 @@ static int api_patch_get(struct http_request *req, void *userdata)
 		return http_reply_error(req, 404, "no patch %lld", (long long)id);
 	if (r < 0)
 		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
-	return http_reply_json(req, 200, patch_json(p, true));
+	j = store_patch_json(p, true);
+	if (j)
+		json_object_set_new(j, "syzbot_tests", store_patch_syzbot_tests(f->store, p));
+	return http_reply_json(req, 200, j);
 }
 
 /* approve: the approver signs off and the patch goes upstream (through a
@@ -490,12 +448,7 @@ static int api_patch_post(struct http_request *req, void *userdata)
 	if (streq(state, "approved") && (!by || !strchr(by, '@') || !strchr(by, '<')))
 		return http_reply_error(req, 400,
 					"\"by\": \"Name <address>\" is needed: the approver signs off");
-	r = store_begin(f->store);
-	if (r >= 0)
-		r = store_patch_decide(f->store, id, state, by ? by : "api", reason);
-	if (r >= 0 && streq(state, "approved"))
-		r = publish_queue(f->store, id, "upstream", by);
-	r = r < 0 ? (store_rollback(f->store), r) : store_commit(f->store);
+	r = publish_decide(f->store, id, state, by ? by : "api", reason);
 	if (r == -ENOENT)
 		return http_reply_error(req, 404, "no patch %lld", (long long)id);
 	if (r == -EPERM)
@@ -593,23 +546,6 @@ static int api_scheduler_post(struct http_request *req, void *userdata)
 	return http_reply_json(req, 200, json_pack("{s:s}", "scheduler", mode));
 }
 
-static json_t *stats_json(const struct store_stats *st)
-{
-	json_t *bugs = json_object();
-
-	for (size_t i = 0; store_bug_states[i] && bugs; i++)
-		json_object_set_new(bugs, store_bug_states[i], json_integer(st->bugs_by_state[i]));
-	return json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
-			 "scheduler", st->scheduler, "bugs", bugs, "jobs", "queued", (json_int_t)st->jobs_queued,
-			 "running", (json_int_t)st->jobs_running, "done",
-			 (json_int_t)st->jobs_done, "failed", (json_int_t)st->jobs_failed,
-			 "cancelled", (json_int_t)st->jobs_cancelled, "oldest_queued",
-			 (json_int_t)st->oldest_queued, "outbox", "pending",
-			 (json_int_t)st->outbox_pending, "sent", (json_int_t)st->outbox_sent,
-			 "parked", (json_int_t)st->outbox_parked, "llm", "wait_until",
-			 (json_int_t)st->llm_wait_until);
-}
-
 static int api_status(struct http_request *req, void *userdata)
 {
 	struct front *f = userdata;
@@ -617,7 +553,7 @@ static int api_status(struct http_request *req, void *userdata)
 
 	if (store_stats(f->store, &st) < 0)
 		return http_reply_error(req, 503, "store: %s", store_errmsg(f->store));
-	return http_reply_json(req, 200, stats_json(&st));
+	return http_reply_json(req, 200, store_stats_json(&st));
 }
 
 static int healthz(struct http_request *req, void *userdata)

@@ -15,48 +15,6 @@
 #include "publish.h"
 #include "store.h"
 
-static json_t *patch_json(const struct store_patch *p, bool full)
-{
-	json_t *j = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
-			      "id", (json_int_t)p->id, "bug", (json_int_t)p->bug_id,
-			      "version", p->version, "state", json_str_or_null(p->state),
-			      "subject", json_str_or_null(p->subject), "branch", json_str_or_null(p->branch),
-			      "message_id", json_str_or_null(p->message_id), "sent_to",
-			      json_str_or_null(p->sent_to), "decided_by", json_str_or_null(p->decided_by),
-			      "reason", json_str_or_null(p->reason), "created",
-			      (json_int_t)p->created, "updated", (json_int_t)p->updated);
-
-	if (j && full) {
-		json_object_set_new(j, "message", json_str_or_null(p->message));
-		json_object_set_new(j, "diff", json_str_or_null(p->diff));
-		json_object_set_new(j, "explanation", json_str_or_null(p->explanation));
-		json_object_set_new(j, "base_commit", json_str_or_null(p->base_commit));
-		json_object_set_new(j, "evidence", p->evidence
-			? json_loads(p->evidence, 0, NULL) : json_null());
-	}
-	return j;
-}
-
-/* syzbot's "#syz test" answers about this patch, oldest first. */
-static json_t *syzbot_tests(struct store *s, const struct store_patch *p)
-{
-	struct store_query q = { .state = "patch.syzbot-test", .bug_id = p->bug_id, .limit = 100 };
-	struct store_event **ev = NULL;
-	json_t *arr = json_array();
-	size_t n = 0;
-
-	if (arr && store_event_query(s, &q, &ev, &n) >= 0)
-		for (size_t i = 0; i < n; i++) {
-			json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
-
-			if (d && json_get_int(d, "patch", 0) == p->id)
-				json_array_append(arr, d);
-			json_decref(d);
-		}
-	store_event_list_free(ev, n);
-	return arr;
-}
-
 int ctl_patches(struct ctl *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -93,7 +51,7 @@ int ctl_patches(struct ctl *c, int argc, char **argv)
 		json_t *a = json_array();
 
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, patch_json(ps[i], false));
+			json_array_append_new(a, store_patch_json(ps[i], false));
 		store_patch_list_free(ps, n);
 		return ctl_print_json(a);
 	}
@@ -155,9 +113,9 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 		ctl_err("patch %lld: %s", (long long)id, r == -ENOENT ? "no such patch" : store_errmsg(s));
 		return 1;
 	}
-	tests = syzbot_tests(s, p);
+	tests = store_patch_syzbot_tests(s, p);
 	if (c->json) {
-		json_t *j = patch_json(p, true);
+		json_t *j = store_patch_json(p, true);
 
 		if (j)
 			json_object_set(j, "syzbot_tests", tests ? tests : json_null());
@@ -301,12 +259,7 @@ static int decide(struct ctl *c, int argc, char **argv, const char *cmd,
 		return r;
 	if (ctl_store(c, &s) < 0)
 		return 1;
-	r = store_begin(s);
-	if (r >= 0)
-		r = store_patch_decide(s, id, state, by, reason);
-	if (r >= 0 && streq(state, "approved"))
-		r = publish_queue(s, id, "upstream", by);
-	r = r < 0 ? (store_rollback(s), r) : store_commit(s);
+	r = publish_decide(s, id, state, by, reason);
 	if (r == -ENOENT)
 		ctl_err("%s: no patch %lld", cmd, (long long)id);
 	else if (r == -EPERM)

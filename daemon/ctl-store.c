@@ -76,21 +76,11 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 		}
 	}
 	if (c->json) {
-		json_t *bugs = json_object();
+		json_t *j = store_stats_json(&st);
 
-		for (size_t i = 0; store_bug_states[i]; i++)
-			json_object_set_new(bugs, store_bug_states[i],
-					    json_integer(st.bugs_by_state[i]));
-		return ctl_print_json(json_pack(
-			"{s:s, s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
-			"daemon", up ? "up" : "down", "scheduler", st.scheduler, "bugs", bugs, "jobs", "queued", (json_int_t)st.jobs_queued,
-			"running", (json_int_t)st.jobs_running, "done",
-			(json_int_t)st.jobs_done, "failed", (json_int_t)st.jobs_failed,
-			"cancelled", (json_int_t)st.jobs_cancelled, "oldest_queued",
-			(json_int_t)st.oldest_queued, "outbox", "pending",
-			(json_int_t)st.outbox_pending, "sent", (json_int_t)st.outbox_sent,
-			"parked", (json_int_t)st.outbox_parked, "llm", "wait_until",
-			(json_int_t)st.llm_wait_until));
+		if (j)
+			json_object_set_new(j, "daemon", json_string(up ? "up" : "down"));
+		return ctl_print_json(j);
 	}
 	printf("kfixd:     %s\n", up ? "up (answered over its API)" :
 	       "not answering (these figures are the store's)");
@@ -166,32 +156,6 @@ int ctl_bugs(struct ctl *c, int argc, char **argv)
 	return 0;
 }
 
-/* What the bug's jobs spent on the model (their results' "llm"). */
-static json_t *bug_llm_usage(struct store *s, int64_t bug)
-{
-	struct store_job **jobs = NULL;
-	json_int_t calls = 0, tin = 0, tout = 0;
-	double cost = 0;
-	size_t n = 0;
-
-	if (store_job_list(s, NULL, bug, 0, &jobs, &n) < 0)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		_cleanup_json_ json_t *r = jobs[i]->result ? json_loads(jobs[i]->result, 0, NULL) : NULL;
-		json_t *l = r ? json_object_get(r, "llm") : NULL;
-
-		if (!json_is_object(l))
-			continue;
-		calls += json_get_int(l, "calls", 0);
-		tin += json_get_int(l, "tokens_in", 0);
-		tout += json_get_int(l, "tokens_out", 0);
-		cost += json_number_value(json_object_get(l, "cost"));
-	}
-	store_job_list_free(jobs, n);
-	return json_pack("{s:I, s:I, s:I, s:f}", "calls", calls, "tokens_in", tin,
-			 "tokens_out", tout, "cost", cost);
-}
-
 /* The crash the reproduce job kept: the text a maintainer would read
  * first, one escaped line at a time (a log line holds any bytes). */
 static void print_crash(const char *path)
@@ -239,7 +203,7 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 		ctl_err("bug %lld: %s", (long long)id, r == -ENOENT ? "no such bug" : store_errmsg(s));
 		return 1;
 	}
-	usage = bug_llm_usage(s, id);
+	usage = store_bug_llm_json(s, id);
 	if (c->json) {
 		json_t *j = store_bug_json(b);
 
@@ -600,12 +564,7 @@ int ctl_outbox(struct ctl *c, int argc, char **argv)
 		json_t *a = json_array();
 
 		for (size_t i = 0; i < n; i++)
-			json_array_append_new(a, json_pack(
-				"{s:I, s:I, s:s, s:s, s:s, s:i, s:o, s:I}", "id",
-				(json_int_t)o[i]->id, "bug", (json_int_t)o[i]->bug_id,
-				"kind", o[i]->kind, "key", o[i]->idem_key, "state",
-				o[i]->state, "tries", o[i]->tries, "last_error",
-				json_str_or_null(o[i]->last_error), "sent", (json_int_t)o[i]->sent));
+			json_array_append_new(a, store_outbox_json(o[i]));
 		store_outbox_list_free(o, n);
 		return ctl_print_json(a);
 	}

@@ -30,10 +30,12 @@ struct front {
 	struct intake_item *pending, **pending_tail;
 	size_t n_pending;
 	uint64_t commit_delay; /* usec */
+	char ui_key[65];       /* signs the dashboard's sessions, drawn at start */
 };
 
 int intake_setup(struct front *f, char **ret_error);
 void intake_free(struct front *f);
 int api_setup(struct front *f);
+int dashboard_setup(struct front *f);
 
 #endif

@@ -233,6 +233,8 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 	if (r >= 0)
 		r = api_setup(f);
 	if (r >= 0)
+		r = dashboard_setup(f);
+	if (r >= 0)
 		r = mailq_new(event, store, cfg, self_exe, config_path, &f->mailq);
 	if (r < 0)
 		return r;

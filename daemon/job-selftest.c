@@ -10,7 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "agent/trajectory.h"
 #include "common/conf.h"
+#include "common/fileio.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "jobs.h"
@@ -69,11 +71,44 @@ static int step(struct job_ctx *ctx, const char *state, bool mail)
 	return r;
 }
 
+/* What a job shows while it runs: its progress line and a trajectory
+ * event per step, as a repair job does (the dashboard's live view). */
+static void report_step(struct job_ctx *ctx, struct trajectory *t, const char *state,
+			size_t i, size_t n, uint64_t start)
+{
+	_cleanup_json_ json_t *out = json_pack("{s:s}", "bug-state", state);
+	char line[96];
+
+	snprintf(line, sizeof(line), "self-test: %s (%zu of %zu)", state, i, n);
+	if (store_job_progress(ctx->store, ctx->job->id, ctx->owner, line) < 0)
+		log_debug("job progress not recorded: %s", store_errmsg(ctx->store));
+	if (t)
+		(void)trajectory_add(t, &(struct traj_event){ .step = state, .kind = "selftest.step",
+				     .start_usec = start, .duration_usec = trajectory_now() - start,
+				     .output = out, .verdict = "done" }, NULL);
+}
+
+static int open_trajectory(struct job_ctx *ctx, struct trajectory **ret)
+{
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	char sub[64];
+	int r;
+
+	snprintf(sub, sizeof(sub), "jobs/%lld", (long long)ctx->job->id);
+	r = config_state_path(ctx->cfg, sub, &dir);
+	if (r >= 0)
+		r = mkdir_p(dir, 0755);
+	if (r >= 0 && asprintf(&path, "%s/trajectory.jsonl", dir) < 0)
+		r = -ENOMEM;
+	return r < 0 ? r : trajectory_open(path, ret);
+}
+
 static int job_selftest_run(struct job_ctx *ctx)
 {
 	static const char *const states[] = { "reproducing", "repairing",
 					      "validated", "awaiting-approval" };
 	_cleanup_json_ json_t *args = NULL;
+	_cleanup_(trajectory_closep) struct trajectory *traj = NULL;
 	bool enabled = false;
 	int64_t step_ms = 0;
 	json_error_t jerr;
@@ -99,14 +134,19 @@ static int job_selftest_run(struct job_ctx *ctx)
 	}
 	if (step_ms < 0 || step_ms > 600000)
 		step_ms = 0;
+	if (open_trajectory(ctx, &traj) < 0)
+		log_debug("self-test: no trajectory");
 	for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
+		uint64_t start = trajectory_now();
 		int r;
 
-		if (!job_step_passed(ctx, states[i]))
-			sleep_ms(step_ms);
+		if (job_step_passed(ctx, states[i]))
+			continue;
+		sleep_ms(step_ms);
 		r = step(ctx, states[i], i + 1 == ARRAY_SIZE(states));
 		if (r < 0)
 			return job_fail(ctx, r, "step %s: %s", states[i], strerror(-r));
+		report_step(ctx, traj, states[i], i + 1, ARRAY_SIZE(states), start);
 	}
 	ctx->result = strdup("{\"self-test\": \"passed\"}");
 	return ctx->result ? 0 : -ENOMEM;

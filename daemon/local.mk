@@ -17,6 +17,8 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/intake.c daemon/intake-mail.c daemon/intake-mail.h \
 	daemon/mailq.c daemon/mailq.h \
 	daemon/intake-review.c daemon/intake-review.h daemon/api.c \
+	daemon/dashboard.c daemon/dashboard-views.c daemon/dashboard-internal.h \
+	daemon/html.c daemon/html.h \
 	daemon/stats.c daemon/stats.h
 daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
 DAEMON_LIBS = daemon/libdaemon.a $(ALL_MODULE_LIBS) $(SQLITE_LIBS)
@@ -31,3 +33,5 @@ kfixctl_SOURCES = daemon/kfixctl.c daemon/ctl.h daemon/ctl-store.c daemon/ctl-ut
 	$(CTL_EXTRA_SOURCES)
 kfixctl_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JANSSON_CFLAGS) $(LIBCURL_CFLAGS)
 kfixctl_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
+BENCH_SHELL += tests/bench/dashboard.sh
+EXTRA_DIST += tests/bench/dashboard.sh

@@ -857,3 +857,26 @@ const struct job_kind job_kind_publish = {
 	.doc = "commits a validated patch as kfix/<bug>/v<N>, queues the push and "
 		"the patch mail (moderation, or upstream after approval)",
 };
+
+int publish_decide(struct store *s, int64_t patch, const char *state, const char *by,
+		   const char *reason)
+{
+	bool approve = streq(state, "approved");
+	int r;
+
+	if (!approve && !streq(state, "rejected"))
+		return -EINVAL;
+	if (approve && (!by || !strchr(by, '@') || !strchr(by, '<')))
+		return -EINVAL;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = store_patch_decide(s, patch, state, by, reason);
+	if (r >= 0 && approve)
+		r = publish_queue(s, patch, "upstream", by);
+	if (r < 0) {
+		store_rollback(s);
+		return r;
+	}
+	return store_commit(s);
+}

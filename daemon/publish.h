@@ -22,6 +22,14 @@ struct store;
 int publish_queue(struct store *s, int64_t patch, const char *stage,
 		  const char *by);
 
+/* A moderator's decision, the one path of the API, the dashboard and
+ * kfixctl: state "approved" (by, "Name <addr>", signs off and the patch
+ * is queued for upstream) or "rejected", in one transaction.  -EINVAL
+ * when an approval lacks a "Name <addr>", -ENOENT for no such patch,
+ * -EPERM when it is not awaiting approval, else the store's error. */
+int publish_decide(struct store *s, int64_t patch, const char *state, const char *by,
+		   const char *reason);
+
 /* Outbox transport for kind "push": payload {"tree", "url", "refspecs"}. */
 int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 			 char **ret_error);

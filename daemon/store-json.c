@@ -4,6 +4,7 @@
 #include <jansson.h>
 
 #include "common/json.h"
+#include "common/strutil.h"
 #include "store.h"
 
 json_t *store_bug_json(const struct store_bug *b)
@@ -46,4 +47,118 @@ json_t *store_job_json(const struct store_job *j)
 			 "progress_at", (json_int_t)j->progress_at,
 			 "created", (json_int_t)j->created, "started", (json_int_t)j->started,
 			 "finished", (json_int_t)j->finished);
+}
+
+json_t *store_patch_json(const struct store_patch *p, bool full)
+{
+	json_t *j = json_pack("{s:I, s:I, s:i, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",
+			      "id", (json_int_t)p->id, "bug", (json_int_t)p->bug_id,
+			      "version", p->version, "state", json_str_or_null(p->state),
+			      "subject", json_str_or_null(p->subject), "branch", json_str_or_null(p->branch),
+			      "message_id", json_str_or_null(p->message_id), "sent_to",
+			      json_str_or_null(p->sent_to), "decided_by", json_str_or_null(p->decided_by),
+			      "reason", json_str_or_null(p->reason), "created",
+			      (json_int_t)p->created, "updated", (json_int_t)p->updated);
+
+	if (j && full) {
+		json_object_set_new(j, "message", json_str_or_null(p->message));
+		json_object_set_new(j, "diff", json_str_or_null(p->diff));
+		json_object_set_new(j, "explanation", json_str_or_null(p->explanation));
+		json_object_set_new(j, "base_commit", json_str_or_null(p->base_commit));
+		json_object_set_new(j, "evidence", p->evidence
+			? json_loads(p->evidence, 0, NULL) : json_null());
+	}
+	return j;
+}
+
+/* syzbot's "#syz test" answers about this patch, oldest first. */
+json_t *store_patch_syzbot_tests(struct store *s, const struct store_patch *p)
+{
+	struct store_query q = { .state = "patch.syzbot-test", .bug_id = p->bug_id, .limit = 100 };
+	struct store_event **ev = NULL;
+	json_t *arr = json_array();
+	size_t n = 0;
+
+	if (arr && store_event_query(s, &q, &ev, &n) >= 0)
+		for (size_t i = 0; i < n; i++) {
+			json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
+
+			if (d && json_get_int(d, "patch", 0) == p->id)
+				json_array_append(arr, d);
+			json_decref(d);
+		}
+	store_event_list_free(ev, n);
+	return arr;
+}
+
+json_t *store_outbox_json(const struct store_outbox *o)
+{
+	return json_pack("{s:I, s:I, s:o, s:o, s:o, s:i, s:I, s:o, s:I, s:I}",
+			 "id", (json_int_t)o->id, "bug", (json_int_t)o->bug_id, "kind",
+			 json_str_or_null(o->kind), "idem_key", json_str_or_null(o->idem_key), "state",
+			 json_str_or_null(o->state), "tries", o->tries, "next_try",
+			 (json_int_t)o->next_try, "last_error", json_str_or_null(o->last_error),
+			 "created", (json_int_t)o->created, "sent", (json_int_t)o->sent);
+}
+
+json_t *store_event_json(const struct store_event *e)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:o}", "id", (json_int_t)e->id,
+			 "ts_usec", (json_int_t)e->ts, "bug", (json_int_t)e->bug_id,
+			 "job", (json_int_t)e->job_id, "kind", json_str_or_null(e->kind), "detail",
+			 json_str_or_null(e->detail));
+}
+
+json_t *store_inbox_json(const struct store_inbox *in)
+{
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:I, s:o}",
+			 "id", (json_int_t)in->id, "key", json_str_or_null(in->key), "type",
+			 json_str_or_null(in->type), "hook", json_str_or_null(in->hook), "provider",
+			 json_str_or_null(in->provider), "event", json_str_or_null(in->event), "received",
+			 (json_int_t)in->received, "size", (json_int_t)in->payload_len,
+			 "state", json_str_or_null(in->state), "bug", (json_int_t)in->bug_id,
+			 "detail", json_str_or_null(in->detail));
+}
+
+json_t *store_stats_json(const struct store_stats *st)
+{
+	json_t *bugs = json_object();
+
+	for (size_t i = 0; store_bug_states[i] && bugs; i++)
+		json_object_set_new(bugs, store_bug_states[i], json_integer(st->bugs_by_state[i]));
+	return json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
+			 "scheduler", st->scheduler, "bugs", bugs, "jobs", "queued", (json_int_t)st->jobs_queued,
+			 "running", (json_int_t)st->jobs_running, "done",
+			 (json_int_t)st->jobs_done, "failed", (json_int_t)st->jobs_failed,
+			 "cancelled", (json_int_t)st->jobs_cancelled, "oldest_queued",
+			 (json_int_t)st->oldest_queued, "outbox", "pending",
+			 (json_int_t)st->outbox_pending, "sent", (json_int_t)st->outbox_sent,
+			 "parked", (json_int_t)st->outbox_parked, "llm", "wait_until",
+			 (json_int_t)st->llm_wait_until);
+}
+
+/* What the bug's jobs spent on the model (their results' "llm"). */
+json_t *store_bug_llm_json(struct store *s, int64_t bug)
+{
+	struct store_job **jobs = NULL;
+	json_int_t calls = 0, tin = 0, tout = 0;
+	double cost = 0;
+	size_t n = 0;
+
+	if (store_job_list(s, NULL, bug, 0, &jobs, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_json_ json_t *r = jobs[i]->result ? json_loads(jobs[i]->result, 0, NULL) : NULL;
+		json_t *l = r ? json_object_get(r, "llm") : NULL;
+
+		if (!json_is_object(l))
+			continue;
+		calls += json_get_int(l, "calls", 0);
+		tin += json_get_int(l, "tokens_in", 0);
+		tout += json_get_int(l, "tokens_out", 0);
+		cost += json_number_value(json_object_get(l, "cost"));
+	}
+	store_job_list_free(jobs, n);
+	return json_pack("{s:I, s:I, s:I, s:f}", "calls", calls, "tokens_in", tin,
+			 "tokens_out", tout, "cost", cost);
 }

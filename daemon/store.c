@@ -1619,8 +1619,10 @@ int store_bug_query(struct store *s, const struct store_query *q,
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	int r = prepare(s, &st,
 			"SELECT " BUG_COLS " FROM bugs WHERE (?1 IS NULL OR state = ?1)"
-			" AND (?2 IS NULL OR source = ?2)" PAGE_SQL("3", "4", "5"),
-			"ttiii", q->state, q->source, q->after, query_limit(q), (int64_t)q->newest);
+			" AND (?2 IS NULL OR source = ?2) AND (?6 IS NULL OR tree = ?6)"
+			PAGE_SQL("3", "4", "5"),
+			"ttiiit", q->state, q->source, q->after, query_limit(q), (int64_t)q->newest,
+			q->tree);
 
 	if (r < 0)
 		return r;

@@ -227,6 +227,10 @@ int store_patch_list(struct store *s, const char *state, int64_t bug_id,
  * check fails); -EPERM for any other move. */
 int store_patch_decide(struct store *s, int64_t id, const char *state,
 		       const char *who, const char *reason);
+/* A patch as JSON (full: with its message, diff, explanation, base and
+ * evidence), and syzbot's "#syz test" answers about it, oldest first. */
+struct json_t *store_patch_json(const struct store_patch *p, bool full);
+struct json_t *store_patch_syzbot_tests(struct store *s, const struct store_patch *p);
 int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 			 const char *sent_to, const char *branch);
 /* The patch whose mail had this Message-ID (with or without <>). */
@@ -247,12 +251,23 @@ DEFINE_CLEANUP(struct store_patch, store_patch_free)
 struct store_query {
 	const char *state;  /* bugs, jobs, outbox, inbox: state; events: kind */
 	const char *source; /* bugs: source; inbox: type */
+	const char *tree;   /* bugs: tree */
 	int64_t bug_id, job_id;
 	int64_t after, limit; /* limit <= 0: all */
 	/* the newest first, "after" then being the id the page continues
 	 * below (0: from the newest) */
 	bool newest;
 };
+
+/* Rows as JSON, the one shape of the API, kfixctl --json and the
+ * dashboard (bugs, jobs and patches have theirs beside their structs). */
+struct store_inbox;
+/* What a bug's jobs spent on the model (their results' "llm"). */
+struct json_t *store_bug_llm_json(struct store *s, int64_t bug);
+struct json_t *store_outbox_json(const struct store_outbox *o);
+struct json_t *store_event_json(const struct store_event *e);
+struct json_t *store_inbox_json(const struct store_inbox *in);
+struct json_t *store_stats_json(const struct store_stats *st);
 
 int store_bug_query(struct store *s, const struct store_query *q,
 		    struct store_bug ***ret, size_t *ret_n);

@@ -51,6 +51,7 @@ struct http_server {
 	struct http_limits limits;
 	struct metrics *metrics;
 	char *read_token, *admin_token;
+	uint64_t token_generation; /* bumped when a token changes */
 	char *tls_cert, *tls_key;
 	struct route routes[HTTP_MAX_ROUTES];
 	size_t n_routes;
@@ -155,11 +156,34 @@ int http_server_set_tokens(struct http_server *s, const char *read_token,
 		free(at);
 		return -ENOMEM;
 	}
+	if (!streq(rt ?: "", s->read_token ?: "") || !streq(at ?: "", s->admin_token ?: ""))
+		s->token_generation++;
 	free(s->read_token);
 	free(s->admin_token);
 	s->read_token = rt;
 	s->admin_token = at;
 	return 0;
+}
+
+uint64_t http_server_token_generation(const struct http_server *s)
+{
+	return s->token_generation;
+}
+
+enum http_scope http_server_token_scope(const struct http_server *s, const char *token)
+{
+	if (!token || !*token)
+		return HTTP_SCOPE_NONE;
+	if (s->admin_token && auth_secret_equal(token, s->admin_token))
+		return HTTP_SCOPE_ADMIN;
+	if (s->read_token && auth_secret_equal(token, s->read_token))
+		return HTTP_SCOPE_READ;
+	return HTTP_SCOPE_NONE;
+}
+
+bool http_server_tls(const struct http_server *s)
+{
+	return s->tls_cert != NULL;
 }
 
 int http_server_set_tls(struct http_server *s, const char *cert_pem,
@@ -284,6 +308,13 @@ int http_reply(struct http_request *r, unsigned status, const char *ctype,
 	return 0;
 }
 
+int http_reply_header(struct http_request *r, const char *name, const char *value)
+{
+	if (!r->response)
+		return -EINVAL;
+	return MHD_add_response_header(r->response, name, value) == MHD_YES ? 0 : -EINVAL;
+}
+
 int http_reply_json(struct http_request *r, unsigned status, json_t *j)
 {
 	_cleanup_free_ char *s = NULL;
@@ -405,15 +436,7 @@ static const struct route *route_find(struct http_server *s, const char *method,
 /* The scope the request's bearer token grants. */
 static enum http_scope token_scope(struct http_server *s, struct http_request *r)
 {
-	const char *tok = auth_bearer(http_request_header(r, "Authorization"));
-
-	if (!tok)
-		return HTTP_SCOPE_NONE;
-	if (s->admin_token && auth_secret_equal(tok, s->admin_token))
-		return HTTP_SCOPE_ADMIN;
-	if (s->read_token && auth_secret_equal(tok, s->read_token))
-		return HTTP_SCOPE_READ;
-	return HTTP_SCOPE_NONE;
+	return http_server_token_scope(s, auth_bearer(http_request_header(r, "Authorization")));
 }
 
 /* A 405's Allow: the methods of the routes of that path. */

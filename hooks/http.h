@@ -55,9 +55,15 @@ DEFINE_CLEANUP(struct http_server, http_server_free)
  * no token at all, routes that need a scope answer 401. */
 int http_server_set_tokens(struct http_server *s, const char *read_token,
 			   const char *admin_token);
+/* The scope a token grants (compared in constant time). */
+enum http_scope http_server_token_scope(const struct http_server *s, const char *token);
+/* Changes whenever a token does: a session issued under an older
+ * generation is no longer valid. */
+uint64_t http_server_token_generation(const struct http_server *s);
 /* PEM certificate and key: serve HTTPS on every listener added later. */
 int http_server_set_tls(struct http_server *s, const char *cert_pem,
 			const char *key_pem);
+bool http_server_tls(const struct http_server *s);
 
 /* path is exact, or a prefix when it ends in '*'.  First match wins. */
 int http_server_route(struct http_server *s, const char *method,
@@ -99,6 +105,8 @@ enum http_scope http_request_scope(struct http_request *r);
 /* Answers: the data is copied.  A suspended request is resumed. */
 int http_reply(struct http_request *r, unsigned status, const char *ctype,
 	       const void *data, size_t len);
+/* One more header on the answer just given (before the handler returns). */
+int http_reply_header(struct http_request *r, const char *name, const char *value);
 /* Takes the reference to j. */
 int http_reply_json(struct http_request *r, unsigned status, json_t *j);
 /* {"error": "..."}; the message must not contain secrets. */

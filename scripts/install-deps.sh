@@ -10,7 +10,8 @@ BUILD="build-essential autoconf automake libtool pkg-config autoconf-archive
   libiberty-dev"
 TEST="libcmocka-dev clang libclang-rt-14-dev sqlite3 git curl jq
   openssh-server openssh-client python3 python3-aiosmtpd public-inbox
-  systemd procps psmisc iproute2 wrk perl gdb strace man-db groff-base"
+  systemd procps psmisc iproute2 wrk perl gdb strace man-db groff-base
+  chromium"
 KERNEL="linux-source-6.1 bc bison flex libssl-dev cpio xz-utils
   qemu-system-x86 busybox-static dropbear-bin ccache"
 
@@ -30,9 +31,24 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+# the browser tests' driver is Node.js's playwright-core (Debian's nodejs
+# and npm where the machine has no Node.js of its own)
+if [ "${1:-all}" = all ] && ! command -v npm >/dev/null; then
+	missing="$missing nodejs npm"
+fi
 
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-# shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing
+if [ -n "$missing" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing
+fi
+
+# playwright-core at the version tests/browser/package-lock.json pins; it
+# drives Debian's chromium and downloads no browser of its own
+if [ "${1:-all}" = all ]; then
+	browser="$(cd "$(dirname "$0")/.." && pwd)/tests/browser"
+	if [ ! -d "$browser/node_modules/playwright-core" ]; then
+		npm ci --prefix "$browser" --no-audit --no-fund --loglevel=error
+	fi
+fi

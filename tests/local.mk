@@ -20,6 +20,12 @@ tests_unit_test_iterate_SOURCES = tests/unit/test-iterate.c
 tests_unit_test_iterate_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_iterate_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
+check_PROGRAMS += tests/unit/test-html
+TESTS += tests/unit/test-html
+tests_unit_test_html_SOURCES = tests/unit/test-html.c
+tests_unit_test_html_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_html_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
 check_PROGRAMS += tests/unit/test-publish
 TESTS += tests/unit/test-publish
 tests_unit_test_publish_SOURCES = tests/unit/test-publish.c tests/unit/store-fixture.h
@@ -66,6 +72,7 @@ INTEGRATION_TESTS = \
 	tests/integration/scheduler.sh \
 	tests/integration/idle.sh \
 	tests/integration/publish.sh \
+	tests/integration/dashboard.sh \
 	tests/integration/archive-publish.sh \
 	tests/integration/review-replies.sh \
 	tests/integration/llm-budget.sh \
@@ -73,7 +80,8 @@ INTEGRATION_TESTS = \
 	tests/integration/metrics-jobs.sh \
 	tests/integration/pipeline.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py \
+	tests/browser/dashboard.mjs tests/browser/package.json tests/browser/package-lock.json
 
 # BENCH_SHELL (shell benchmarks) is declared in Makefile.am.
 

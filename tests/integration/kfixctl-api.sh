@@ -127,3 +127,35 @@ grep -q "still queued or running" "$T/err" || fail "store message"
 grep -q "no daemon answers at $KFIX_URL" "$T/err" || fail "--url message: $(cat "$T/err")"
 expect_eq "not cancelled" "$(state_of jobs "$j5")" queued
 echo ok
+
+# one view: kfixctl's JSON of a row (read from the store) is the API's
+hooks_start_kfixd
+same_view() { # WHAT KFIXCTL-ARGS API-PATH EXTRA-API-KEYS
+	k $2 --json >"$T/ctl.json" || fail "kfixctl $2 --json"
+	curl -fs -H "Authorization: Bearer $HOOKS_READ_TOKEN" "$KFIX_URL$3" >"$T/api.json" ||
+		fail "GET $3"
+	python3 - "$T/ctl.json" "$T/api.json" "$4" "$1" <<'PY' || fail "$1: kfixctl and the API differ"
+import json, sys
+c, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+if isinstance(a, dict) and "items" in a:
+    a = a["items"]
+extra = set(sys.argv[3].split())
+if isinstance(c, list):
+    c = sorted(c, key=lambda x: x["id"])
+    a = sorted(a, key=lambda x: x["id"])
+    pairs = list(zip(c, a))
+    assert len(c) == len(a), (sys.argv[4], len(c), len(a))
+else:
+    pairs = [(c, a)]
+for x, y in pairs:
+    for k in extra:
+        x.pop(k, None); y.pop(k, None)
+    assert x == y, (sys.argv[4], {k: (x.get(k), y.get(k)) for k in set(x) | set(y) if x.get(k) != y.get(k)})
+PY
+}
+same_view bug "bug 1" /api/v1/bugs/1 "events"
+same_view job "job $j5" "/api/v1/jobs/$j5" ""
+same_view patch "patch $p3" "/api/v1/patches/$p3" "reviews"
+same_view outbox "outbox" "/api/v1/outbox" ""
+hooks_stop_kfixd
+echo "ok: one JSON per entity for kfixctl and the API"
