@@ -90,6 +90,36 @@ static json_t *reviews_json(struct store *s, const struct store_patch *p)
 	return a;
 }
 
+/* The evidence as a reader wants it: the reproduction table, then each
+ * text under its heading; JSON that is not kfix's is shown as stored. */
+static void print_evidence(const char *evidence)
+{
+	static const char *const texts[][2] = {
+		{ "patch_type", "Patch type" },	   { "evidence", "Execution evidence" },
+		{ "tested", "Tested" },		   { "not_tested", "Not tested" },
+		{ "changes", "Changes" },
+	};
+	_cleanup_json_ json_t *e = json_loads(evidence, 0, NULL);
+	json_t *row;
+	size_t i;
+
+	if (!json_is_object(e)) {
+		printf("\nEvidence:\n%s\n", evidence);
+		return;
+	}
+	if (json_array_size(json_object_get(e, "table")))
+		printf("\nReproduction:\n");
+	json_array_foreach(json_object_get(e, "table"), i, row)
+		printf("  %-28s %s\n", json_get_str(row, "kernel") ?: "?",
+		       json_get_str(row, "result") ?: "?");
+	for (i = 0; i < ARRAY_SIZE(texts); i++)
+		if (json_get_str(e, texts[i][0]))
+			printf("\n%s:\n%s\n", texts[i][1], json_get_str(e, texts[i][0]));
+	if (json_get_int(e, "job", 0) > 0)
+		printf("\nMade by job %lld (kfixctl trace %lld shows its steps)\n",
+		       (long long)json_get_int(e, "job", 0), (long long)json_get_int(e, "job", 0));
+}
+
 int ctl_patch(struct ctl *c, int argc, char **argv)
 {
 	_cleanup_json_ json_t *reviews = NULL;
@@ -165,7 +195,7 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 	if (p->explanation)
 		printf("\nExplanation:\n%s\n", p->explanation);
 	if (p->evidence)
-		printf("\nEvidence:\n%s\n", p->evidence);
+		print_evidence(p->evidence);
 	if (p->message)
 		printf("\nCommit message:\n%s\n", p->message);
 	printf("\n%s", p->diff);

@@ -17,17 +17,21 @@
 
 /* ---- trailer order ---- */
 
+/* b4's order, prefixes as its trailer-order patterns are ("fixes*"):
+ * what the patch fixes and who reported it, who made it and signed it
+ * off, then what reviewers gave it (chain of custody: a Reviewed-by
+ * follows the Signed-off-by it reviewed), links last; a "Closes:" stays
+ * beside its Reported-by, as submitting-patches.rst asks, and the
+ * coding assistant is named before the human who signs off for it. */
 static int trailer_rank(const char *key)
 {
 	static const char *const order[] = {
-		"Fixes",       "Assisted-by", "Reviewed-by",  "Acked-by", "Tested-by",
-		"Reported-by", "Suggested-by", "Closes",      "Link",
+		"fixes",   "reported", "closes", "suggested", "original", "co-",  "assisted",
+		"signed-off", "tested", "reviewed", "acked", "cc", "link",
 	};
 
-	if (strcasecmp(key, "Signed-off-by") == 0)
-		return (int)ARRAY_SIZE(order) + 1;
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
-		if (strcasecmp(key, order[i]) == 0)
+		if (strncasecmp(key, order[i], strlen(order[i])) == 0)
 			return (int)i;
 	return (int)ARRAY_SIZE(order);
 }

@@ -10,7 +10,10 @@
 
 #include "header-internal.h"
 
-#define FOLD_WIDTH 76
+/* git format-patch folds a plain subject at 78 columns (RFC 5322's
+ * recommended line length): a subject git leaves on one line stays on one
+ * here too, which tools that compare the two (b4) expect. */
+#define FOLD_WIDTH 78
 
 static bool is_ctl(unsigned char c)
 {

@@ -8,7 +8,7 @@ write_config
 
 # the shipped example: it needs the credentials the service loads, and
 # its placeholders are named, as what to edit
-if "$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null 2>"$T/err"; then
+if "$KFIXD" -t -c "$top_builddir/systemd/kfix.conf.example" >/dev/null 2>"$T/err"; then
 	fail "the shipped example validates without its credentials"
 fi
 grep -q "key 'http.admin-token': a systemd credential, which needs \$CREDENTIALS_DIRECTORY" "$T/err" ||
@@ -16,19 +16,19 @@ grep -q "key 'http.admin-token': a systemd credential, which needs \$CREDENTIALS
 mkdir -p "$T/cred"
 # as kfixd.service loads them: kfix_NAME, the files of one folder (and
 # a credential of its own name)
-for n in $(sed -n 's/.*= secret:\([a-z0-9-]*\)$/\1/p' "$top_srcdir/systemd/kfix.conf.example"); do
+for n in $(sed -n 's/.*= secret:\([a-z0-9-]*\)$/\1/p' "$top_builddir/systemd/kfix.conf.example"); do
 	echo "value-of-$n" > "$T/cred/kfix_$n"
 done
 mv "$T/cred/kfix_api-token" "$T/cred/api-token"
-grep -q '^LoadCredential=kfix:/etc/kfix/credentials$' "$top_srcdir/systemd/kfixd.service.in" ||
+grep -q '^LoadCredential=kfix:.*/kfix/credentials$' "$top_builddir/systemd/kfixd.service" ||
 	fail "the unit does not load the credentials' folder"
-CREDENTIALS_DIRECTORY=$T/cred "$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null 2>"$T/err" ||
+CREDENTIALS_DIRECTORY=$T/cred "$KFIXD" -t -c "$top_builddir/systemd/kfix.conf.example" >/dev/null 2>"$T/err" ||
 	fail "the shipped example does not validate with its credentials: $(cat "$T/err")"
 grep -q "warning: key 'mail.from': 'kfix bot <kfix@example.org>' is a placeholder" "$T/err" ||
 	fail "the example's placeholders are not named: $(cat "$T/err")"
 grep -q "value-of" "$T/err" && fail "a secret echoed"
 rm "$T/cred/api-token"
-if CREDENTIALS_DIRECTORY=$T/cred "$KFIXD" -t -c "$top_srcdir/systemd/kfix.conf.example" >/dev/null 2>"$T/err"; then
+if CREDENTIALS_DIRECTORY=$T/cred "$KFIXD" -t -c "$top_builddir/systemd/kfix.conf.example" >/dev/null 2>"$T/err"; then
 	fail "a missing credential passed"
 fi
 grep -q "key 'http.api-token': the secret cannot be read: No such file" "$T/err" || fail "missing credential: $(cat "$T/err")"

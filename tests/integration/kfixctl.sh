@@ -46,7 +46,7 @@ set -e
 "$KFIXCTL" -c "$T/nope.conf" approve --by x --help | grep -q "^approve a patch" || fail "approve --help"
 # every command of the list: COMMAND --help, help COMMAND, and an entry
 # of its own in kfixctl(1)
-man1=$top_srcdir/doc/kfixctl.1
+man1=$top_builddir/doc/kfixctl.1
 cmds=$("$KFIXCTL" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF { print $1 }')
 [ "$(echo "$cmds" | wc -l)" -ge 25 ] || fail "the command list: $cmds"
 for cmd in $cmds; do

@@ -70,9 +70,9 @@ grep -q "^base-commit: $BASE\$" "$T/p.eml" || fail "base-commit"
 grep -q '^ net/ipv4/tcp_timer.c | 2 ++$' "$T/p.eml" || fail "diffstat"
 grep -q '^ 1 file changed, 2 insertions(+)$' "$T/p.eml" || fail "diffstat summary"
 grep -q '^To: =?UTF-8?B?' "$T/p.eml" || fail "non-ASCII name not encoded"
-# the kernel's trailer order
+# b4's trailer order
 sed -n '/^Fixes:/,/^Signed-off-by:/p' "$T/p.eml" | cut -d: -f1 | tr '\n' ' ' >"$T/order"
-[ "$(cat "$T/order")" = "Fixes Assisted-by Reported-by Closes Signed-off-by " ] || fail "trailer order: $(cat "$T/order")"
+[ "$(cat "$T/order")" = "Fixes Reported-by Closes Assisted-by Signed-off-by " ] || fail "trailer order: $(cat "$T/order")"
 # what ran is said before what did not, below the "---"
 sed -n '/^---$/,/^diff --git/p' "$T/p.eml" | grep -n '^Tested:$\|^ *- kmemleak: no leak\|^Not tested:$' \
 	| cut -d: -f2- | sed 's/^ *//' | tr '\n' '|' >"$T/tested"

@@ -95,6 +95,11 @@ git clone -q "$U" "$T/am" && git -C "$T/am" checkout -q "$BASE"
 git -C "$T/am" -c user.name=R -c user.email=r@example.org am -q "$mail" || fail "git am"
 cmp -s "$T/am/mm/slub.c" <(git -C "$T/push.git" show "$oid:mm/slub.c") || fail "git am result differs"
 ctl patch 1 | grep -q "State: *awaiting-approval" || fail "patch state: $(ctl patch 1 | head -3)"
+# the evidence as a reader wants it, not as JSON
+ctl patch 1 > "$T/patch.txt"
+grep -q "^  base [0-9a-f]\{12\} *crashed 3 of 3$" "$T/patch.txt" || fail "reproduction table: $(cat "$T/patch.txt")"
+grep -A1 "^Execution evidence:$" "$T/patch.txt" | grep -q "^probe: x == NULL at mm/slub.c:3$" || fail "evidence text"
+grep -q '"table"' "$T/patch.txt" && fail "kfixctl patch printed the evidence as JSON"
 ctl bug 1 | grep -q "State: *awaiting-approval" || fail "bug state"
 ok "moderation mail"
 

@@ -444,6 +444,41 @@ static void test_compose_headers(void **state)
 	assert_null(out);
 }
 
+/* A plain subject is folded where git format-patch folds it: at 78
+ * columns of "Subject: ..." and not before. */
+static void test_subject_fold_like_git(void **state)
+{
+	char *to[] = { "b@example.org", NULL };
+	struct patch_mail p = {
+		.from = "kfix <kfix@kfix.example.org>", .message_id = "m3@kfix.example.org",
+		.to = to, .diff = diff1,
+	};
+	/* "Subject: [PATCH] " is 17 columns; words of 10 with spaces */
+	static const struct { size_t len; bool folded; } cases[] = {
+		{ 60, false }, { 61, false }, { 62, true }, { 120, true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *out = NULL, *title = calloc(1, cases[i].len + 1);
+		_cleanup_(mail_freep) struct mail *back = NULL;
+		const char *subj, *eol;
+
+		for (size_t k = 0; k < cases[i].len; k++)
+			title[k] = k % 10 == 9 ? ' ' : 'a' + (char)(k % 10);
+		title[cases[i].len - 1] = 'z';
+		p.summary = title;
+		assert_int_equal(mail_compose_patch(&p, &out, NULL), 0);
+		subj = strstr(out, "\nSubject: ");
+		assert_non_null(subj);
+		eol = strchr(subj + 1, '\n');
+		assert_true(eol - (subj + 1) <= 78);
+		assert_int_equal(eol[1] == ' ', cases[i].folded);
+		back = parse_str(out);
+		assert_true(endswith(mail_subject(back), title));
+	}
+}
+
 static void test_compose_long_and_encoded(void **state)
 {
 	char *to[] = { "b@example.org", NULL };
@@ -474,7 +509,8 @@ static void test_trailer_order(void **state)
 		{ "Fixes", "f" },	  { "Reviewed-by", "v1" }, { "Assisted-by", "x" },
 		{ "Reviewed-by", "v2" },  { "Closes", "c" },	   { "Acked-by", "k" },
 	};
-	const char *want[] = { "f", "x", "v1", "v2", "k", "r", "c", "l", "a" };
+	/* b4's order: the reviews after the sign-off they reviewed */
+	const char *want[] = { "f", "r", "c", "x", "a", "v1", "v2", "k", "l" };
 
 	mail_trailers_sort(t, ARRAY_SIZE(t));
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
@@ -542,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_compose_headers),
 		cmocka_unit_test(test_compose_long_and_encoded),
 		cmocka_unit_test(test_trailer_order),
+		cmocka_unit_test(test_subject_fold_like_git),
 		cmocka_unit_test(test_syz_test_request),
 		cmocka_unit_test(test_upstream_recipients),
 	};
