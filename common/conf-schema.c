@@ -152,6 +152,7 @@ const struct config_key config_schema[] = {
 	T("mail", false, "syzbot-auth", CONFIG_STRING, "dkim"),
 	T("mail", false, "parse-memory-max", CONFIG_SIZE, "512M"),
 	T("mail", false, "parse-timeout", CONFIG_DURATION, "5min"),
+	T("mail", false, "link-mask", CONFIG_STRING, "https://lore.kernel.org/r/%s"),
 
 	/* [http]: the listener (when not socket-activated) */
 	T("http", false, "listen", CONFIG_LIST, NULL),
@@ -166,6 +167,7 @@ const struct config_key config_schema[] = {
 	T("http", false, "timeout", CONFIG_DURATION, "30s"),
 	T("http", false, "tls-cert", CONFIG_PATH, NULL),
 	T("http", false, "tls-key", CONFIG_PATH, NULL),
+	T("http", false, "public-url", CONFIG_STRING, NULL),
 	T("http", false, "api-token", CONFIG_SECRET, NULL),
 	T("http", false, "admin-token", CONFIG_SECRET, NULL),
 	T("http", false, "url", CONFIG_STRING, NULL),

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/buf.h"
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -221,13 +222,40 @@ static char *note_text(const struct store_patch *patch)
 	return patch->explanation ? strdup(patch->explanation) : NULL;
 }
 
+static void patch_notes(struct pub *p, const json_t *ev, struct patch_mail *m,
+			struct mail_repro_row *rows, char bufs[][96], size_t max);
+
+/* The branch's commit message: the patch's, with the root cause, the
+ * evidence and the reproduction table above its trailers (forges show no
+ * git notes; the note stays for tools that read it). */
+static int commit_message(struct pub *p, char **ret)
+{
+	_cleanup_json_ json_t *ev = p->patch->evidence ? json_loads(p->patch->evidence, 0, NULL) : NULL;
+	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer)];
+	struct mail_repro_row rows[8];
+	char bufs[16][96];
+	_cleanup_free_ char *err = NULL;
+	struct patch_mail m = { 0 };
+	int r;
+
+	patch_notes(p, ev, &m, rows, bufs, ARRAY_SIZE(rows));
+	for (unsigned i = 0; i < p->msg.n_trailers; i++)
+		tr[i] = (struct mail_trailer){ p->msg.trailer[i].key, p->msg.trailer[i].value };
+	m.trailers = tr;
+	m.n_trailers = p->msg.n_trailers;
+	r = mail_compose_commit_message(&m, ret, &err);
+	if (r < 0)
+		return job_fail(p->ctx, r, "the commit message: %s", err ?: strerror(-r));
+	return 0;
+}
+
 /* The commit, its branch and note.  Deterministic (signature time is the
  * patch's creation time), so a retried job makes the very same commit. */
 static int pub_commit(struct pub *p)
 {
 	struct tree_signature sig = { .name = p->name, .email = p->email,
 				      .time = p->patch->created };
-	_cleanup_free_ char *err = NULL, *note = NULL;
+	_cleanup_free_ char *err = NULL, *note = NULL, *msg = NULL;
 	char base[TREE_OID_HEX];
 	int r;
 
@@ -245,7 +273,10 @@ static int pub_commit(struct pub *p)
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, r, "the patch does not apply: %s", err ? err : "");
 	}
-	r = tree_commit(p->tree, p->wt, base, p->patch->message, &sig, NULL, p->oid);
+	r = commit_message(p, &msg);
+	if (r < 0)
+		return r;
+	r = tree_commit(p->tree, p->wt, base, msg, &sig, NULL, p->oid);
 	if (r >= 0)
 		r = tree_branch_create(p->tree, p->branch, p->oid, false);
 	if (r == -EEXIST) {
@@ -306,17 +337,93 @@ static int repro_rows(const struct store_patch *patch, struct mail_repro_row *ro
 	return 0;
 }
 
+/* The message, the repair's notes and the reproduction table of the
+ * patch: what the mail and the branch's commit both carry.  ev is the
+ * patch's evidence, kept by the caller while m is used. */
+static void patch_notes(struct pub *p, const json_t *ev, struct patch_mail *m,
+			struct mail_repro_row *rows, char bufs[][96], size_t max)
+{
+	m->summary = p->msg.subject;
+	m->body = p->msg.body;
+	m->changes = ev ? json_get_str(ev, "changes") : NULL;
+	m->explanation = p->patch->explanation;
+	m->evidence = ev ? json_get_str(ev, "evidence") : NULL;
+	m->patch_type = ev ? json_get_str(ev, "patch_type") : NULL;
+	m->tested = ev ? json_get_str(ev, "tested") : NULL;
+	m->not_tested = ev ? json_get_str(ev, "not_tested") : NULL;
+	m->diff = p->patch->diff;
+	m->base_commit = p->patch->base_commit;
+	m->version = p->patch->version;
+	repro_rows(p->patch, rows, bufs, max, &m->n_repro);
+	m->repro = rows;
+}
+
+/* A Message-ID as a link: [mail] link-mask, lore.kernel.org's by default. */
+static char *mid_link(struct pub *p, const char *mid)
+{
+	const char *mask = "https://lore.kernel.org/r/%s";
+	const char *pc;
+	char *out;
+
+	config_get_string(p->ctx->cfg, "mail", NULL, "link-mask", &mask);
+	pc = strstr(mask, "%s");
+	if (!pc || asprintf(&out, "%.*s%s%s", (int)(pc - mask), mask, mid, pc + 2) < 0)
+		return NULL;
+	return out;
+}
+
+/* The moderator's part of the RFC mail: how to answer, where the branch
+ * is, and the bug's page on the dashboard when [http] public-url says
+ * where that is. */
+static char *howto_text(struct pub *p)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(4096);
+	const char *remote = NULL, *url = NULL;
+
+	config_get_string(p->ctx->cfg, "tree", p->bug->tree, "push-remote", &remote);
+	config_get_string(p->ctx->cfg, "http", NULL, "public-url", &url);
+	(void)buf_puts(&b, "Reply to this mail with a command on a line of its own:\n"
+		       "  #kfix upstream        mail the patch to its maintainers, signed off by you\n"
+		       "  #kfix reject REASON   drop it\n"
+		       "  #kfix retest          test it again\n"
+		       "A reply with comments and no command asks for a new version.\n");
+	if (p->branch[0])
+		(void)buf_printf(&b, "Branch: %s%s%s\n", p->branch, remote ? " on " : "",
+				 remote ?: "");
+	if (url)
+		(void)buf_printf(&b, "Bug page: %s/ui/bugs/%lld\n", url, (long long)p->bug->id);
+	return buf_steal(&b, NULL);
+}
+
+/* The Message-ID the version before this one went out with (upstream, or
+ * else to the moderators). */
+static char *prev_mid(struct pub *p)
+{
+	struct store_patch **ps = NULL;
+	size_t n = 0;
+	char *mid = NULL;
+
+	if (p->patch->version <= 1 || store_patch_list(p->ctx->store, NULL, p->bug->id, 0, &ps, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n && !mid; i++)
+		if (ps[i]->version == p->patch->version - 1 && ps[i]->message_id)
+			mid = strdup(ps[i]->message_id);
+	store_patch_list_free(ps, n);
+	return mid;
+}
+
 static int compose(struct pub *p, bool upstream, const char *by, char *const *to,
 		   char *const *cc, const char *message_id, const char *in_reply_to,
 		   char **ret)
 {
-	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 2 * REVIEW_TRAILERS_MAX + 1];
+	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 2 * REVIEW_TRAILERS_MAX + 2];
 	_cleanup_json_ json_t *collected = NULL;
 	json_t *t;
 	size_t k;
 	struct mail_repro_row rows[8];
 	char bufs[16][96];
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *howto = NULL, *report = NULL, *link = NULL, *prev = NULL,
+			    *prev_link = NULL;
 	_cleanup_json_ json_t *ev = p->patch->evidence ? json_loads(p->patch->evidence, 0, NULL) : NULL;
 	struct patch_mail m = {
 		.from = p->from,
@@ -325,18 +432,7 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		.to = to,
 		.cc = cc,
 		.date = (time_t)p->patch->created,
-		.version = p->patch->version,
 		.rfc = !upstream,
-		.summary = p->msg.subject,
-		.body = p->msg.body,
-		.changes = ev ? json_get_str(ev, "changes") : NULL,
-		.explanation = p->patch->explanation,
-		.evidence = ev ? json_get_str(ev, "evidence") : NULL,
-		.patch_type = ev ? json_get_str(ev, "patch_type") : NULL,
-		.tested = ev ? json_get_str(ev, "tested") : NULL,
-		.not_tested = ev ? json_get_str(ev, "not_tested") : NULL,
-		.diff = p->patch->diff,
-		.base_commit = p->patch->base_commit,
 	};
 	size_t n = 0;
 	int r;
@@ -362,11 +458,18 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		tr[n++] = (struct mail_trailer){ "Signed-off-by", by };
 		m.author = by;
 	}
+	/* the report the patch answers, as a link a reader can open */
+	if (store_bug_report_message_id(p->ctx->store, p->bug->id, &report) >= 0 &&
+	    (link = mid_link(p, report)))
+		tr[n++] = (struct mail_trailer){ "Link", link };
 	mail_trailers_sort(tr, n);
 	m.trailers = tr;
 	m.n_trailers = n;
-	repro_rows(p->patch, rows, bufs, ARRAY_SIZE(rows), &m.n_repro);
-	m.repro = rows;
+	patch_notes(p, ev, &m, rows, bufs, ARRAY_SIZE(rows));
+	if ((prev = prev_mid(p)))
+		m.prev_link = prev_link = mid_link(p, prev);
+	if (!upstream)
+		m.howto = howto = howto_text(p);
 	r = mail_compose_patch(&m, ret, &err);
 	if (r < 0)
 		return job_fail(p->ctx, r, "composing the mail: %s", err ? err : strerror(-r));

@@ -269,6 +269,44 @@ static int put_trailers(struct buf *b, const struct patch_mail *p, char **ret_er
 	return 0;
 }
 
+/* What the repair found and how it was tested: below the mail's "---",
+ * above the trailers in the branch's commit. */
+static int put_notes(struct buf *b, const struct patch_mail *p)
+{
+	if (put_section(b, "Root cause", p->explanation) < 0 ||
+	    put_section(b, "Patch type", p->patch_type) < 0 ||
+	    put_section(b, "Evidence", p->evidence) < 0 || put_repro_table(b, p) < 0 ||
+	    put_section(b, "Tested", p->tested) < 0 || put_section(b, "Not tested", p->not_tested) < 0)
+		return -E2BIG;
+	return 0;
+}
+
+int mail_compose_commit_message(const struct patch_mail *p, char **ret, char **ret_error)
+{
+	_cleanup_buf_ struct buf b = BUF_INIT(COMPOSE_MAX);
+	int r;
+
+	if (!p->summary || !*p->summary || strpbrk(p->summary, "\r\n"))
+		return error_set(ret_error, -EINVAL, "a one-line summary is needed");
+	if (buf_printf(&b, "%s\n\n", p->summary) < 0 ||
+	    (p->body && *p->body && (put_free_text(&b, p->body, "", false) < 0 ||
+				     buf_puts(&b, "\n") < 0)) ||
+	    put_notes(&b, p) < 0)
+		return error_set(ret_error, -E2BIG, "message too large");
+	r = put_trailers(&b, p, ret_error);
+	if (r < 0)
+		return r;
+	/* no blank line at the end, none doubled before the trailers */
+	while (b.len > 0 && b.data[b.len - 1] == '\n')
+		b.data[--b.len] = '\0';
+	for (char *d; (d = strstr(b.data, "\n\n\n"));)
+		memmove(d, d + 1, strlen(d));
+	if (buf_puts(&b, "\n") < 0)
+		return -E2BIG;
+	*ret = buf_steal(&b, NULL);
+	return *ret ? 0 : -ENOMEM;
+}
+
 int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(COMPOSE_MAX);
@@ -304,12 +342,11 @@ int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error)
 		return r;
 	if (p->version > 1 && p->changes && *p->changes)
 		snprintf(changes, sizeof(changes), "Changes since v%d", p->version - 1);
-	if (buf_puts(&b, "---\n") < 0 || put_section(&b, changes, p->changes) < 0 ||
-	    put_section(&b, "Root cause", p->explanation) < 0 ||
-	    put_section(&b, "Patch type", p->patch_type) < 0 ||
-	    put_section(&b, "Evidence", p->evidence) < 0 || put_repro_table(&b, p) < 0 ||
-	    put_section(&b, "Tested", p->tested) < 0 ||
-	    put_section(&b, "Not tested", p->not_tested) < 0 || diffstat_format(p->diff, &b) < 0 ||
+	if (buf_puts(&b, "---\n") < 0 || put_section(&b, "How to answer", p->howto) < 0 ||
+	    put_section(&b, changes, p->changes) < 0 ||
+	    (p->version > 1 && p->prev_link &&
+	     buf_printf(&b, "Link to v%d: %s\n\n", p->version - 1, p->prev_link) < 0) ||
+	    put_notes(&b, p) < 0 || diffstat_format(p->diff, &b) < 0 ||
 	    buf_printf(&b, "\n%s", p->diff) < 0)
 		return error_set(ret_error, -E2BIG, "message too large");
 	if (b.data[b.len - 1] != '\n' && buf_puts(&b, "\n") < 0)

@@ -38,7 +38,9 @@ struct patch_mail {
 	const char *body;    /* commit message body, already wrapped */
 	const struct mail_trailer *trailers; /* put in the kernel's order */
 	size_t n_trailers;
+	const char *howto;	 /* RFC mail: how a moderator answers, first below "---" */
 	const char *changes;	 /* version > 1: "Changes since v<N-1>:" lines, first below "---" */
+	const char *prev_link;	 /* version > 1: where the version before is ("Link to v<N-1>:") */
 	const char *explanation; /* below "---": root cause */
 	const char *patch_type;	 /* root-cause fix, defensive check or workaround */
 	const char *evidence;	 /* execution evidence */
@@ -52,6 +54,11 @@ struct patch_mail {
 
 /* The whole message (headers, body, LF line ends). */
 int mail_compose_patch(const struct patch_mail *p, char **ret, char **ret_error);
+/* The commit message of the bot's branch: the summary, the body, then what
+ * the mail gives below "---" (root cause, patch type, evidence, the
+ * reproduction table, what was and was not tested), and the trailers
+ * last, so that a reviewer of the branch reads the story in git log. */
+int mail_compose_commit_message(const struct patch_mail *p, char **ret, char **ret_error);
 
 /* The polite, one-time answer to a #kfix command from a sender that is not
  * allowed for the tree.  Whether it was already sent is the caller's to

@@ -11,7 +11,7 @@ BUILD="build-essential autoconf automake libtool pkg-config autoconf-archive
 TEST="libcmocka-dev clang libclang-rt-14-dev sqlite3 git curl jq
   openssh-server openssh-client python3 python3-aiosmtpd public-inbox
   systemd procps psmisc iproute2 wrk perl gdb strace man-db groff-base
-  chromium"
+  chromium b4"
 KERNEL="linux-source-6.1 bc bison flex libssl-dev cpio xz-utils
   qemu-system-x86 busybox-static dropbear-bin ccache"
 

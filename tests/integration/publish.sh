@@ -63,7 +63,7 @@ ev = {"table": [{"kernel": "base " + base[:12], "result": "crashed 3 of 3"},
                 {"kernel": "patched", "result": "survived 3 of 3"}],
       "evidence": "probe: x == NULL at mm/slub.c:3", "not_tested": "other configs"}
 c = sqlite3.connect(db)
-c.execute("UPDATE bugs SET state = 'validated' WHERE id = 1")
+c.execute("UPDATE bugs SET state = 'validated', report_message_id = 'report-pub1@google.com' WHERE id = 1")
 c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, explanation,"
           " evidence, base_commit, created, updated) VALUES (1, 1, 'validated', ?, ?, ?, ?, ?, ?, ?, ?)",
           ("mm/slub: ignore NULL in slab_free()", msg, diff, "Root cause: NULL object.",
@@ -81,6 +81,12 @@ oid=$(git -C "$T/push.git" rev-parse refs/heads/kfix/1/v1) || fail "no branch on
 git -C "$T/push.git" log -1 --format=%s "$oid" | grep -qx "mm/slub: ignore NULL in slab_free()" || fail "subject"
 git -C "$T/push.git" log -1 --format=%an "$oid" | grep -qx "kfix bot" || fail "author"
 git -C "$T/push.git" notes --ref=kfix show "$oid" | grep -q "Root cause: NULL object." || fail "note"
+# forges show no notes: the commit itself tells the story, trailers last
+git -C "$T/push.git" log -1 --format=%B "$oid" > "$T/commit.txt"
+grep -A1 "^Root cause:$" "$T/commit.txt" | grep -q "^Root cause: NULL object.$" || fail "commit body: $(cat "$T/commit.txt")"
+grep -q "^  base [0-9a-f]\{12\} *crashed 3 of 3$" "$T/commit.txt" || fail "no reproduction table in the commit"
+git interpret-trailers --parse < "$T/commit.txt" > "$T/trailers"
+grep -q "^Reported-by: syzbot+pub1@syzkaller.appspotmail.com$" "$T/trailers" || fail "trailers: $(cat "$T/trailers")"
 ok "branch and note pushed"
 
 # the moderation mail
@@ -90,6 +96,10 @@ grep -q "^Subject: \[PATCH RFC\] mm/slub: ignore NULL in slab_free()" "$mail" ||
 grep -q "^To: moderation@example.org" "$mail" || fail "to"
 grep -q "^Message-ID: <kfix-1-v1-rfc@kfix.example.org>" "$mail" || fail "message-id"
 grep -q "crashed 3 of 3" "$mail" || fail "no reproduction table"
+grep -q "^Link: https://lore.kernel.org/r/report-pub1@google.com$" "$mail" || fail "no Link to the report"
+sed -n '/^---$/,$p' "$mail" | grep -A3 "^How to answer:$" | grep -q "^    #kfix upstream " ||
+	fail "the moderators are not told how to answer: $(sed -n '/^---$/,/^diff/p' "$mail")"
+grep -q "^Branch: kfix/1/v1 on file://$T/push.git$" "$mail" || fail "the moderation mail does not name the branch"
 grep -q "^Signed-off-by" "$mail" && fail "the bot signed off"
 git clone -q "$U" "$T/am" && git -C "$T/am" checkout -q "$BASE"
 git -C "$T/am" -c user.name=R -c user.email=r@example.org am -q "$mail" || fail "git am"

@@ -224,7 +224,19 @@ import sys
 body = open(sys.argv[1]).read().split("\n\n", 1)[1]
 head, rest = body.split("\n---\n", 1)
 assert "Reviewed-by: Rev Iewer <rev@example.org>" in head, head
-assert rest.startswith("Changes since v1:\n- Warn once about the NULL object (Mod Erator).\n"), rest[:200]
+# b4's order: the review follows the sign-off it reviewed, links last
+trailers = [l.split(":")[0] for l in head.splitlines() if l and l.split(":")[0] in
+            ("Reported-by", "Signed-off-by", "Reviewed-by", "Link")]
+assert trailers.index("Reviewed-by") > max([i for i, t in enumerate(trailers) if t != "Reviewed-by" and t != "Link"] + [-1]), trailers
+# the moderators are told how to answer, then what changed since v1 and where v1 is
+assert rest.startswith("How to answer:\nReply to this mail with a command on a line of its own:\n"), rest[:300]
+assert "#kfix upstream " in rest and "#kfix reject REASON" in rest, rest[:600]
+assert "\n#kfix" not in rest, "a command at the start of a line of kfix's own mail"
+assert "Branch: kfix/1/v2 on " in rest, rest[:600]
+changes = rest.split("\n\n", 1)[1]
+assert changes.startswith("Changes since v1:\n- Warn once about the NULL object (Mod Erator).\n"), changes[:200]
+# v1 went upstream: its link is that mail's
+assert "\nLink to v1: https://lore.kernel.org/r/kfix-1-v1@kfix.example.org\n" in changes, changes[:400]
 PY
 wait_for 30 git -C "$T/push.git" rev-parse -q --verify refs/heads/kfix/1/v2 || fail "no v2 branch"
 [ "$(git -C "$T/push.git" rev-parse refs/heads/kfix/1/v1)" = "$v1" ] || fail "v1 branch rewritten"
@@ -232,4 +244,28 @@ git -C "$T/push.git" show refs/heads/kfix/1/v2 | grep -q 'v2 \*/' || fail "v2 br
 ok "v2: its own mail, threaded under v1, with the changes and the collected tags"
 stop_kfixd
 grep "exited with status" "$T/kfixd.log" && fail "a job process failed"
+
+# the thread as a maintainer takes it: b4 picks v2 out of the v1/v2
+# thread, keeps its trailers in kfix's order, and git am applies it
+command -v b4 >/dev/null || skip "b4 not installed (Debian package b4; scripts/install-deps.sh all)"
+for f in "$T"/spool/*kfix-1-v1-rfc@*.eml "$v2m"; do
+	printf 'From kfix@kfix.example.org Thu Jan  1 00:00:00 1970\n'
+	sed 's/^From />From /' "$f"
+	echo
+done > "$T/thread.mbox"
+mkdir -p "$T/home" "$T/b4"
+HOME=$T/home git config --global user.name R
+HOME=$T/home git config --global user.email r@example.org
+(cd "$T" && HOME=$T/home timeout 120 b4 --offline-mode am -m thread.mbox -o b4) > "$T/b4.log" 2>&1 ||
+	fail "b4 am: $(cat "$T/b4.log")"
+mbx=$(ls "$T"/b4/v2_*.mbx) || fail "b4 wrote no v2 series: $(cat "$T/b4.log")"
+grep -q "^Reviewed-by: Rev Iewer <rev@example.org>$" "$mbx" || fail "b4 lost the Reviewed-by"
+[ "$(sed -n 's/^\(Reported-by\|Assisted-by\|Reviewed-by\|Link\):.*/\1/p' "$mbx" | tr '\n' ' ')" = \
+	"$(sed -n '1,/^---$/s/^\(Reported-by\|Assisted-by\|Reviewed-by\|Link\):.*/\1/p' "$v2m" | tr '\n' ' ')" ] ||
+	fail "b4 reordered kfix's trailers: $(grep -E '^[A-Z][a-z-]+-by:|^Link:' "$mbx")"
+git clone -q "$U" "$T/am-b4" && git -C "$T/am-b4" checkout -q "$BASE"
+HOME=$T/home git -C "$T/am-b4" am -q "$mbx" || fail "git am of b4's output"
+git -C "$T/push.git" show refs/heads/kfix/1/v2:mm/slub.c | cmp -s - "$T/am-b4/mm/slub.c" ||
+	fail "b4 + git am give another tree than the v2 branch"
+ok "b4 am takes v2 from the thread with its trailers; git am applies it"
 echo PASS

@@ -248,7 +248,10 @@ assert m["In-Reply-To"].strip() == "<kfix-1-v1-rfc@kfix.example.org>", m["In-Rep
 body = m.get_payload(decode=True).decode()
 head, rest = body.split("\n---\n", 1)
 assert "Reviewed-by: Rev Iewer <rev@example.org>" in head, head
-assert rest.startswith("Changes since v1:\n- Say in a comment why"), rest[:300]
+assert rest.startswith("How to answer:\n"), rest[:300]
+changes = rest.split("\n\n", 1)[1]
+assert changes.startswith("Changes since v1:\n- Say in a comment why"), changes[:300]
+assert "\nLink to v1: https://lore.kernel.org/r/kfix-1-v1" in changes, changes[:600]
 PY
 kt_log "kfix/1/v2 on the remote, v2 mail with the changes since v1 and the Reviewed-by"
 

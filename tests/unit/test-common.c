@@ -288,8 +288,8 @@ static void test_schema_documented(void **state)
 
 	if (!top)
 		skip();
-	assert_true(asprintf(&p1, "%s/doc/kfix.conf.5", top) > 0);
-	assert_true(asprintf(&p2, "%s/systemd/kfix.conf.example", top) > 0);
+	assert_true(asprintf(&p1, "%s/doc/kfix.conf.5.in", top) > 0);
+	assert_true(asprintf(&p2, "%s/systemd/kfix.conf.example.in", top) > 0);
 	assert_int_equal(read_file_bounded(p1, 1 << 20, &man, &len), 0);
 	assert_int_equal(read_file_bounded(p2, 1 << 20, &example, &len), 0);
 	for (const struct config_key *k = config_schema; k->section; k++) {
