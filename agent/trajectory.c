@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -192,21 +193,58 @@ static bool in_family(const json_t *e)
 	return !streq(family(json_get_str(e, "kind") ?: ""), "other");
 }
 
-/* An event around other tool or model events (a probe is a build and a
- * run): its time is theirs, counting it too would count it twice. */
-static bool is_span(const json_t *events, const json_t *e)
-{
-	json_int_t s = json_get_int(e, "start_us", 0), d = json_get_int(e, "duration_ms", 0);
-	const json_t *o;
-	size_t i;
+/* The tool and model events' intervals, sorted by start: an event is a
+ * span when a shorter one lies inside it, found by looking only at the
+ * events that start within it. */
+struct leaf {
+	json_int_t start, end, dur;
+	const json_t *e;
+};
 
+static int leaf_cmp(const void *a, const void *b)
+{
+	const struct leaf *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static struct leaf *leaves_of(const json_t *events, size_t *ret_n)
+{
+	struct leaf *l = calloc(json_array_size(events) + 1, sizeof(*l));
+	const json_t *o;
+	size_t i, n = 0;
+
+	if (!l)
+		return NULL;
 	json_array_foreach(events, i, o) {
 		json_int_t os = json_get_int(o, "start_us", 0), od = json_get_int(o, "duration_ms", 0);
 
-		if (o != e && in_family(o) && od > 0 && od < d && os >= s &&
-		    os + od * 1000 <= s + d * 1000)
-			return true;
+		if (in_family(o) && od > 0)
+			l[n++] = (struct leaf){ os, os + od * 1000, od, o };
 	}
+	qsort(l, n, sizeof(*l), leaf_cmp);
+	*ret_n = n;
+	return l;
+}
+
+/* An event around other tool or model events (a probe is a build and a
+ * run): its time is theirs, counting it too would count it twice. */
+static bool is_span(const struct leaf *l, size_t n, const json_t *e)
+{
+	json_int_t s = json_get_int(e, "start_us", 0), d = json_get_int(e, "duration_ms", 0);
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l[mid].start < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && l[i].start <= s + d * 1000; i++)
+		if (l[i].e != e && l[i].dur < d && l[i].end <= s + d * 1000)
+			return true;
 	return false;
 }
 
@@ -232,9 +270,13 @@ json_t *trajectory_summary(const json_t *events)
 	json_int_t calls = 0, tin = 0, tout = 0, ms[4] = {}, first = first_start(events), last = 0;
 	static const char *const fams[] = { "llm", "build", "vm", "other" };
 	double cost = 0;
+	size_t n_leaves = 0;
+	_cleanup_free_ struct leaf *leaves = leaves_of(events, &n_leaves);
 	json_t *e;
 	size_t i;
 
+	if (!leaves)
+		return NULL;
 	json_array_foreach(events, i, e) {
 		const char *kind = json_get_str(e, "kind") ?: "";
 		json_int_t start = json_get_int(e, "start_us", 0);
@@ -248,7 +290,7 @@ json_t *trajectory_summary(const json_t *events)
 		cost += json_real_value(json_object_get(e, "cost"));
 		/* only leaf tool/LLM events count, not the spans around them */
 		for (size_t k = 0; k < 3; k++)
-			if (streq(family(kind), fams[k]) && !is_span(events, e))
+			if (streq(family(kind), fams[k]) && !is_span(leaves, n_leaves, e))
 				ms[k] += dur;
 		last = MAX(last, start + dur * 1000);
 	}
