@@ -328,10 +328,11 @@ static int leaks_scan(const struct run_opts *o, struct vm *vm, struct run_result
 			     "echo scan > $d/kmemleak; cat $d/kmemleak", NULL, 0, 180 * 1000000ULL, &x);
 	if (r < 0)
 		return r;
-	if (!x.lost && !x.timed_out && x.exit_status == 0 && x.output &&
-	    !strstr(x.output, "kfix-no-kmemleak")) {
+	/* no output at all is kmemleak's answer when it found nothing */
+	if (!x.lost && !x.timed_out && x.exit_status == 0 &&
+	    !(x.output && strstr(x.output, "kfix-no-kmemleak"))) {
 		res->leak_checked = true;
-		if (strstr(x.output, "unreferenced object") &&
+		if (x.output && strstr(x.output, "unreferenced object") &&
 		    !(res->leaks = str_printable_tail(x.output, x.output_len, LEAKS_MAX))) {
 			vm_exec_result_free(&x);
 			return -ENOMEM;

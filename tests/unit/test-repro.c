@@ -699,6 +699,7 @@ static struct {
 	const char *trace;	/* the buffer's lines; NULL: no trace buffer */
 	char cmdline[256];
 	char asked[4096];
+	const char *kmemleak; /* what cat kmemleak prints; NULL: no kmemleak */
 } guest;
 
 static int guest_start(const struct vm_opts *o, const char *kernel, struct vm **ret,
@@ -728,7 +729,17 @@ static int guest_exec(struct vm *vm, const char *cmd, const void *in, size_t in_
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			fail_msg("the guest cannot parse: %s", cmd);
 	}
-	if (strstr(cmd, "tracefs") && strstr(cmd, "echo > $t/trace")) {
+	if (strstr(cmd, "kmemleak") && strstr(cmd, "cat $d/kmemleak")) {
+		strcat(guest.asked, "leaks;");
+		if (!guest.kmemleak)
+			out = "kfix-no-kmemleak\n";
+		else if (!*guest.kmemleak) {
+			/* nothing printed: no output at all, as over SSH */
+			*ret = (struct vm_exec_result){ 0 };
+			return 0;
+		} else
+			out = guest.kmemleak;
+	} else if (strstr(cmd, "tracefs") && strstr(cmd, "echo > $t/trace")) {
 		strcat(guest.asked, "clear;");
 		out = guest.trace ? "" : "kfix-no-trace\n";
 	} else if (strstr(cmd, "tracefs") && strstr(cmd, "$t/trace")) {
@@ -817,6 +828,47 @@ static void test_trace_read(void **state)
 	unlink(repro);
 }
 
+/* kmemleak after the reproducer: a scan that prints nothing looked and
+ * found no leak, one that prints objects found a leak, a kernel without
+ * kmemleak was not looked at. */
+static void test_leak_scan(void **state)
+{
+	char repro[] = "/tmp/kfix-test-repro-XXXXXX";
+	int fd = mkstemp(repro);
+	struct vm_opts vmo = { .count = 1, .run_timeout_usec = 10 * 1000000ULL };
+	struct run_opts o = { .vm = &vmo, .backend = &guest_backend, .kernel = "bzImage",
+			      .repro = repro, .runs = 1, .max_attempts = 1, .leak_check = true };
+	struct run_result res = {};
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "\x7f" "ELF", 4), 4);
+	close(fd);
+
+	memset(&guest, 0, sizeof(guest));
+	guest.kmemleak = "";
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_non_null(strstr(guest.asked, "leaks;"));
+	assert_true(res.leak_checked);
+	assert_null(res.leaks);
+	run_result_free(&res);
+
+	memset(&guest, 0, sizeof(guest));
+	guest.kmemleak = "unreferenced object 0xffff888004a3c000 (size 64):\n  comm \"r\"\n";
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_true(res.leak_checked);
+	assert_non_null(res.leaks);
+	assert_non_null(strstr(res.leaks, "unreferenced object 0xffff888004a3c000"));
+	run_result_free(&res);
+
+	memset(&guest, 0, sizeof(guest));
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_false(res.leak_checked);
+	assert_null(res.leaks);
+	run_result_free(&res);
+	unlink(repro);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -827,6 +879,7 @@ int main(void)
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
 		cmocka_unit_test(test_syz_argv),     cmocka_unit_test(test_sync_plan),
 		cmocka_unit_test(test_sandbox),      cmocka_unit_test(test_trace_read),
+		cmocka_unit_test(test_leak_scan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
