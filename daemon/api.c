@@ -146,25 +146,6 @@ LIST_HANDLER(api_inbox, struct store_inbox, store_inbox_query, store_inbox_json,
 LIST_HANDLER(api_patches, struct store_patch, store_patch_query, patch_json_short,
 	     store_patch_list_free, store_patch_states, )
 
-/* "/api/v1/bugs/12/events" with base "/api/v1/bugs/" -> 12, "events". */
-static int path_id(struct http_request *req, const char *base, int64_t *ret_id,
-		   const char **ret_rest)
-{
-	const char *p = startswith(http_request_path(req), base);
-	char *end;
-	unsigned long long v;
-
-	if (!p || !*p || *p < '0' || *p > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (errno || v == 0 || v > INT64_MAX || (*end && *end != '/'))
-		return -EINVAL;
-	*ret_id = (int64_t)v;
-	*ret_rest = *end ? end + 1 : "";
-	return 0;
-}
-
 static int bug_events(struct front *f, int64_t id, json_t **ret)
 {
 	struct store_query q = { .bug_id = id, .limit = API_PAGE_MAX };
@@ -192,7 +173,7 @@ static int api_bug_get(struct http_request *req, void *userdata)
 	int64_t id;
 	int r;
 
-	if (path_id(req, "/api/v1/bugs/", &id, &rest) < 0 || (*rest && !streq(rest, "events")))
+	if (http_request_path_id(req, "/api/v1/bugs/", &id, &rest) < 0 || (*rest && !streq(rest, "events")))
 		return http_reply_error(req, 404, "not found");
 	r = store_bug_get(f->store, id, &b);
 	if (r == -ENOENT)
@@ -223,7 +204,7 @@ static int api_bug_post(struct http_request *req, void *userdata)
 	int64_t id;
 	int r;
 
-	if (path_id(req, "/api/v1/bugs/", &id, &rest) < 0)
+	if (http_request_path_id(req, "/api/v1/bugs/", &id, &rest) < 0)
 		return http_reply_error(req, 404, "not found");
 	if (streq(rest, "approve"))
 		kind = "request.upstream";
@@ -409,7 +390,7 @@ static int api_patch_get(struct http_request *req, void *userdata)
 	int64_t id;
 	int r;
 
-	if (path_id(req, "/api/v1/patches/", &id, &rest) < 0 || *rest)
+	if (http_request_path_id(req, "/api/v1/patches/", &id, &rest) < 0 || *rest)
 		return http_reply_error(req, 404, "not found");
 	r = store_patch_get(f->store, id, &p);
 	if (r == -ENOENT)
@@ -433,7 +414,7 @@ static int api_patch_post(struct http_request *req, void *userdata)
 	int64_t id;
 	int r;
 
-	if (path_id(req, "/api/v1/patches/", &id, &rest) < 0)
+	if (http_request_path_id(req, "/api/v1/patches/", &id, &rest) < 0)
 		return http_reply_error(req, 404, "not found");
 	if (streq(rest, "approve"))
 		state = "approved";
@@ -469,7 +450,7 @@ static int api_job_get(struct http_request *req, void *userdata)
 	int64_t id;
 	int r;
 
-	if (path_id(req, "/api/v1/jobs/", &id, &rest) < 0 ||
+	if (http_request_path_id(req, "/api/v1/jobs/", &id, &rest) < 0 ||
 	    (*rest && !streq(rest, "trajectory")))
 		return http_reply_error(req, 404, "not found");
 	r = store_job_get(f->store, id, &j);
@@ -496,7 +477,7 @@ static int api_job_post(struct http_request *req, void *userdata)
 	int64_t id;
 	int r;
 
-	if (path_id(req, "/api/v1/jobs/", &id, &rest) < 0)
+	if (http_request_path_id(req, "/api/v1/jobs/", &id, &rest) < 0)
 		return http_reply_error(req, 404, "not found");
 	if (streq(rest, "retry"))
 		r = store_job_retry(f->store, id);

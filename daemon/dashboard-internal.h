@@ -26,9 +26,6 @@ int dash_reply_message(struct http_request *req, unsigned status,
 /* A moderation form's hidden field. */
 int dash_csrf_field(struct buf *b, const struct dash_session *s);
 
-/* "/ui/bugs/12/x" with base "/ui/bugs/" -> 12, "x". */
-int dash_path_id(struct http_request *req, const char *base, int64_t *ret_id,
-		 const char **ret_rest);
 /* "3 min", "2 h", "5 d" since t (unix seconds); "-" for 0. */
 const char *dash_age(int64_t t, char *buf, size_t n);
 

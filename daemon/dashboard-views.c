@@ -95,24 +95,6 @@ int dash_reply_message(struct http_request *req, unsigned status,
 	return r < 0 ? r : dash_reply_page(req, status, &b);
 }
 
-int dash_path_id(struct http_request *req, const char *base, int64_t *ret_id,
-		 const char **ret_rest)
-{
-	const char *p = startswith(http_request_path(req), base);
-	unsigned long long v;
-	char *end;
-
-	if (!p || *p < '0' || *p > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(p, &end, 10);
-	if (errno || v == 0 || v > INT64_MAX || (*end && *end != '/'))
-		return -EINVAL;
-	*ret_id = (int64_t)v;
-	*ret_rest = *end ? end + 1 : "";
-	return 0;
-}
-
 const char *dash_age(int64_t t, char *buf, size_t n)
 {
 	int64_t d = time(NULL) - t;
@@ -503,7 +485,7 @@ int dash_bug(struct front *f, struct http_request *req, const struct dash_sessio
 	int64_t id;
 	int r;
 
-	if (dash_path_id(req, "/ui/bugs/", &id, &rest) < 0 || *rest)
+	if (http_request_path_id(req, "/ui/bugs/", &id, &rest) < 0 || *rest)
 		return dash_reply_message(req, 404, s, "Not found", "There is no such page.");
 	r = store_bug_get(f->store, id, &bug);
 	if (r == -ENOENT)
@@ -724,7 +706,7 @@ int dash_job(struct front *f, struct http_request *req, const struct dash_sessio
 	int64_t id;
 	int r;
 
-	if (dash_path_id(req, "/ui/jobs/", &id, &rest) < 0)
+	if (http_request_path_id(req, "/ui/jobs/", &id, &rest) < 0)
 		return dash_reply_message(req, 404, s, "Not found", "There is no such page.");
 	r = store_job_get(f->store, id, &j);
 	if (r == -ENOENT)

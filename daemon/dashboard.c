@@ -278,7 +278,7 @@ static int patch_action(struct front *f, struct http_request *req, const struct 
 	int64_t id;
 	int r;
 
-	if (dash_path_id(req, "/ui/patches/", &id, &rest) < 0)
+	if (http_request_path_id(req, "/ui/patches/", &id, &rest) < 0)
 		return dash_reply_message(req, 404, s, "Not found", "There is no such page.");
 	state = streq(rest, "approve") ? "approved" : streq(rest, "reject") ? "rejected" : NULL;
 	if (!state)

@@ -258,6 +258,24 @@ const char *http_request_body(struct http_request *r, size_t *ret_len)
 	return r->body.data ? r->body.data : "";
 }
 
+int http_request_path_id(struct http_request *r, const char *base, int64_t *ret_id,
+			 const char **ret_rest)
+{
+	const char *p = startswith(r->path, base);
+	unsigned long long v;
+	char *end;
+
+	if (!p || *p < '0' || *p > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || v == 0 || v > INT64_MAX || (*end && *end != '/'))
+		return -EINVAL;
+	*ret_id = (int64_t)v;
+	*ret_rest = *end ? end + 1 : "";
+	return 0;
+}
+
 const char *http_request_route(struct http_request *r)
 {
 	return r->route ? r->route->path : "none";

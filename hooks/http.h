@@ -98,6 +98,11 @@ const char *http_request_path(struct http_request *r);
 const char *http_request_header(struct http_request *r, const char *name);
 const char *http_request_query(struct http_request *r, const char *name);
 const char *http_request_body(struct http_request *r, size_t *ret_len);
+/* The id after base in the path and what follows it: "/api/v1/bugs/12/events"
+ * with base "/api/v1/bugs/" gives 12 and "events".  -EINVAL when the path
+ * does not start with base and a positive decimal id. */
+int http_request_path_id(struct http_request *r, const char *base, int64_t *ret_id,
+			 const char **ret_rest);
 /* The route pattern that matched, a bounded label for metrics. */
 const char *http_request_route(struct http_request *r);
 enum http_scope http_request_scope(struct http_request *r);

@@ -72,14 +72,11 @@ wait_for 60 sh -c "[ \"\$(sqlite3 '$T/state/kfix.db' \"SELECT count(*) FROM outb
 grep -q "^Subject: \[PATCH RFC\] mm/slub: <script>" "$T"/spool/*.eml || fail "the RFC mail's subject"
 ok "patch published (branch pushed, RFC mail sent)"
 
-# the self-test flow on a second bug, slow enough to be watched
-printf '[kfix]\n\tself-test-jobs = yes\n\tself-test-step = 3s\n' >> "$T/kfix.conf"
+# the self-test flow on a second bug, slow enough to be watched (it is
+# started just before the browser, which looks at it first)
+printf '[kfix]\n\tself-test-jobs = yes\n\tself-test-step = 6s\n' >> "$T/kfix.conf"
 kill -HUP "$KFIXD_PID"
 wait_for 10 grep -q "configuration reloaded" "$T/kfixd.log" || fail "reload"
-ctl submit --title "WARNING in dash_selftest" --id dash2 >/dev/null
-wait_for 20 sh -c "[ -n \"\$(sqlite3 -cmd '.timeout 5000' '$T/state/kfix.db' \"SELECT id FROM jobs WHERE kind = 'self-test'\")\" ]" ||
-	fail "no self-test job: $(ctl jobs)"
-LIVE_JOB=$(sqlite3 -cmd '.timeout 5000' "$T/state/kfix.db" "SELECT id FROM jobs WHERE kind = 'self-test'")
 
 # ---- HTTP: what no browser shows ----
 code() { curl -s -D "$T/hdr" -o "$T/body" -w '%{http_code}' "$@"; }
@@ -108,7 +105,7 @@ esac
 grep -q "&lt;script&gt;alert(&#39;title&#39;)" "$T/body" || fail "title not escaped"
 grep -q "<script>alert" "$T/body" && fail "raw <script> from a title in the page"
 [ "$(code -b "$session" "$URL/ui/bugs?state=bogus")" = 400 ] || fail "unknown state filter"
-[ "$(code -b "$session" "$URL/ui/jobs/$LIVE_JOB/files/..%2Fkfix.db")" = 404 ] || fail "a path out of the job folder"
+[ "$(code -b "$session" "$URL/ui/jobs/1/files/..%2Fkfix.db")" = 404 ] || fail "a path out of the job folder"
 [ "$(code -b "$session" "$URL/ui/bugs/999")" = 404 ] || fail "unknown bug"
 # a read session cannot moderate, whatever the form says
 csrf=$(code -b "$session" "$URL/ui/bugs/1" >/dev/null; sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
@@ -134,6 +131,11 @@ csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1
 ok "CSRF: form token and origin checked"
 
 # ---- the browser ----
+ctl submit --title "WARNING in dash_selftest" --id dash2 >/dev/null
+jobs_sql="SELECT id FROM jobs WHERE kind = 'self-test' AND state = 'running'"
+wait_for 30 sh -c "[ -n \"\$(sqlite3 -cmd '.timeout 5000' '$T/state/kfix.db' \"$jobs_sql\")\" ]" ||
+	fail "no running self-test job: $(ctl jobs)"
+LIVE_JOB=$(sqlite3 -cmd '.timeout 5000' "$T/state/kfix.db" "$jobs_sql")
 ART=$top_builddir/tests/browser-artifacts
 rm -rf "$ART"
 KFIX_URL=$URL KFIX_ARTIFACTS=$ART KFIX_READ_TOKEN=$READ KFIX_ADMIN_TOKEN=$ADMIN \

@@ -780,13 +780,22 @@ static const struct vm_backend guest_backend = {
 	.console = guest_console, .stop = guest_stop,
 };
 
+/* A reproducer binary the scripted guest runs (it only looks at the name). */
+static void fake_repro(char *path)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "\x7f" "ELF", 4), 4);
+	close(fd);
+}
+
 /* trace_printk probes: the trace buffer is emptied before the
  * reproducer and read after it, the guest boots with
  * ftrace_dump_on_oops; a run that does not ask touches neither. */
 static void test_trace_read(void **state)
 {
 	char repro[] = "/tmp/kfix-test-repro-XXXXXX";
-	int fd = mkstemp(repro);
 	struct vm_opts vmo = { .cmdline = (char *)"quiet", .count = 1,
 			       .run_timeout_usec = 10 * 1000000ULL };
 	struct run_opts o = { .vm = &vmo, .backend = &guest_backend, .kernel = "bzImage",
@@ -794,9 +803,7 @@ static void test_trace_read(void **state)
 	struct run_result res = {};
 
 	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "\x7f" "ELF", 4), 4);
-	close(fd);
+	fake_repro(repro);
 
 	memset(&guest, 0, sizeof(guest));
 	guest.trace = "  kfix-repro-95  [000] .....  1.5: do_msgrcv: kfix-probe 0: q=1\n";
@@ -834,16 +841,13 @@ static void test_trace_read(void **state)
 static void test_leak_scan(void **state)
 {
 	char repro[] = "/tmp/kfix-test-repro-XXXXXX";
-	int fd = mkstemp(repro);
 	struct vm_opts vmo = { .count = 1, .run_timeout_usec = 10 * 1000000ULL };
 	struct run_opts o = { .vm = &vmo, .backend = &guest_backend, .kernel = "bzImage",
 			      .repro = repro, .runs = 1, .max_attempts = 1, .leak_check = true };
 	struct run_result res = {};
 
 	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "\x7f" "ELF", 4), 4);
-	close(fd);
+	fake_repro(repro);
 
 	memset(&guest, 0, sizeof(guest));
 	guest.kmemleak = "";
