@@ -426,10 +426,10 @@ static int api_patch_post(struct http_request *req, void *userdata)
 	    body_str(req, j, "by", false, API_TITLE_MAX, &by) < 0 ||
 	    body_str(req, j, "reason", false, API_FIELD_MAX, &reason) < 0)
 		return 0;
-	if (streq(state, "approved") && (!by || !strchr(by, '@') || !strchr(by, '<')))
+	r = publish_decide(f->store, id, state, by ? by : "api", reason);
+	if (r == -EINVAL)
 		return http_reply_error(req, 400,
 					"\"by\": \"Name <address>\" is needed: the approver signs off");
-	r = publish_decide(f->store, id, state, by ? by : "api", reason);
 	if (r == -ENOENT)
 		return http_reply_error(req, 404, "no patch %lld", (long long)id);
 	if (r == -EPERM)

@@ -94,12 +94,8 @@ static json_t *reviews_json(struct store *s, const struct store_patch *p)
  * text under its heading; JSON that is not kfix's is shown as stored. */
 static void print_evidence(const char *evidence)
 {
-	static const char *const texts[][2] = {
-		{ "patch_type", "Patch type" },	   { "evidence", "Execution evidence" },
-		{ "tested", "Tested" },		   { "not_tested", "Not tested" },
-		{ "changes", "Changes" },
-	};
 	_cleanup_json_ json_t *e = json_loads(evidence, 0, NULL);
+	const struct store_evidence_text *t;
 	json_t *row;
 	size_t i;
 
@@ -112,9 +108,9 @@ static void print_evidence(const char *evidence)
 	json_array_foreach(json_object_get(e, "table"), i, row)
 		printf("  %-28s %s\n", json_get_str(row, "kernel") ?: "?",
 		       json_get_str(row, "result") ?: "?");
-	for (i = 0; i < ARRAY_SIZE(texts); i++)
-		if (json_get_str(e, texts[i][0]))
-			printf("\n%s:\n%s\n", texts[i][1], json_get_str(e, texts[i][0]));
+	for (t = store_evidence_texts; t->key; t++)
+		if (json_get_str(e, t->key))
+			printf("\n%s:\n%s\n", t->heading, json_get_str(e, t->key));
 	if (json_get_int(e, "job", 0) > 0)
 		printf("\nMade by job %lld (kfixctl trace %lld shows its steps)\n",
 		       (long long)json_get_int(e, "job", 0), (long long)json_get_int(e, "job", 0));
@@ -278,7 +274,7 @@ static int decide(struct ctl *c, int argc, char **argv, const char *cmd,
 	}
 	if (ctl_parse_id(cmd, argv[optind], &id) < 0)
 		return 2;
-	if (streq(state, "approved") && (!by || !strchr(by, '@') || !strchr(by, '<'))) {
+	if (streq(state, "approved") && !publish_approver_valid(by)) {
 		ctl_err("%s: --by \"Name <address>\" is needed: the approver signs off", cmd);
 		return 2;
 	}

@@ -151,23 +151,15 @@ static int bug_filters(struct buf *b, const char *state, const char *tree)
 	return r;
 }
 
-static int bug_row(struct front *f, struct buf *b, const struct store_bug *bug)
+static int bug_row(struct buf *b, const struct store_bug *bug)
 {
-	struct store_query q = { .bug_id = bug->id };
-	struct store_patch **ps = NULL;
-	size_t n = 0;
 	char age[32];
-	int r;
 
-	if (store_patch_query(f->store, &q, &ps, &n) < 0)
-		n = 0;
-	store_patch_list_free(ps, n);
-	r = html_fmt(b, "<tr class=\"bug\"><td><a href=\"/ui/bugs/%D\">%D</a></td><td>%s</td>"
+	return html_fmt(b, "<tr class=\"bug\"><td><a href=\"/ui/bugs/%D\">%D</a></td><td>%s</td>"
 		     "<td class=\"title\"><a href=\"/ui/bugs/%D\">%s</a></td><td>%s</td><td>%s</td>"
 		     "<td>%u</td></tr>",
 		     bug->id, bug->id, bug->state, bug->id, bug->title ?: "(no title)",
-		     bug->tree ?: "-", dash_age(bug->created, age, sizeof(age)), (unsigned)n);
-	return r;
+		     bug->tree ?: "-", dash_age(bug->created, age, sizeof(age)), (unsigned)bug->patches);
 }
 
 int dash_bugs(struct front *f, struct http_request *req, const struct dash_session *s)
@@ -203,7 +195,7 @@ int dash_bugs(struct front *f, struct http_request *req, const struct dash_sessi
 		r = html_fmt(&b, "<table id=\"bugs\"><thead><tr><th>Id</th><th>State</th><th>Title</th>"
 			     "<th>Tree</th><th>Age</th><th>Patches</th></tr></thead><tbody>");
 	for (size_t i = 0; i < n && r >= 0; i++)
-		r = bug_row(f, &b, bugs[i]);
+		r = bug_row(&b, bugs[i]);
 	if (r >= 0)
 		r = html_fmt(&b, "</tbody></table>%H", n ? "" : "<p>No bugs.</p>");
 	if (r >= 0 && n == BUGS_PAGE)
@@ -301,10 +293,7 @@ static int diff_block(struct buf *b, const char *diff)
 static int evidence_block(struct buf *b, const char *evidence)
 {
 	_cleanup_json_ json_t *e = evidence ? json_loads(evidence, 0, NULL) : NULL;
-	static const char *const texts[][2] = {
-		{ "patch_type", "Patch type" }, { "evidence", "Execution evidence" },
-		{ "tested", "Tested" }, { "not_tested", "Not tested" }, { "changes", "Changes" },
-	};
+	const struct store_evidence_text *t;
 	json_t *row;
 	size_t i;
 	int r;
@@ -318,10 +307,9 @@ static int evidence_block(struct buf *b, const char *evidence)
 				     json_get_str(row, "result"));
 	if (r >= 0)
 		r = html_fmt(b, "</table>");
-	for (i = 0; i < ARRAY_SIZE(texts) && r >= 0; i++)
-		if (json_get_str(e, texts[i][0]))
-			r = html_fmt(b, "<h4>%s</h4><pre>%s</pre>", texts[i][1],
-				     json_get_str(e, texts[i][0]));
+	for (t = store_evidence_texts; t->key && r >= 0; t++)
+		if (json_get_str(e, t->key))
+			r = html_fmt(b, "<h4>%s</h4><pre>%s</pre>", t->heading, json_get_str(e, t->key));
 	if (r >= 0 && json_get_int(e, "job", 0) > 0)
 		r = html_fmt(b, "<p>Made by <a href=\"/ui/jobs/%D\">job %D</a></p>",
 			     (int64_t)json_get_int(e, "job", 0), (int64_t)json_get_int(e, "job", 0));

@@ -961,6 +961,12 @@ const struct job_kind job_kind_publish = {
 		"the patch mail (moderation, or upstream after approval)",
 };
 
+/* The approver's name goes into a Signed-off-by trailer, so it must be one. */
+bool publish_approver_valid(const char *by)
+{
+	return by && strchr(by, '@') && strchr(by, '<');
+}
+
 int publish_decide(struct store *s, int64_t patch, const char *state, const char *by,
 		   const char *reason)
 {
@@ -969,7 +975,7 @@ int publish_decide(struct store *s, int64_t patch, const char *state, const char
 
 	if (!approve && !streq(state, "rejected"))
 		return -EINVAL;
-	if (approve && (!by || !strchr(by, '@') || !strchr(by, '<')))
+	if (approve && !publish_approver_valid(by))
 		return -EINVAL;
 	r = store_begin(s);
 	if (r < 0)

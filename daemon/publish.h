@@ -6,6 +6,7 @@
 #ifndef KFIX_PUBLISH_H
 #define KFIX_PUBLISH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct job_ctx;
@@ -27,6 +28,7 @@ int publish_queue(struct store *s, int64_t patch, const char *stage,
  * is queued for upstream) or "rejected", in one transaction.  -EINVAL
  * when an approval lacks a "Name <addr>", -ENOENT for no such patch,
  * -EPERM when it is not awaiting approval, else the store's error. */
+bool publish_approver_valid(const char *by);
 int publish_decide(struct store *s, int64_t patch, const char *state, const char *by,
 		   const char *reason);
 

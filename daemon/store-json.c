@@ -7,6 +7,12 @@
 #include "common/strutil.h"
 #include "store.h"
 
+const struct store_evidence_text store_evidence_texts[] = {
+	{ "patch_type", "Patch type" }, { "evidence", "Execution evidence" },
+	{ "tested", "Tested" },		{ "not_tested", "Not tested" },
+	{ "changes", "Changes" },	{ NULL, NULL },
+};
+
 json_t *store_bug_json(const struct store_bug *b)
 {
 	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}",

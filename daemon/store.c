@@ -502,7 +502,7 @@ static char *col_text(sqlite3_stmt *st, int i)
 #define BUG_COLS                                                               \
 	"id, source, source_id, title, state, tree, base_commit, report,"     \
 	" repro_c, repro_syz, kernel_config, created, updated, crash_report,"   \
-	" guilty_file"
+	" guilty_file, (SELECT count(*) FROM patches WHERE bug_id = bugs.id)"
 
 static struct store_bug *bug_from_row(sqlite3_stmt *st)
 {
@@ -525,6 +525,7 @@ static struct store_bug *bug_from_row(sqlite3_stmt *st)
 	b->updated = sqlite3_column_int64(st, 12);
 	b->crash_report = col_text(st, 13);
 	b->guilty_file = col_text(st, 14);
+	b->patches = sqlite3_column_int64(st, 15);
 	return b;
 }
 

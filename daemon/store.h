@@ -31,6 +31,7 @@ struct store_bug {
 	 * the base kernel's vmlinux (a local file), and its guilty file. */
 	char *crash_report;
 	char *guilty_file;
+	int64_t patches; /* patch versions made, read with the row */
 };
 
 struct store_job {
@@ -230,6 +231,12 @@ int store_patch_decide(struct store *s, int64_t id, const char *state,
 /* A patch as JSON (full: with its message, diff, explanation, base and
  * evidence), and syzbot's "#syz test" answers about it, oldest first. */
 struct json_t *store_patch_json(const struct store_patch *p, bool full);
+/* The texts of a patch's evidence, in the order a reader wants them, each
+ * with its heading; ends with { NULL, NULL }. */
+struct store_evidence_text {
+	const char *key, *heading;
+};
+extern const struct store_evidence_text store_evidence_texts[];
 struct json_t *store_patch_syzbot_tests(struct store *s, const struct store_patch *p);
 int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 			 const char *sent_to, const char *branch);

@@ -85,6 +85,8 @@ try {
   const titles = await page.locator('#bugs td.title').allTextContents();
   assert.ok(titles.some((t) => t.includes('<script>')), `a title with <script> shown as text: ${titles}`);
   assert.equal(await page.locator('script').count(), 1, 'no script element but the dashboard\'s');
+  const published = rows.filter({ hasText: '<script>' }).locator('td:nth-child(6)');
+  assert.equal(await published.textContent(), '1', 'the published bug shows its one patch version');
   await shot('bugs');
   step('bug list after login, hostile title shown as text');
 

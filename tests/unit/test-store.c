@@ -350,6 +350,17 @@ static void test_patch_versions(void **state)
 	assert_int_equal(store_patch_decide(f->s, p1, "sent", NULL, NULL), -EPERM);
 	assert_int_equal(store_patch_add(f->s, &p, &p2, &v), 0);
 	assert_int_equal(v, 2);
+	/* a bug row counts its versions (the bug list shows them) */
+	{
+		struct store_bug *b = NULL;
+
+		assert_int_equal(store_bug_get(f->s, bug, &b), 0);
+		assert_int_equal(b->patches, 2);
+		store_bug_free(b);
+		assert_int_equal(store_bug_get(f->s, add_bug(f->s, "p0"), &b), 0);
+		assert_int_equal(b->patches, 0);
+		store_bug_free(b);
+	}
 	assert_int_equal(store_patch_get(f->s, p1, &got), 0);
 	assert_string_equal(got->state, "superseded");
 	store_patch_free(got);
