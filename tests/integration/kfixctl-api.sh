@@ -74,12 +74,16 @@ expect_eq "approve" "$(k approve --by 'Ann Admin <ann@example.org>' "$p1")" "pat
 expect_eq "approved" "$(sql "select state || ' ' || decided_by from patches where id = $p1")" \
 	"approved Ann Admin <ann@example.org>"
 expect_eq "publish queued" "$(sql "select count(*) from jobs where kind = 'publish' and args like '%\"upstream\"%'")" 1
+# the daemon keeps the approver rule too, for callers other than kfixctl
+expect_eq "approve over the API without a Name <address>" "$(curl -s -o /dev/null -w '%{http_code}' \
+	-H "Authorization: Bearer $HOOKS_ADMIN_TOKEN" -H 'Content-Type: application/json' \
+	-d '{"by": "ann"}' "$KFIX_URL/api/v1/patches/$p2/approve")" 400
 expect_eq "reject" "$(USER=rob k reject --reason "wrong fix" "$p2")" "patch $p2: rejected"
 expect_eq "rejected" "$(sql "select state || ' ' || decided_by || ' ' || reason from patches where id = $p2")" \
 	"rejected rob wrong fix"
 k reject "$p1" 2>"$T/err" && fail "reject of an approved patch"
 grep -q "not awaiting approval (HTTP 409)" "$T/err" || fail "reject message: $(cat "$T/err")"
-expect_eq "patch decisions over the API" "$(served /api/v1/patches/ 200) $(served /api/v1/patches/ 409)" "2 1"
+expect_eq "patch decisions over the API" "$(served /api/v1/patches/ 200) $(served /api/v1/patches/ 409) $(served /api/v1/patches/ 400)" "2 1 1"
 
 # the token may come from the environment
 sed '/admin-token/d; /api-token/d' "$KFIX_CONF" >"$T/notoken.conf"
