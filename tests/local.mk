@@ -81,7 +81,7 @@ INTEGRATION_TESTS = \
 	tests/integration/pipeline.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py \
-	tests/browser/dashboard.mjs tests/browser/package.json tests/browser/package-lock.json
+	tests/browser/dashboard.mjs tests/browser/flow.mjs tests/browser/package.json tests/browser/package-lock.json
 
 # BENCH_SHELL (shell benchmarks) is declared in Makefile.am.
 

@@ -287,6 +287,19 @@ if [ "$RECORD" = yes ]; then
 		"$S/e2e-iterate-cassette.jsonl" || kt_fail "keeping the v2 cassette"
 	kt_log "recorded $S/e2e-cassette.jsonl and $S/e2e-iterate-cassette.jsonl"
 fi
+# what a reviewer reads of it on the dashboard, in a real browser
+if command -v node >/dev/null && [ -x "${CHROMIUM:=/usr/bin/chromium}" ] &&
+	[ -d "$top_srcdir/tests/browser/node_modules/playwright-core" ]; then
+	ART=${top_builddir:-.}/tests/browser-artifacts
+	KFIX_URL=http://127.0.0.1:$HTTP_PORT KFIX_ARTIFACTS=$ART KFIX_READ_TOKEN=$FLOW_READ_TOKEN \
+		KFIX_BUG=1 KFIX_SUBJECT="ipc/msg: do not read a message after freeing it in freeque()" \
+		KFIX_REPAIR_JOB="$rj" KFIX_REVIEWER="Rev Iewer <rev@example.org>" CHROMIUM=$CHROMIUM \
+		timeout 300 node "$top_srcdir/tests/browser/flow.mjs" >> "$T/browser.log" 2>&1 ||
+		kt_fail "browser: $(cat "$T/browser.log") (screenshots in $ART)"
+	kt_log "dashboard in the browser: $(grep -c '^ok:' "$T/browser.log") checks (screenshots in $ART)"
+else
+	kt_log "SKIP the browser part: node, $CHROMIUM or playwright-core missing (scripts/install-deps.sh all)"
+fi
 kt_no_leaks
 kt_log "PASS in $(( $(date +%s) - started ))s with $KILLS kill -9 of kfixd"
 echo PASS

@@ -42,6 +42,7 @@ flow_setup() {
 	for i in $(seq 100); do [ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] && break; sleep 0.1; done
 	[ -s "$T/dash.port" ] && [ -s "$T/smtp/port" ] || kt_fail "dashboard or SMTP server did not start"
 	HTTP_PORT=$(kt_free_port)
+	FLOW_READ_TOKEN=read-$$-$RANDOM FLOW_ADMIN_TOKEN=admin-$$-$RANDOM
 	export PI_CONFIG="$T/pi-config"
 	HOME="$T/home" public-inbox-init -V2 lists "$T/inbox" http://127.0.0.1/lists lists@example.org \
 		>"$T/pi-init.log" 2>&1 || kt_fail "public-inbox-init: $(cat "$T/pi-init.log")"
@@ -86,6 +87,8 @@ flow_write_config() { # LLM_SECTIONS LLM ITERATE_LLM RECORD
 	job-timeout = 2h
 [http]
 	listen = 127.0.0.1:$HTTP_PORT
+	api-token = $FLOW_READ_TOKEN
+	admin-token = $FLOW_ADMIN_TOKEN
 [hook "mta"]
 	type = mail
 	secret = mail-secret
