@@ -176,6 +176,7 @@ const struct config_key config_schema[] = {
 	NS("archive", "url", NULL),
 	T("archive", true, "poll-interval", CONFIG_DURATION, "5min"),
 	I("archive", true, "max-messages", "1000", 1, 100000),
+	E("archive", true, "start", "head", "head|beginning"),
 
 	/* [feed "name"]: a syzbot-style dashboard */
 	NS("feed", "url", NULL),

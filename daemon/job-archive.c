@@ -84,6 +84,36 @@ static int on_message(const struct mail *m, const char *raw, size_t len,
 	return r;
 }
 
+static bool start_at_head(const struct config *cfg, const char *name)
+{
+	const char *start = "head";
+
+	(void)config_get_string(cfg, "archive", name, "start", &start);
+	return streq(start, "head");
+}
+
+/* A new archive followed from its head: the list's history holds nothing
+ * kfix was asked for, and reading it all would take hours. */
+static int archive_start_at_head(struct job_ctx *ctx, struct poll_state *st, struct inbox *ib)
+{
+	_cleanup_free_ char *head = NULL, *err = NULL;
+	int r = inbox_head(ib, &head, &err);
+
+	if (r < 0)
+		return job_fail(ctx, r, "archive %s: %s", st->name, err ? err : strerror(-r));
+	r = store_kv_set(ctx->store, st->pos_key, head);
+	if (r < 0)
+		return r;
+	log_info("archive %s: followed from its head, position %s", st->name, head);
+	{
+		_cleanup_json_ json_t *res = json_pack("{s:s, s:i, s:s, s:b}", "archive", st->name,
+						      "messages", 0, "position", head, "head", 1);
+
+		ctx->result = res ? json_dumps(res, JSON_COMPACT) : NULL;
+	}
+	return ctx->result ? 0 : -ENOMEM;
+}
+
 static int job_archive_poll_run(struct job_ctx *ctx)
 {
 	_cleanup_json_ json_t *args = NULL;
@@ -121,6 +151,8 @@ static int job_archive_poll_run(struct job_ctx *ctx)
 	r = inbox_open(url, dir, &ib, &err);
 	if (r < 0)
 		return job_fail(ctx, r, "archive %s: %s", st.name, err ? err : strerror(-r));
+	if (!pos && start_at_head(ctx->cfg, st.name))
+		return archive_start_at_head(ctx, &st, ib);
 	r = inbox_poll(ib, pos, (int)max, on_message, &st, &newpos, &n, &err);
 	/* messages that were skipped (nothing for kfix) move the position
 	 * too; what was taken already moved it */

@@ -238,6 +238,49 @@ static bool epoch_exists(struct inbox *ib, int n)
 	return false;
 }
 
+/* Whether the archive has epoch n, asked of the remote without fetching
+ * it: a list's old epochs are large, and the head needs only the last. */
+static int epoch_listed(struct inbox *ib, int n, bool *ret)
+{
+	_cleanup_(git_remote_freep) git_remote *remote = NULL;
+	_cleanup_free_ char *url = NULL;
+	const git_remote_head **heads;
+	size_t count = 0;
+
+	if (asprintf(&url, "%s/git/%d.git", ib->url, n) < 0)
+		return -ENOMEM;
+	if (git_remote_create_detached(&remote, url) < 0)
+		return -EIO;
+	/* an epoch that cannot be listed is one the archive has not begun */
+	*ret = git_remote_connect(remote, GIT_DIRECTION_FETCH, NULL, NULL, NULL) == 0 &&
+	       git_remote_ls(&heads, &count, remote) == 0 && count > 0;
+	return 0;
+}
+
+int inbox_head(struct inbox *ib, char **ret_pos, char **ret_error)
+{
+	_cleanup_(git_repository_freep) git_repository *repo = NULL;
+	git_oid head;
+	bool more = true;
+	char *pos;
+	int n = 0, r;
+
+	while (more && n < INBOX_EPOCH_MAX) {
+		r = epoch_listed(ib, n + 1, &more);
+		if (r < 0)
+			return error_set(ret_error, r, "listing epoch %d: %s", n + 1, git_msg());
+		if (more)
+			n++;
+	}
+	if (epoch_fetch(ib, n, &repo, ret_error) < 0)
+		return -EAGAIN;
+	pos = pos_format(n, head_of(repo, &head) == 0 ? &head : NULL);
+	if (!pos)
+		return -ENOMEM;
+	*ret_pos = pos;
+	return 0;
+}
+
 int inbox_poll(struct inbox *ib, const char *pos, int max, inbox_message_fn fn,
 	       void *userdata, char **ret_pos, int *ret_count, char **ret_error)
 {

@@ -33,5 +33,9 @@ DEFINE_CLEANUP(struct inbox, inbox_free)
  * what was handed over is not handed over twice. */
 int inbox_poll(struct inbox *ib, const char *pos, int max, inbox_message_fn fn,
 	       void *userdata, char **ret_pos, int *ret_count, char **ret_error);
+/* The position just after the archive's newest message (its last epoch's
+ * head), for following an archive from now on rather than from its first
+ * message; only the last epoch is fetched. */
+int inbox_head(struct inbox *ib, char **ret_pos, char **ret_error);
 
 #endif

@@ -74,6 +74,7 @@ INTEGRATION_TESTS = \
 	tests/integration/publish.sh \
 	tests/integration/dashboard.sh \
 	tests/integration/archive-publish.sh \
+	tests/integration/archive-start.sh \
 	tests/integration/review-replies.sh \
 	tests/integration/llm-budget.sh \
 	tests/integration/outbox-stall.sh \

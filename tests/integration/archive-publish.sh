@@ -67,6 +67,8 @@ cat >> "$T/kfix.conf" <<CONF
 [archive "lists"]
 	url = $T/inbox
 	poll-interval = 1s
+	# the messages below are delivered before kfixd first looks
+	start = beginning
 	max-messages = 2
 CONF
 

@@ -75,6 +75,8 @@ cat >> "$T/kfix.conf" <<CONF
 [archive "lists"]
 	url = $T/inbox
 	poll-interval = 1s
+	# the messages below are delivered before kfixd first looks
+	start = beginning
 CONF
 
 sed -e "s/^Message-ID: .*/Message-ID: <report-1@google.com>/" "$FIX/syzbot-report.eml" > "$T/report"
