@@ -37,6 +37,8 @@ struct toolstack {
 	bool kernels;
 	struct build_opts bo;
 	char *build_dir, *bzimage, *binary;
+	char *syz_bin;		/* a syz program's tools (NULL: a C reproducer) */
+	struct syz_opts syz;
 	struct vm_opts vm;
 	unsigned n_patch;
 	bool patched;	/* the last kernel built carries a patch */
@@ -246,6 +248,7 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	struct run_opts ro = {
 		.vm = &t->vm, .backend = vm_backend_find(t->vm.backend ?: "qemu"),
 		.kernel = t->bzimage, .repro = t->binary, .runs = (int)runs,
+		.syz_bin = t->syz_bin, .syz = t->syz_bin ? &t->syz : NULL,
 		.max_attempts = 2 * (int)runs,
 		/* leaks are the patch's question: the base crashes anyway,
 		 * and a probe run answers the model's */
@@ -489,6 +492,40 @@ static int first_section(const struct config *cfg, const char *section, char **r
 	return *ret ? 0 : -ENOMEM;
 }
 
+#define SYZ_PROG_MAX (1u << 20) /* as large as a C reproducer may be */
+
+/* A syz program runs with the VM section's syzkaller build and the
+ * options on its own "# {...}" line (syzkaller's defaults without one). */
+static int setup_syz(struct toolstack *t, const char *vname, char **ret_error)
+{
+	_cleanup_free_ char *missing = NULL, *prog = NULL;
+	size_t len;
+	int r;
+
+	r = syz_tools_find(t->vm.syzkaller, &t->syz_bin, &missing);
+	if (r < 0) {
+		*ret_error = missing ? llm_errorf("%s is missing: build syzkaller there", missing)
+				     : llm_errorf("a syz reproducer needs [vm \"%s\"] syzkaller = DIR",
+						  vname);
+		return r == -EINVAL ? -ENOENT : r;
+	}
+	r = read_file_bounded(t->o.repro, SYZ_PROG_MAX, &prog, &len);
+	if (r < 0) {
+		*ret_error = llm_errorf("the syz reproducer cannot be read: %s", strerror(-r));
+		return r;
+	}
+	r = syz_opts_from_program(prog, len, &t->syz);
+	if (r == -ENOENT)
+		syz_opts_default(&t->syz);
+	else if (r < 0) {
+		*ret_error = llm_errorf("the syz reproducer's options are not syzbot's or hold a "
+					"value syz-execprog does not take");
+		return r;
+	}
+	t->binary = strdup(t->o.repro);
+	return t->binary ? 0 : -ENOMEM;
+}
+
 /* Builds and runs need [build "x"] and [vm "y"], a kernel config and a
  * reproducer; without them the toolstack only reads the tree. */
 static int setup_kernels(struct toolstack *t, char **ret_error)
@@ -525,6 +562,10 @@ static int setup_kernels(struct toolstack *t, char **ret_error)
 			*ret_error = llm_errorf("the reproducer does not compile: %s", msg ?: strerror(-r));
 			return r;
 		}
+	} else if (endswith(t->o.repro, ".syz")) {
+		r = setup_syz(t, vname, ret_error);
+		if (r < 0)
+			return r;
 	} else if (!(t->binary = strdup(t->o.repro)))
 		return -ENOMEM;
 	t->kernels = true;
@@ -677,6 +718,7 @@ void toolstack_free(struct toolstack *t)
 	free(t->base_vmlinux);
 	free(t->bzimage);
 	free(t->binary);
+	free(t->syz_bin);
 	for (size_t i = 0; i < t->n_st; i++)
 		st_entry_free(&t->st[i]);
 	free(t->base_kernel);

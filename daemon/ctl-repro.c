@@ -507,7 +507,7 @@ static int session_setup(struct ctl *c, struct session *s)
  * syzkaller's defaults for reproduction. */
 static int prepare_syz(struct session *s)
 {
-	_cleanup_free_ char *data = NULL, *msg = NULL;
+	_cleanup_free_ char *data = NULL, *msg = NULL, *missing = NULL;
 	size_t len;
 	int r;
 
@@ -517,19 +517,14 @@ static int prepare_syz(struct session *s)
 			return -ENOMEM;
 		return input_error(s, "no-syzkaller", msg);
 	}
-	if (asprintf(&s->syz_bin, "%s/bin/linux_amd64", s->vm.syzkaller) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < 2; i++) {
-		_cleanup_free_ char *p = NULL;
-
-		if (asprintf(&p, "%s/%s", s->syz_bin, i ? "syz-executor" : "syz-execprog") < 0)
+	r = syz_tools_find(s->vm.syzkaller, &s->syz_bin, &missing);
+	if (r == -ENOENT) {
+		if (asprintf(&msg, "%s is missing: build syzkaller there", missing) < 0)
 			return -ENOMEM;
-		if (access(p, R_OK) < 0) {
-			if (asprintf(&msg, "%s is missing: build syzkaller there", p) < 0)
-				return -ENOMEM;
-			return input_error(s, "no-syzkaller", msg);
-		}
+		return input_error(s, "no-syzkaller", msg);
 	}
+	if (r < 0)
+		return r;
 	s->binary = strdup(s->a.repro);
 	if (!s->binary)
 		return -ENOMEM;

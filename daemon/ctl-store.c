@@ -447,23 +447,25 @@ static bool submit_api(struct ctl *c, const struct store_bug *b, int *ret_exit)
 	_cleanup_json_ json_t *body = NULL;
 	_cleanup_json_ json_t *answer = NULL;
 	const char *key;
-	json_t *v, *rep, *repro, *cfg;
+	json_t *v, *rep, *repro, *syz, *cfg;
 	void *tmp;
 
 	*ret_exit = 0;
 	rep = submit_text(b->report, ret_exit);
 	repro = submit_text(b->repro_c, ret_exit);
+	syz = submit_text(b->repro_syz, ret_exit);
 	cfg = submit_text(b->kernel_config, ret_exit);
 	if (*ret_exit) {
 		json_decref(rep);
 		json_decref(repro);
+		json_decref(syz);
 		json_decref(cfg);
 		return true;
 	}
-	body = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o?, s:o?, s:o?}", "id", b->source_id, "title",
-			 b->title, "source", b->source, "tree", json_str_or_null(b->tree), "commit",
-			 json_str_or_null(b->base_commit), "report", rep, "repro_c", repro,
-			 "kernel_config", cfg);
+	body = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o?, s:o?, s:o?, s:o?}", "id", b->source_id,
+			 "title", b->title, "source", b->source, "tree", json_str_or_null(b->tree),
+			 "commit", json_str_or_null(b->base_commit), "report", rep, "repro_c", repro,
+			 "repro_syz", syz, "kernel_config", cfg);
 	if (!body) {
 		*ret_exit = 1;
 		return true;
@@ -489,11 +491,12 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 		{ "commit", required_argument, NULL, 'C' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "repro", required_argument, NULL, 'R' },
+		{ "repro-syz", required_argument, NULL, 'S' },
 		{ "config", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	_cleanup_free_ char *report = NULL, *repro = NULL, *kconfig = NULL;
-	const char *report_arg = NULL, *repro_arg = NULL, *kconfig_arg = NULL;
+	_cleanup_free_ char *report = NULL, *repro = NULL, *syz = NULL, *kconfig = NULL;
+	const char *report_arg = NULL, *repro_arg = NULL, *syz_arg = NULL, *kconfig_arg = NULL;
 	struct store_bug b = { .source = (char *)"manual" };
 	bool created = false;
 	struct store *s;
@@ -510,13 +513,15 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 		case 'C': b.base_commit = optarg; break;
 		case 'r': report_arg = optarg; break;
 		case 'R': repro_arg = optarg; break;
+		case 'S': syz_arg = optarg; break;
 		case 'k': kconfig_arg = optarg; break;
 		default: return 2;
 		}
 	}
 	if (!b.title || !b.source_id || optind < argc) {
 		ctl_err("submit: usage: kfixctl submit --title TITLE --id ID [--source S] "
-			"[--tree NAME] [--commit REV] [--report FILE] [--repro FILE] [--config FILE]");
+			"[--tree NAME] [--commit REV] [--report FILE] [--repro FILE] [--repro-syz FILE] "
+			"[--config FILE]");
 		return 2;
 	}
 	if (strlen(b.title) > CTL_TITLE_MAX || strlen(b.source_id) > 256) {
@@ -525,10 +530,12 @@ int ctl_submit(struct ctl *c, int argc, char **argv)
 	}
 	if (submit_path("--report", report_arg, &report) < 0 ||
 	    submit_path("--repro", repro_arg, &repro) < 0 ||
+	    submit_path("--repro-syz", syz_arg, &syz) < 0 ||
 	    submit_path("--config", kconfig_arg, &kconfig) < 0)
 		return 1;
 	b.report = report;
 	b.repro_c = repro;
+	b.repro_syz = syz;
 	b.kernel_config = kconfig;
 	if (submit_api(c, &b, &r))
 		return r;

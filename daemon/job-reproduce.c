@@ -232,7 +232,7 @@ static int job_reproduce_run(struct job_ctx *ctx)
 const struct job_kind job_kind_reproduce = {
 	.name = "reproduce",
 	.run = job_reproduce_run,
-	.doc = "builds the bug's base kernel and runs its C reproducer; the same "
+	.doc = "builds the bug's base kernel and runs its reproducer (C, else syz); the same "
 		"crash moves the bug to repairing and queues a repair job, else the "
 		"bug is not-reproducible",
 };

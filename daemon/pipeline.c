@@ -120,6 +120,7 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 	_cleanup_(report_freep) struct report *rep = NULL;
 	_cleanup_free_ char *repro = NULL, *path = NULL;
 	size_t repro_len = 0;
+	bool syz;
 	int r;
 
 	*p = (struct pipeline){ .ctx = ctx };
@@ -141,7 +142,11 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 	r = local_file(p, "report", p->bug->report, REPORT_MAX, &p->report, &p->report_len);
 	if (r < 0)
 		return r;
-	r = local_file(p, "C reproducer", p->bug->repro_c, REPRO_MAX, &repro, &repro_len);
+	/* a C reproducer when there is one; a syz program needs syzkaller's
+	 * tools, which the scheduler checked before it queued the job */
+	syz = !p->bug->repro_c || !*p->bug->repro_c;
+	r = local_file(p, syz ? "syz reproducer" : "C reproducer",
+		       syz ? p->bug->repro_syz : p->bug->repro_c, REPRO_MAX, &repro, &repro_len);
 	if (r < 0)
 		return r;
 	if (p->bug->kernel_config)
@@ -165,9 +170,10 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 	r = pipeline_job_dir(ctx, ctx->job->id, &p->dir);
 	if (r >= 0)
 		r = mkdir_p(p->dir, 0755);
-	/* the toolstack compiles a reproducer by its .c name; the copy also
-	 * keeps the input next to the job's outputs */
-	if (r >= 0 && asprintf(&p->repro, "%s/repro.c", p->dir) < 0)
+	/* the toolstack tells a C reproducer (compiled) from a syz program
+	 * (replayed) by the name; the copy also keeps the input next to the
+	 * job's outputs */
+	if (r >= 0 && asprintf(&p->repro, "%s/repro.%s", p->dir, syz ? "syz" : "c") < 0)
 		r = -ENOMEM;
 	if (r >= 0)
 		r = write_file_atomic(p->repro, repro, repro_len, 0644);

@@ -11,6 +11,7 @@
 #include "budget.h"
 #include "iterate.h"
 #include "publish.h"
+#include "repro/run.h"
 #include <string.h>
 #include "sched.h"
 #include "source.h"
@@ -212,6 +213,19 @@ int sched_run(struct config *cfg, struct store *store)
  * bug without one has nothing to test a fix with and is given up; a bug
  * whose tree is not configured waits (a reload that adds the tree picks
  * it up). */
+/* Whether a syz program can run: the VM section the toolstack uses (the
+ * first) names a syzkaller build holding both tools. */
+static bool sched_syzkaller_ready(const struct config *cfg)
+{
+	_cleanup_strv_ char **vms = NULL;
+	_cleanup_free_ char *dir = NULL, *bin = NULL;
+
+	if (config_subsections(cfg, "vm", &vms) < 0 || !vms || !vms[0] ||
+	    config_get_path(cfg, "vm", vms[0], "syzkaller", &dir) < 0)
+		return false;
+	return syz_tools_find(dir, &bin, NULL) == 0;
+}
+
 static int sched_bug(struct config *cfg, struct store *store, const struct store_bug *b,
 		     bool selftest, int attempts)
 {
@@ -228,11 +242,14 @@ static int sched_bug(struct config *cfg, struct store *store, const struct store
 		return r;
 	if (selftest)
 		return store_job_add(store, b->id, "self-test", NULL, 0, attempts, NULL);
-	if (!b->repro_c || !*b->repro_c)
+	if ((!b->repro_c || !*b->repro_c) && (!b->repro_syz || !*b->repro_syz))
 		return store_bug_set_state(store, b->id, "gave-up",
-					   b->repro_syz && *b->repro_syz
-						   ? "only a syz reproducer: kfix runs C reproducers"
-						   : "no reproducer: nothing to test a fix with");
+					   "no reproducer: nothing to test a fix with");
+	if ((!b->repro_c || !*b->repro_c) && !sched_syzkaller_ready(cfg))
+		return streq(b->state, "needs-syzkaller") ? 0
+			: store_bug_set_state(store, b->id, "needs-syzkaller",
+					      "only a syz reproducer, and no [vm] syzkaller = DIR "
+					      "with syz-execprog and syz-executor to run it");
 	config_get_int(cfg, "tree", b->tree, "priority", &prio);
 	return store_job_add(store, b->id, "reproduce", NULL,
 			     SCHED_C_REPRO_PRIORITY + (int)prio, attempts, NULL);
@@ -252,6 +269,15 @@ static int sched_new_bugs(struct config *cfg, struct store *store)
 	r = store_bug_list(store, "new", 0, &bugs, &n);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < n && r >= 0; i++)
+		r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
+	store_bug_list_free(bugs, n);
+	/* syz-only bugs wait for syzkaller's tools; a reload that names them
+	 * sends the bugs on */
+	if (r < 0 || selftest || !sched_syzkaller_ready(cfg))
+		return r;
+	bugs = NULL, n = 0;
+	r = store_bug_list(store, "needs-syzkaller", 0, &bugs, &n);
 	for (size_t i = 0; i < n && r >= 0; i++)
 		r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
 	store_bug_list_free(bugs, n);

@@ -22,7 +22,7 @@ struct store {
 const char *const store_bug_states[] = {
 	"new",	     "reproducing", "repairing",	"validated",
 	"awaiting-approval", "sent", "not-reproducible", "already-fixed",
-	"gave-up",   "rejected",    NULL,
+	"gave-up",   "rejected",    "needs-syzkaller", NULL,
 };
 
 /* from -> allowed targets; any state may go to itself (no-op). */
@@ -33,6 +33,11 @@ static const struct {
 	{ "new", "reproducing" },
 	{ "new", "already-fixed" },
 	{ "new", "gave-up" },
+	/* a syz-only bug waits for syzkaller's tools to be configured */
+	{ "new", "needs-syzkaller" },
+	{ "needs-syzkaller", "reproducing" },
+	{ "needs-syzkaller", "already-fixed" },
+	{ "needs-syzkaller", "gave-up" },
 	{ "reproducing", "repairing" },
 	{ "reproducing", "not-reproducible" },
 	{ "reproducing", "already-fixed" },

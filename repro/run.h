@@ -80,6 +80,10 @@ int syz_opts_from_program(const char *prog, size_t len, struct syz_opts *ret);
  * checked number or one of the given paths. */
 int syz_execprog_argv(const struct syz_opts *o, const char *execprog, const char *executor,
 		      const char *prog, char ***ret);
+/* syzkaller's tools for an amd64 guest in the build at dir: *ret_bin gets
+ * DIR/bin/linux_amd64 when syz-execprog and syz-executor are both there;
+ * -ENOENT otherwise, with *ret_missing (if given) the first one missing. */
+int syz_tools_find(const char *dir, char **ret_bin, char **ret_missing);
 
 struct run_opts {
 	const struct vm_opts *vm;

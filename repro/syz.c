@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/json.h"
 #include "common/strutil.h"
@@ -223,5 +224,29 @@ int syz_execprog_argv(const struct syz_opts *in, const char *execprog, const cha
 	if (strv_push(&v, prog) < 0)
 		return -ENOMEM;
 	*ret = TAKE_PTR(v);
+	return 0;
+}
+
+int syz_tools_find(const char *dir, char **ret_bin, char **ret_missing)
+{
+	static const char *const tools[] = { "syz-execprog", "syz-executor" };
+	_cleanup_free_ char *bin = NULL;
+
+	if (!dir || !*dir)
+		return -EINVAL;
+	if (asprintf(&bin, "%s/bin/linux_amd64", dir) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
+		_cleanup_free_ char *p = NULL;
+
+		if (asprintf(&p, "%s/%s", bin, tools[i]) < 0)
+			return -ENOMEM;
+		if (access(p, R_OK) < 0) {
+			if (ret_missing)
+				*ret_missing = TAKE_PTR(p);
+			return -ENOENT;
+		}
+	}
+	*ret_bin = TAKE_PTR(bin);
 	return 0;
 }

@@ -6,7 +6,9 @@
 # arguments the program's repro options ask for; so "reproduced" proves
 # the copy and the command line.  Then, when KFIX_SYZKALLER_DIR names a
 # syzkaller build, the scenario's .syz program with the real tools; without
-# it that part is skipped, loudly, and the test reports SKIP.
+# it that part is skipped, loudly, and the test reports SKIP.  Between
+# the two, kfixd takes a bug with only a syz program through the same
+# stand-in (needs-syzkaller first, reproduced after a reload).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -51,6 +53,58 @@ kt_kfixctl reproduce --kernel "$kernel" --repro-syz "$T/standin.syz" --runs 1 --
 	--repro-opts <(echo '{"threaded":true,"repeat":true,"procs":1,"sandbox":"none"}')
 expect_json 'd["verdict"]' not-reproduced "--repro-opts override the program's own options"
 kt_no_leaks
+
+# kfixd with a bug that has only a syz program: it waits in needs-syzkaller
+# while no [vm] section names a syzkaller build, and once a reload names
+# the stand-in, the reproduce job replays the program with it
+KFIXD=${top_builddir:-.}/kfixd
+[ -x "$KFIXD" ] || KFIXD=${top_builddir:-.}/daemon/kfixd
+sed '/^\tsyzkaller = /d' "$T/kfix.conf" > "$T/kfixd.conf"
+cat >> "$T/kfixd.conf" <<CFG
+[kfix]
+	job-attempts = 1
+	job-timeout = 1h
+	retry-delay = 1s
+[tree "msg"]
+	path = $KT_SRC
+	config = $KT_CONFIG
+[agent]
+	base-runs = 1
+CFG
+dbq() { sqlite3 -cmd '.timeout 5000' "$T/state/kfix.db" "$1"; }
+"$KFIXCTL" -c "$T/kfixd.conf" submit --source syzbot --id 5a5a5a5a5a5a5a5a5a5a --title "$title" \
+	--tree msg --report "$S/msg-uaf/report.txt" --repro-syz "$T/standin.syz" >/dev/null || kt_fail "submit"
+"$KFIXD" -c "$T/kfixd.conf" --log-target stderr 2> "$T/kfixd.log" &
+KFIXD_PID=$!
+KT_PIDS+=("$KFIXD_PID")
+for i in $(seq 300); do
+	[ "$(dbq 'SELECT state FROM bugs WHERE id = 1')" = needs-syzkaller ] && break
+	sleep 0.1
+done
+[ "$(dbq 'SELECT state FROM bugs WHERE id = 1')" = needs-syzkaller ] ||
+	kt_fail "the syz-only bug is $(dbq 'SELECT state FROM bugs WHERE id = 1'), not needs-syzkaller"
+"$KFIXCTL" -c "$T/kfixd.conf" status | grep -q 'needs-syzkaller' ||
+	kt_fail "kfixctl status does not show the waiting bug: $("$KFIXCTL" -c "$T/kfixd.conf" status)"
+[ "$(dbq 'SELECT count(*) FROM jobs')" = 0 ] || kt_fail "a job for a bug that cannot run"
+kt_log "ok: a syz-only bug waits in needs-syzkaller without syzkaller's tools"
+printf '[vm "test"]\n\tsyzkaller = %s\n' "$T/fake-syzkaller" >> "$T/kfixd.conf"
+kill -HUP "$KFIXD_PID"
+for i in $(seq 1800); do
+	case "$(dbq "SELECT state FROM jobs WHERE kind = 'reproduce'")" in done|failed) break ;; esac
+	kill -0 "$KFIXD_PID" 2>/dev/null || break
+	sleep 0.5
+done
+res=$(dbq "SELECT result FROM jobs WHERE kind = 'reproduce' AND state = 'done'")
+case "$res" in
+*'"result":"reproduced"'*) ;;
+*) tail -30 "$T/kfixd.log" >&2; kt_fail "reproduce job: $(dbq "SELECT state, error, result FROM jobs WHERE kind = 'reproduce'")" ;;
+esac
+[ -s "$T/state/jobs/$(dbq "SELECT id FROM jobs WHERE kind = 'reproduce'")/repro.syz" ] ||
+	kt_fail "the job did not keep the syz program"
+dbq "SELECT detail FROM events WHERE kind = 'bug.state'" | grep -q '^needs-syzkaller -> reproducing' ||
+	kt_fail "states: $(dbq "SELECT detail FROM events WHERE kind = 'bug.state'")"
+kill "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null
+kt_log "ok: after a reload naming syzkaller, kfixd reproduced the syz-only bug with syz-execprog"
 
 if [ -z "${KFIX_SYZKALLER_DIR:-}" ]; then
 	kt_log "stand-in part passed"

@@ -82,9 +82,10 @@ static void test_new_bugs(void **state)
 	assert_int_equal(j[0]->max_attempts, 5);
 	store_job_list_free(j, n);
 
-	/* nothing to test a fix with: given up, with the reason */
+	/* only a syz program and no syzkaller: waiting; nothing to test a
+	 * fix with: given up, with the reason */
 	b = bug(f->s, syz);
-	assert_string_equal(b->state, "gave-up");
+	assert_string_equal(b->state, "needs-syzkaller");
 	store_bug_free(b);
 	assert_int_equal(jobs_of(f->s, syz, &j), 0);
 	store_job_list_free(j, 0);
@@ -127,22 +128,51 @@ static void test_reasons(void **state)
 	int64_t syz = add_bug(f->s, "s", "net", NULL, "/r/repro.syz"),
 		none = add_bug(f->s, "n", "net", NULL, "");
 	struct store_event **ev = NULL;
+	struct store_job **j = NULL;
+	struct store_bug *b;
 	size_t n = 0;
 	bool seen_syz = false, seen_none = false;
+	char dir[] = "/tmp/kfix-syzkaller-XXXXXX", path[128];
 
 	assert_int_equal(sched_run(c, f->s), 0);
 	assert_int_equal(store_event_list(f->s, 0, 0, 0, &ev, &n), 0);
 	for (size_t i = 0; i < n; i++) {
 		if (!ev[i]->detail)
 			continue;
-		seen_syz |= ev[i]->bug_id == syz &&
-			    strstr(ev[i]->detail, "only a syz reproducer: kfix runs C reproducers");
+		seen_syz |= ev[i]->bug_id == syz && strstr(ev[i]->detail, "only a syz reproducer");
 		seen_none |= ev[i]->bug_id == none &&
 			     strstr(ev[i]->detail, "no reproducer: nothing to test a fix with");
 	}
 	store_event_list_free(ev, n);
 	assert_true(seen_syz);
 	assert_true(seen_none);
+	/* a syz-only bug waits for syzkaller's tools, not given up */
+	b = bug(f->s, syz);
+	assert_string_equal(b->state, "needs-syzkaller");
+	store_bug_free(b);
+	b = bug(f->s, none);
+	assert_string_equal(b->state, "gave-up");
+	store_bug_free(b);
+
+	/* a syzkaller build with one of its two tools is not enough */
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/bin/linux_amd64", dir);
+	assert_int_equal(mkdir_p(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/bin/linux_amd64/syz-execprog", dir);
+	assert_int_equal(write_file_atomic(path, "x", 1, 0755), 0);
+	assert_int_equal(config_set(c, "vm", "v", "syzkaller", dir), 0);
+	assert_int_equal(sched_run(c, f->s), 0);
+	assert_int_equal(jobs_of(f->s, syz, &j), 0);
+	store_job_list_free(j, 0);
+	/* with both, the waiting bug gets its reproduce job */
+	snprintf(path, sizeof(path), "%s/bin/linux_amd64/syz-executor", dir);
+	assert_int_equal(write_file_atomic(path, "x", 1, 0755), 0);
+	assert_int_equal(sched_run(c, f->s), 0);
+	n = jobs_of(f->s, syz, &j);
+	assert_int_equal(n, 1);
+	assert_string_equal(j[0]->kind, "reproduce");
+	store_job_list_free(j, n);
+	assert_int_equal(rm_rf(dir), 0);
 	config_free(c);
 }
 
