@@ -41,6 +41,7 @@ struct pub {
 	char *msg_copy;
 	struct publish_msg msg;
 	char held[512]; /* why a pre-send check held the patch */
+	char store_id[24]; /* the store's random name, in Message-IDs */
 };
 
 static void pub_clear(struct pub *p)
@@ -165,6 +166,15 @@ static int pub_load(struct pub *p, int64_t patch_id)
 	r = store_bug_get(ctx->store, p->patch->bug_id, &p->bug);
 	if (r < 0)
 		return job_fail(ctx, r, "bug of patch %lld: %s", (long long)patch_id, strerror(-r));
+	{
+		_cleanup_free_ char *id = NULL;
+
+		r = store_kv_get(ctx->store, "store.id", &id);
+		if (r < 0 || strspn(id, "0123456789abcdef") != strlen(id) || !*id ||
+		    strlen(id) >= sizeof(p->store_id))
+			return job_fail(ctx, r < 0 ? r : -EINVAL, "the store has no valid store.id");
+		snprintf(p->store_id, sizeof(p->store_id), "%s", id);
+	}
 	if (!p->bug->tree || source_configured(ctx->cfg, p->bug->tree) < 0) {
 		ctx->permanent = true;
 		return job_fail(ctx, -ENOENT, "tree '%s' is not configured",
@@ -484,12 +494,21 @@ static int domain_of(const char *email, char *buf, size_t n)
 	return 0;
 }
 
-static void rfc_message_id(struct pub *p, char *buf, size_t n)
+/* kfix-BUG-vN[-KIND].STORE@DOMAIN: the same for every retry of a job,
+ * never the same for two stores (STORE is the store's random name), so a
+ * recreated store or two instances sharing a domain repeat none. */
+static void message_id(struct pub *p, int version, const char *kind, char *buf, size_t n)
 {
 	char dom[200];
 
 	domain_of(p->email, dom, sizeof(dom));
-	snprintf(buf, n, "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id, p->patch->version, dom);
+	snprintf(buf, n, "kfix-%lld-v%d%s%s.%s@%s", (long long)p->bug->id, version,
+		 kind ? "-" : "", kind ?: "", p->store_id, dom);
+}
+
+static void rfc_message_id(struct pub *p, char *buf, size_t n)
+{
+	message_id(p, p->patch->version, "rfc", buf, n);
 }
 
 /* The addr-spec of "Name <addr>" or "addr", lower case. */
@@ -527,7 +546,7 @@ static int stage_moderation(struct pub *p)
 {
 	_cleanup_free_ char *mail = NULL, *key = NULL;
 	const char *mod = NULL;
-	char mid[256], prev[256] = "", dom[200];
+	char mid[256], prev[256] = "";
 	char *to[2] = { NULL, NULL };
 	int r;
 
@@ -550,11 +569,8 @@ static int stage_moderation(struct pub *p)
 	rfc_message_id(p, mid, sizeof(mid));
 	to[0] = (char *)mod;
 	/* a new version answers the moderation mail of the one before */
-	if (p->patch->version > 1) {
-		domain_of(p->email, dom, sizeof(dom));
-		snprintf(prev, sizeof(prev), "kfix-%lld-v%d-rfc@%s", (long long)p->bug->id,
-			 p->patch->version - 1, dom);
-	}
+	if (p->patch->version > 1)
+		message_id(p, p->patch->version - 1, "rfc", prev, sizeof(prev));
 	r = compose(p, false, NULL, to, NULL, mid, prev[0] ? prev : NULL, &mail);
 	if (r < 0)
 		return r;
@@ -737,16 +753,14 @@ static int hold(struct pub *p)
 	_cleanup_free_ char *text = NULL, *mail = NULL, *err = NULL, *key = NULL,
 			    *detail = NULL;
 	const char *mod = NULL;
-	char rfc[256], mid[256], dom[200], hk[64], subject[256];
+	char rfc[256], mid[256], hk[64], subject[256];
 	char *to[2] = { NULL, NULL };
 	json_t *j;
 	int r;
 
 	log_notice("patch %lld held: %s", (long long)p->patch->id, p->held);
 	rfc_message_id(p, rfc, sizeof(rfc));
-	domain_of(p->email, dom, sizeof(dom));
-	snprintf(mid, sizeof(mid), "kfix-%lld-v%d-held@%s", (long long)p->bug->id,
-		 p->patch->version, dom);
+	message_id(p, p->patch->version, "held", mid, sizeof(mid));
 	if (p->patch->version > 1)
 		snprintf(subject, sizeof(subject), "[PATCH RFC v%d] %s", p->patch->version,
 			 p->msg.subject);
@@ -793,7 +807,7 @@ static int stage_upstream(struct pub *p, const char *by)
 	_cleanup_free_ char *mail = NULL, *key = NULL, *err = NULL, *sent_to = NULL,
 			    *report_mid = NULL;
 	_cleanup_(mail_freep) struct mail *report = NULL;
-	char mid[256], dom[200];
+	char mid[256];
 	int r;
 
 	if (!by || !strchr(by, '@')) {
@@ -828,9 +842,7 @@ static int stage_upstream(struct pub *p, const char *by)
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, -ENOENT, "get_maintainer.pl named nobody");
 	}
-	domain_of(p->email, dom, sizeof(dom));
-	snprintf(mid, sizeof(mid), "kfix-%lld-v%d@%s", (long long)p->bug->id,
-		 p->patch->version, dom);
+	message_id(p, p->patch->version, NULL, mid, sizeof(mid));
 	r = compose(p, true, by, to, cc, mid, report_mid, &mail);
 	if (r < 0)
 		return r;

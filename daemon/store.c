@@ -175,6 +175,10 @@ static const char *const migrations[] = {
 	/* 9: what a running job is doing now, and since when */
 	"ALTER TABLE jobs ADD COLUMN progress TEXT;"
 	"ALTER TABLE jobs ADD COLUMN progress_at INTEGER NOT NULL DEFAULT 0;",
+	/* 10: this store's own random name, in the Message-IDs of its mail:
+	 * a recreated store or a second instance on the same domain never
+	 * repeats one */
+	"INSERT OR IGNORE INTO kv (key, value) VALUES ('store.id', lower(hex(randomblob(6))));",
 };
 
 static int64_t now_sec(void)

@@ -48,8 +48,8 @@ report() { # EXTID N: a syzbot report for bug EXTID, Message-ID <report-N@google
 	deliver "$T/report-$2.eml"
 }
 command_mail() { # FROM BUG ID CMD
-	printf 'From: %s\nTo: moderation@example.org\nSubject: Re: [PATCH RFC] mm/slub: ignore NULL in slab_free()\nMessage-ID: <%s>\nIn-Reply-To: <kfix-%s-v1-rfc@kfix.example.org>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\nLooks right.\n#kfix %s\n' \
-		"$1" "$3" "$2" "$4" > "$T/cmd-$3"
+	printf 'From: %s\nTo: moderation@example.org\nSubject: Re: [PATCH RFC] mm/slub: ignore NULL in slab_free()\nMessage-ID: <%s>\nIn-Reply-To: <kfix-%s-v1-rfc.%s@kfix.example.org>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\nLooks right.\n#kfix %s\n' \
+		"$1" "$3" "$2" "$(sqlite3 -cmd '.timeout 5000' "$DB" "SELECT value FROM kv WHERE key = 'store.id'")" "$4" > "$T/cmd-$3"
 	deliver "$T/cmd-$3"
 }
 
@@ -142,8 +142,8 @@ wait_for 60 spooled '*' 4 || fail "moderation mails: $(ls "$T/spool") $(why)"
 command_mail "Mod Erator <mod@example.org>" 1 up-1@example.org upstream
 wait_for 120 sh -c "'$KFIXCTL' -c '$T/kfix.conf' patch 1 | grep -q 'State: *sent'" ||
 	fail "patch 1 not sent: $(ctl patch 1 | head -3) $(why)"
-wait_for 60 spooled 'kfix-1-v1@*' || fail "no upstream mail: $(ls "$T/spool")"
-up=$(ls "$T"/spool/*kfix-1-v1@*.eml)
+wait_for 60 spooled 'kfix-1-v1.*' || fail "no upstream mail: $(ls "$T/spool")"
+up=$(ls "$T"/spool/*kfix-1-v1.[0-9a-f]*@*.eml)
 python3 - "$up" <<'PY' || fail "upstream mail headers: $(grep -E '^(To|Cc|In-Reply-To|References):' -A3 "$up")"
 import email, sys
 m = email.message_from_file(open(sys.argv[1]))
@@ -177,13 +177,13 @@ for p in 2:'no longer lists the bug as open' 3:'a fix for the bug is already in 
 	4:"another patch for the bug was posted ([PATCH] net: fix it too, dev1@example.org)"; do
 	reason=$(q "SELECT detail FROM events WHERE kind = 'publish.held' AND bug_id = ${p%%:*}")
 	echo "$reason" | grep -qF "${p#*:}" || fail "hold reason of ${p%%:*}: $reason"
-	wait_for 60 sh -c "grep -q '^Message-ID: <kfix-${p%%:*}-v1-held@' '$T'/spool/*.eml" || fail "no note for ${p%%:*}"
-	note=$(grep -l "^Message-ID: <kfix-${p%%:*}-v1-held@" "$T"/spool/*.eml)
-	grep -q "^In-Reply-To: <kfix-${p%%:*}-v1-rfc@kfix.example.org>" "$note" || fail "note not threaded"
+	wait_for 60 sh -c "grep -q '^Message-ID: <kfix-${p%%:*}-v1-held\.' '$T'/spool/*.eml" || fail "no note for ${p%%:*}"
+	note=$(grep -l "^Message-ID: <kfix-${p%%:*}-v1-held\." "$T"/spool/*.eml)
+	grep -q "^In-Reply-To: <kfix-${p%%:*}-v1-rfc.$(q "SELECT value FROM kv WHERE key = 'store.id'")@kfix.example.org>" "$note" || fail "note not threaded"
 	grep -q "^To: moderation@example.org" "$note" || fail "note recipient"
 	grep -qF "${p#*:}" "$note" || fail "note text: $(cat "$note")"
 done
-ls "$T"/spool | grep -qE 'kfix-[234]-v1@.*\.eml$' && fail "a held patch was sent"
+ls "$T"/spool | grep -qE 'kfix-[234]-v1\.[0-9a-f]+@.*\.eml$' && fail "a held patch was sent"
 ok "pre-send checks: closed upstream, fix landed, another patch: held, moderators told"
 
 # approving a held patch again (here in the archive) sends it anyway

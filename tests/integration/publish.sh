@@ -94,7 +94,10 @@ mail=$(ls "$T"/spool/*.eml)
 [ "$(echo "$mail" | wc -l)" = 1 ] || fail "spool: $mail"
 grep -q "^Subject: \[PATCH RFC\] mm/slub: ignore NULL in slab_free()" "$mail" || fail "subject: $(grep ^Subject "$mail")"
 grep -q "^To: moderation@example.org" "$mail" || fail "to"
-grep -q "^Message-ID: <kfix-1-v1-rfc@kfix.example.org>" "$mail" || fail "message-id"
+# Message-IDs carry the store's random name: stable, and never another store's
+SID=$(sqlite3 "$T/state/kfix.db" "SELECT value FROM kv WHERE key = 'store.id'")
+case "$SID" in [0-9a-f][0-9a-f][0-9a-f][0-9a-f]*) ;; *) fail "store.id: '$SID'" ;; esac
+grep -q "^Message-ID: <kfix-1-v1-rfc.$SID@kfix.example.org>" "$mail" || fail "message-id: $(grep ^Message-ID "$mail")"
 grep -q "crashed 3 of 3" "$mail" || fail "no reproduction table"
 grep -q "^Link: https://lore.kernel.org/r/report-pub1@google.com$" "$mail" || fail "no Link to the report"
 sed -n '/^---$/,$p' "$mail" | grep -A3 "^How to answer:$" | grep -q "^    #kfix upstream " ||
@@ -122,7 +125,7 @@ post_mail() { # FILE DELIVERY-ID
 		-H "X-Kfix-Signature: sha256=$sig" -H "X-Kfix-Delivery: $2" "http://127.0.0.1:$port/hooks/mail"
 }
 reply() { # FROM MESSAGE-ID
-	printf 'From: %s\r\nTo: moderation@example.org\r\nSubject: Re: [PATCH RFC] mm/slub: ignore NULL in slab_free()\r\nMessage-ID: <%s>\r\nIn-Reply-To: <kfix-1-v1-rfc@kfix.example.org>\r\n\r\n> quoted\r\n\r\nLooks right.\r\n#kfix upstream\r\n' "$1" "$2"
+	printf 'From: %s\r\nTo: moderation@example.org\r\nSubject: Re: [PATCH RFC] mm/slub: ignore NULL in slab_free()\r\nMessage-ID: <%s>\r\nIn-Reply-To: <kfix-1-v1-rfc.'"$SID"'@kfix.example.org>\r\n\r\n> quoted\r\n\r\nLooks right.\r\n#kfix upstream\r\n' "$1" "$2"
 }
 reply "Eve <eve@example.net>" r0@example.net > "$T/r0"
 [ "$(post_mail "$T/r0" d0)" = 200 ] || fail "webhook refused the mail"

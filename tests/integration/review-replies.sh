@@ -99,8 +99,9 @@ c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, 
 c.commit()
 PY
 ctl publish 1 >/dev/null || fail "publish"
-wait_for 60 spooled 'kfix-1-v1-rfc@*' || fail "no moderation mail: $(ctl jobs)"
-RFC=kfix-1-v1-rfc@kfix.example.org
+wait_for 60 spooled 'kfix-1-v1-rfc.*' || fail "no moderation mail: $(ctl jobs)"
+SID=$(q "SELECT value FROM kv WHERE key = 'store.id'")
+RFC=kfix-1-v1-rfc.$SID@kfix.example.org
 [ "$(q "SELECT recipients FROM patch_mails WHERE message_id = '$RFC'")" = '["moderation@example.org"]' ] ||
 	fail "moderation mail recipients: $(q 'SELECT * FROM patch_mails')"
 
@@ -168,18 +169,18 @@ ok "comments from an allowed sender start an iterate job; a failed one leaves v1
 # the tags go onto the upstream mail
 printf 'From: Mod Erator <mod@example.org>\nTo: moderation@example.org\nSubject: Re: [PATCH RFC] x\nMessage-ID: <up@example.org>\nIn-Reply-To: <%s>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\n#kfix upstream\n' "$RFC" > "$T/up"
 [ "$(post "$T/up" d-up)" = 200 ] || fail "webhook up"
-wait_for 60 spooled 'kfix-1-v1@*' || fail "no upstream mail: $(ctl jobs | tail -3)"
-up=$(ls "$T"/spool/*kfix-1-v1@*.eml)
+wait_for 60 spooled "kfix-1-v1.$SID@*" || fail "no upstream mail: $(ctl jobs | tail -3)"
+up=$(ls "$T"/spool/*kfix-1-v1."$SID"@*.eml)
 grep -q '^Reviewed-by: Rev Iewer <rev@example.org>$' "$up" || fail "Reviewed-by not on the upstream mail"
 grep -q 'boss@example.org' "$up" && fail "a forged tag reached the upstream mail"
 [ "$(grep -c '^Reviewed-by:' "$up")" = 1 ] || fail "Reviewed-by twice"
 ok "collected trailers on the upstream mail"
 
 # a maintainer the upstream mail went to may ask for a new version
-maint=$(q "SELECT recipients FROM patch_mails WHERE message_id = 'kfix-1-v1@kfix.example.org'" |
+maint=$(q "SELECT recipients FROM patch_mails WHERE message_id = 'kfix-1-v1.$SID@kfix.example.org'" |
 	python3 -c 'import json,sys; print(json.load(sys.stdin)[0])')
 [ -n "$maint" ] || fail "upstream recipients not recorded"
-printf 'From: M <%s>\nTo: lists@example.org\nSubject: Re: [PATCH] x\nMessage-ID: <r5@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\nPlease warn here.\n' "$maint" > "$T/r5"
+printf 'From: M <%s>\nTo: lists@example.org\nSubject: Re: [PATCH] x\nMessage-ID: <r5@example.org>\nIn-Reply-To: <kfix-1-v1.%s@kfix.example.org>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\nPlease warn here.\n' "$maint" "$SID" > "$T/r5"
 deliver "$T/r5"
 wait_for 30 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT may_iterate FROM reviews WHERE message_id = 'r5@example.org'\")\" = 1 ]" ||
 	fail "maintainer's reply: $(q 'SELECT message_id, may_iterate FROM reviews')"
@@ -190,7 +191,7 @@ wait_for 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT state FROM bugs WHERE id = 1')\"
 	fail "bug not back to sent: $(q 'SELECT state FROM bugs')"
 
 # #kfix repair from the moderator asks for a new version too
-printf 'From: Mod Erator <mod@example.org>\nTo: moderation@example.org\nSubject: Re: [PATCH] x\nMessage-ID: <rep@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\n#kfix repair\n' > "$T/rep"
+printf 'From: Mod Erator <mod@example.org>\nTo: moderation@example.org\nSubject: Re: [PATCH] x\nMessage-ID: <rep@example.org>\nIn-Reply-To: <kfix-1-v1.%s@kfix.example.org>\nDate: Tue, 17 Nov 2026 10:00:00 +0000\n\n#kfix repair\n' "$SID" > "$T/rep"
 [ "$(post "$T/rep" d-rep)" = 200 ] || fail "webhook rep"
 wait_for 60 sh -c "sqlite3 '$DB' \"SELECT args FROM jobs WHERE kind = 'iterate'\" | grep -q '\"reason\":\"request\"'" ||
 	fail "#kfix repair: $(q "SELECT kind, detail FROM events WHERE kind LIKE 'request.%'")"
@@ -217,10 +218,10 @@ c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, 
 c.commit()
 PY
 ctl publish 2 >/dev/null || fail "publish v2"
-wait_for 60 spooled 'kfix-1-v2-rfc@*' || fail "no v2 mail: $(ctl jobs | tail -3)"
-v2m=$(ls "$T"/spool/*kfix-1-v2-rfc@*.eml)
+wait_for 60 spooled "kfix-1-v2-rfc.$SID@*" || fail "no v2 mail: $(ctl jobs | tail -3)"
+v2m=$(ls "$T"/spool/*kfix-1-v2-rfc."$SID"@*.eml)
 grep -q '^Subject: \[PATCH RFC v2\] mm/slub' "$v2m" || fail "v2 subject: $(grep ^Subject "$v2m")"
-grep -q '^In-Reply-To: <kfix-1-v1-rfc@kfix.example.org>' "$v2m" || fail "v2 not threaded under v1"
+grep -q "^In-Reply-To: <kfix-1-v1-rfc.$SID@kfix.example.org>" "$v2m" || fail "v2 not threaded under v1"
 python3 - "$v2m" <<'PY' || fail "v2 body: $(cat "$v2m")"
 import sys
 body = open(sys.argv[1]).read().split("\n\n", 1)[1]
@@ -238,7 +239,7 @@ assert "Branch: kfix/1/v2 on " in rest, rest[:600]
 changes = rest.split("\n\n", 1)[1]
 assert changes.startswith("Changes since v1:\n- Warn once about the NULL object (Mod Erator).\n"), changes[:200]
 # v1 went upstream: its link is that mail's
-assert "\nLink to v1: https://lore.kernel.org/r/kfix-1-v1@kfix.example.org\n" in changes, changes[:400]
+assert "\nLink to v1: https://lore.kernel.org/r/kfix-1-v1." in changes, changes[:400]
 PY
 wait_for 30 git -C "$T/push.git" rev-parse -q --verify refs/heads/kfix/1/v2 || fail "no v2 branch"
 [ "$(git -C "$T/push.git" rev-parse refs/heads/kfix/1/v1)" = "$v1" ] || fail "v1 branch rewritten"
@@ -250,7 +251,7 @@ grep "exited with status" "$T/kfixd.log" && fail "a job process failed"
 # the thread as a maintainer takes it: b4 picks v2 out of the v1/v2
 # thread, keeps its trailers in kfix's order, and git am applies it
 command -v b4 >/dev/null || skip "b4 not installed (Debian package b4; scripts/install-deps.sh all)"
-for f in "$T"/spool/*kfix-1-v1-rfc@*.eml "$v2m"; do
+for f in "$T"/spool/*kfix-1-v1-rfc."$SID"@*.eml "$v2m"; do
 	printf 'From kfix@kfix.example.org Thu Jan  1 00:00:00 1970\n'
 	sed 's/^From />From /' "$f"
 	echo

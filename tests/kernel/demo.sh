@@ -26,7 +26,7 @@ for s in reproducing repairing awaiting-approval sent; do
 	want "^demo:   [0-9:]*  bug 1: $s\$" "state $s was not shown"
 done
 want "^demo:   [0-9:]*  delivered: push linux:kfix/1/v1\$" "the v1 push was not shown"
-want "^demo:   [0-9:]*  delivered: mail <kfix-1-v1-rfc@kfix.example.org>\$" "the moderation mail's delivery was not shown"
+want "^demo:   [0-9:]*  delivered: mail <kfix-1-v1-rfc\.[0-9a-f]*@kfix.example.org>\$" "the moderation mail's delivery was not shown"
 want "^    ipc/msg: do not read a message after freeing it in freeque()" "the branch's commit was not shown"
 want '^Subject: \[PATCH RFC\] ipc/msg: do not read a message after freeing it' "no moderation mail shown"
 want '^-		msq->q_cbytes -= msg->m_ts;' "the fix is not in the mail"

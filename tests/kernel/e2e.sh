@@ -153,12 +153,12 @@ kt_log "branch kfix/1/v1 and its note are on the remote"
 # the moderation mail: headers, trailers, table; it applies with git am
 m=$(ls "$T"/smtp/msg-*.eml | head -1)
 python3 - "$m" "$EXTID" <<'PY' || kt_fail "moderation mail: $(sed '/^\r*$/q' "$m")"
-import email, sys
+import email, re, sys
 m = email.message_from_binary_file(open(sys.argv[1], "rb"))
 subject = " ".join(m["Subject"].split())
 assert subject == "[PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()", subject
 assert m["To"] == "moderation@example.org", m["To"]
-assert m["Message-ID"] == "<kfix-1-v1-rfc@kfix.example.org>", m["Message-ID"]
+assert re.fullmatch(r"<kfix-1-v1-rfc\.[0-9a-f]{12}@kfix\.example\.org>", m["Message-ID"]), m["Message-ID"]
 body = m.get_payload(decode=True).decode()
 assert "Reported-by: syzbot+%s@syzkaller.appspotmail.com" % sys.argv[2] in body
 assert "Assisted-by: kfix:scripted-msg-uaf" in body
@@ -240,11 +240,11 @@ git --git-dir="$T/remote.git" notes --ref=kfix show "$c2" >/dev/null || kt_fail 
 m2=$(mail_of kfix-1-v2-rfc)
 [ -n "$m2" ] || kt_fail "no v2 mail"
 python3 - "$m2" <<'PY' || kt_fail "v2 mail: $(cat "$m2")"
-import email, sys
+import email, re, sys
 m = email.message_from_binary_file(open(sys.argv[1], "rb"))
 subject = " ".join(m["Subject"].split())
 assert subject == "[PATCH RFC v2] ipc/msg: do not read a message after freeing it in freeque()", subject
-assert m["In-Reply-To"].strip() == "<kfix-1-v1-rfc@kfix.example.org>", m["In-Reply-To"]
+assert re.fullmatch(r"<kfix-1-v1-rfc\.[0-9a-f]{12}@kfix\.example\.org>", m["In-Reply-To"].strip()), m["In-Reply-To"]
 body = m.get_payload(decode=True).decode()
 head, rest = body.split("\n---\n", 1)
 assert "Reviewed-by: Rev Iewer <rev@example.org>" in head, head
@@ -260,7 +260,7 @@ kt_log "kfix/1/v2 on the remote, v2 mail with the changes since v1 and the Revie
 [ "$(db "SELECT count(*) FROM patches")" = 2 ] || kt_fail "patches: $(db 'SELECT id, state FROM patches')"
 [ "$(db "SELECT state FROM patches WHERE id = 1")" = sent ] || kt_fail "patch state"
 [ "$(mails)" = 3 ] || kt_fail "$(mails) mails received, not 3: $(grep -h '^Subject' "$T"/smtp/msg-*.eml)"
-[ "$(grep -l 'kfix-1-v1-rfc@' "$T"/smtp/msg-*.eml | wc -l)" -ge 1 ] || kt_fail "RFC mail"
+[ "$(grep -l "kfix-1-v1-rfc.$(store_id)@" "$T"/smtp/msg-*.eml | wc -l)" -ge 1 ] || kt_fail "RFC mail"
 [ "$(git --git-dir="$T/remote.git" for-each-ref refs/heads/kfix | wc -l)" = 2 ] || kt_fail "branches on the remote"
 [ "$(db "SELECT count(*) FROM outbox WHERE kind = 'push'")" = 2 ] || kt_fail "pushes: $(db "SELECT idem_key, state FROM outbox WHERE kind = 'push'")"
 [ "$(db "SELECT count(*) FROM outbox WHERE state != 'sent'")" = 0 ] || kt_fail "outbox left: $(db "SELECT idem_key, state FROM outbox")"

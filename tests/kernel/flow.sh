@@ -135,7 +135,9 @@ mails() { ls "$T"/smtp/msg-*.eml 2>/dev/null | wc -l; }
 sent() { db "SELECT count(*) FROM outbox WHERE kind = '$1' AND state = 'sent'"; }
 
 # The mail the SMTP server received with Message-ID <ID@kfix.example.org>
-mail_of() { grep -l "^Message-ID: <$1@kfix.example.org>" "$T"/smtp/msg-*.eml 2>/dev/null | head -1; }
+# the store's random name, part of every Message-ID kfix writes
+store_id() { db "SELECT value FROM kv WHERE key = 'store.id'"; }
+mail_of() { grep -l "^Message-ID: <$1.$(store_id)@kfix.example.org>" "$T"/smtp/msg-*.eml 2>/dev/null | head -1; }
 
 # v1 is out for moderation: the bug awaits approval, the branch is pushed
 # and the mail is delivered and received.
@@ -175,17 +177,17 @@ post_until_taken() {
 
 # The moderator's "#kfix upstream" answer to the RFC mail, in $T/approve.eml.
 flow_write_approval() { # SUBJECT (of the RFC mail)
-	printf 'From: Mod Erator <mod@example.org>\r\nTo: moderation@example.org\r\nSubject: Re: %s\r\nMessage-ID: <approve-1@example.org>\r\nIn-Reply-To: <kfix-1-v1-rfc@kfix.example.org>\r\n\r\nLooks right.\r\n\r\n#kfix upstream\r\n' \
-		"$1" > "$T/approve.eml"
+	printf 'From: Mod Erator <mod@example.org>\r\nTo: moderation@example.org\r\nSubject: Re: %s\r\nMessage-ID: <approve-1@example.org>\r\nIn-Reply-To: <kfix-1-v1-rfc.%s@kfix.example.org>\r\n\r\nLooks right.\r\n\r\n#kfix upstream\r\n' \
+		"$1" "$(store_id)" > "$T/approve.eml"
 }
 
 # Two answers on the list to the upstream mail, in $T/review-{1,2}.eml: a
 # reviewer's Reviewed-by, and the moderator's comment (which asks for v2).
 flow_write_reviews() { # SUBJECT (of the upstream mail)
-	printf 'From: Rev Iewer <rev@example.org>\nTo: lists@example.org\nSubject: Re: %s\nMessage-ID: <review-1@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nReferences: <kfix-1-v1@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:00:00 +0000\n\nThe fix is right.\n\nReviewed-by: Rev Iewer <rev@example.org>\n' \
-		"$1" > "$T/review-1.eml"
-	printf 'From: Mod Erator <mod@example.org>\nTo: lists@example.org\nSubject: Re: %s\nMessage-ID: <review-2@example.org>\nIn-Reply-To: <kfix-1-v1@kfix.example.org>\nReferences: <kfix-1-v1@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:05:00 +0000\n\nkfix bot <kfix@kfix.example.org> wrote:\n> -\t\tmsq->q_cbytes -= msg->m_ts;\n\nPlease say in a comment why the byte count needs no update per message.\n' \
-		"$1" > "$T/review-2.eml"
+	printf 'From: Rev Iewer <rev@example.org>\nTo: lists@example.org\nSubject: Re: %s\nMessage-ID: <review-1@example.org>\nIn-Reply-To: <kfix-1-v1.%s@kfix.example.org>\nReferences: <kfix-1-v1.%s@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:00:00 +0000\n\nThe fix is right.\n\nReviewed-by: Rev Iewer <rev@example.org>\n' \
+		"$1" "$(store_id)" "$(store_id)" > "$T/review-1.eml"
+	printf 'From: Mod Erator <mod@example.org>\nTo: lists@example.org\nSubject: Re: %s\nMessage-ID: <review-2@example.org>\nIn-Reply-To: <kfix-1-v1.%s@kfix.example.org>\nReferences: <kfix-1-v1.%s@kfix.example.org>\nDate: Wed, 02 Dec 2026 10:05:00 +0000\n\nkfix bot <kfix@kfix.example.org> wrote:\n> -\t\tmsq->q_cbytes -= msg->m_ts;\n\nPlease say in a comment why the byte count needs no update per message.\n' \
+		"$1" "$(store_id)" "$(store_id)" > "$T/review-2.eml"
 }
 
 # A mail's decoded subject on one line.

@@ -162,12 +162,12 @@ fi
 
 # the moderation mail
 python3 - "$mail" <<'PY' || kt_fail "headers: $(sed '/^$/q' "$mail")"
-import email, sys
+import email, re, sys
 m = email.message_from_file(open(sys.argv[1]))
 subject = " ".join(m["Subject"].split())
 assert subject == "[PATCH RFC] ipc/msg: do not read a message after freeing it in freeque()", subject
 assert m["To"] == "moderation@example.org", m["To"]
-assert m["Message-ID"] == "<kfix-1-v1-rfc@kfix.example.org>", m["Message-ID"]
+assert re.fullmatch(r"<kfix-1-v1-rfc\.[0-9a-f]{12}@kfix\.example\.org>", m["Message-ID"]), m["Message-ID"]
 PY
 grep -q '^-		msq->q_cbytes -= msg->m_ts;' "$mail" || kt_fail "the fix is not in the mail"
 grep -q '^Reported-by: syzbot+0123456789abcdef0123@syzkaller.appspotmail.com$' "$mail" || kt_fail "Reported-by"
@@ -205,7 +205,8 @@ assert d["base_kernel"] == "crashed 1 of 1: KASAN: use-after-free Read in msgctl
 assert d["patched_kernel"] == "survived 2 of 2", d
 m = email.message_from_file(open(sys.argv[2]))
 assert m["To"] == "Mod Erator <mod@example.org>", m["To"]
-assert m["In-Reply-To"] == "<kfix-1-v1-rfc@kfix.example.org>", m["In-Reply-To"]
+sid, = db.execute("SELECT value FROM kv WHERE key = 'store.id'").fetchone()
+assert m["In-Reply-To"] == "<kfix-1-v1-rfc.%s@kfix.example.org>" % sid, m["In-Reply-To"]
 assert "Result: validated" in m.get_payload(), m.get_payload()
 PY
 kt_log "retest answered"

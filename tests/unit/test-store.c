@@ -235,9 +235,36 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 9);
+	assert_int_equal(v, 10);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
+	/* the store's random name: kept when reopened, another store's differs */
+	{
+		_cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *other = NULL;
+		char path[] = "/tmp/kfix-test-store2-XXXXXX";
+		struct store *s3 = NULL;
+		int fd = mkstemp(path);
+
+		assert_true(fd >= 0);
+		close(fd);
+		unlink(path);
+		assert_int_equal(store_kv_get(f->s, "store.id", &a), 0);
+		assert_int_equal(strlen(a), 12);
+		assert_int_equal(strspn(a, "0123456789abcdef"), 12);
+		assert_int_equal(store_kv_get(s2, "store.id", &b), 0);
+		assert_string_equal(a, b);
+		assert_int_equal(store_open(path, &s3), 0);
+		assert_int_equal(store_kv_get(s3, "store.id", &c), 0);
+		assert_string_not_equal(a, c);
+		store_close(s3);
+		if (asprintf(&other, "%s-wal", path) > 0)
+			unlink(other);
+		free(other);
+		other = NULL;
+		if (asprintf(&other, "%s-shm", path) > 0)
+			unlink(other);
+		unlink(path);
+	}
 	store_close(s2);
 }
 
