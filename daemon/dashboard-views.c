@@ -350,12 +350,11 @@ static int syzbot_block(struct front *f, struct buf *b, const struct store_patch
 	if (json_array_size(tests) == 0)
 		return 0;
 	r = html_fmt(b, "<h4>syzbot tests</h4><ul class=\"syzbot\">");
-	json_array_foreach(tests, i, t) {
-		_cleanup_free_ char *text = json_dumps(t, JSON_COMPACT);
-
+	json_array_foreach(tests, i, t)
 		if (r >= 0)
-			r = html_fmt(b, "<li>%s</li>", text);
-	}
+			r = html_fmt(b, "<li><span class=\"syz-result\">%s</span> %s <code>%s</code></li>",
+				     json_get_str(t, "result") ?: "?", json_get_str(t, "title") ?: "",
+				     json_get_str(t, "message_id") ?: "");
 	return r < 0 ? r : html_fmt(b, "</ul>");
 }
 
@@ -423,6 +422,21 @@ static char *mail_header(const char *msg, const char *name)
 	return in ? buf_steal(&v, NULL) ?: strdup("") : NULL;
 }
 
+/* A review's trailers (kept as [{"key", "value"}]) as "Key: value" lines. */
+static int trailer_lines(struct buf *b, const char *trailers)
+{
+	_cleanup_json_ json_t *a = trailers ? json_loads(trailers, 0, NULL) : NULL;
+	json_t *t;
+	size_t i;
+	int r = 0;
+
+	json_array_foreach(a, i, t)
+		if (r >= 0)
+			r = html_fmt(b, "%s: %s\n", json_get_str(t, "key") ?: "?",
+				     json_get_str(t, "value") ?: "");
+	return r;
+}
+
 static int bug_mails(struct front *f, struct buf *b, int64_t bug)
 {
 	struct store_query q = { .bug_id = bug };
@@ -453,10 +467,14 @@ static int bug_mails(struct front *f, struct buf *b, int64_t bug)
 	if (r >= 0 && store_review_list(f->store, bug, 0, 0, &rv, &m) >= 0) {
 		r = html_fmt(b, "<table id=\"replies\"><tr><th>From</th><th>Trailers</th>"
 			     "<th>Comments</th><th>Received</th></tr>");
-		for (size_t i = 0; i < m && r >= 0; i++)
-			r = html_fmt(b, "<tr><td>%s</td><td><pre>%s</pre></td><td><pre>%s</pre></td>"
-				     "<td>%s</td></tr>", rv[i]->author, rv[i]->trailers ?: "",
-				     rv[i]->comments ?: "", utc(rv[i]->created, t, sizeof(t)));
+		for (size_t i = 0; i < m && r >= 0; i++) {
+			r = html_fmt(b, "<tr><td>%s</td><td><pre class=\"trailers\">", rv[i]->author);
+			if (r >= 0)
+				r = trailer_lines(b, rv[i]->trailers);
+			if (r >= 0)
+				r = html_fmt(b, "</pre></td><td><pre>%s</pre></td><td>%s</td></tr>",
+					     rv[i]->comments ?: "", utc(rv[i]->created, t, sizeof(t)));
+		}
 		if (r >= 0)
 			r = html_fmt(b, "</table>");
 		store_review_list_free(rv, m);

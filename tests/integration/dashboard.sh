@@ -62,6 +62,11 @@ c.execute("UPDATE bugs SET state = 'validated' WHERE id = 1")
 c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, explanation,"
           " evidence, base_commit, created, updated) VALUES (1, 1, 'validated', ?, ?, ?, ?, ?, ?, ?, ?)",
           (subject, msg, diff, "Root cause: a NULL object.", json.dumps(ev), base, now, now))
+# a review reply with its trailers, one of them hostile
+c.execute("INSERT INTO reviews (bug_id, patch_id, message_id, author, trailers, comments, created)"
+          " VALUES (1, 1, 'rv1@example.org', 'Rev <rev@example.org>', ?, 'Fine.', ?)",
+          (json.dumps([{"key": "Reviewed-by", "value": "Rev <rev@example.org>"},
+                       {"key": "Tested-by", "value": "<script>alert('trailer')</script>"}]), now))
 c.commit()
 PY
 ctl publish 1 | grep -q "publishing queued" || fail "publish"
@@ -107,6 +112,10 @@ grep -q "<script>alert" "$T/body" && fail "raw <script> from a title in the page
 [ "$(code -b "$session" "$URL/ui/bugs?state=bogus")" = 400 ] || fail "unknown state filter"
 [ "$(code -b "$session" "$URL/ui/jobs/1/files/..%2Fkfix.db")" = 404 ] || fail "a path out of the job folder"
 [ "$(code -b "$session" "$URL/ui/bugs/999")" = 404 ] || fail "unknown bug"
+# a reply's trailers read as trailers, not as JSON, and escaped
+code -b "$session" "$URL/ui/bugs/1" >/dev/null
+grep -q "^Reviewed-by: Rev &lt;rev@example.org&gt;$" "$T/body" || fail "the reply's trailers: $(grep -A2 'trailers' "$T/body")"
+grep -q "^Tested-by: &lt;script&gt;alert(&#39;trailer&#39;)&lt;/script&gt;" "$T/body" || fail "a trailer not escaped"
 # a read session cannot moderate, whatever the form says
 csrf=$(code -b "$session" "$URL/ui/bugs/1" >/dev/null; sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -1)
 [ -z "$csrf" ] || fail "a read session got a moderation form"
