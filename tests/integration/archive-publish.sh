@@ -10,8 +10,6 @@
 for t in public-inbox-init public-inbox-mda git perl sqlite3; do
 	command -v "$t" >/dev/null || skip "$t is not installed (Debian packages public-inbox, git, sqlite3)"
 done
-KSRC_TAR=/usr/src/linux-source-6.1.tar.xz
-[ -r "$KSRC_TAR" ] || skip "$KSRC_TAR missing (Debian package linux-source-6.1)"
 FIX="$top_srcdir/tests/fixtures/mail"
 DB=$T/state/kfix.db
 q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
@@ -19,18 +17,7 @@ q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
 why() { q "SELECT id, bug_id, kind, state, attempts, error FROM jobs WHERE kind != 'archive-poll'"; tail -5 "$T/kfixd.log"; }
 
 # the upstream tree, as in publish.sh
-U=$T/upstream
-mkdir -p "$U/mm"
-tar -xJf "$KSRC_TAR" -C "$U" --strip-components=1 linux-source-6.1/MAINTAINERS \
-	linux-source-6.1/scripts/get_maintainer.pl || skip "cannot extract kernel scripts"
-printf 'void slab_free(struct kmem_cache *s, void *x)\n{\n\tdo_slab_free(s, x);\n}\n' > "$U/mm/slub.c"
-git -C "$U" init -q -b master
-git -C "$U" -c user.name=U -c user.email=u@example.org add -A
-git -C "$U" -c user.name=U -c user.email=u@example.org commit -qm "base"
-BASE=$(git -C "$U" rev-parse HEAD)
-sed -i 's/^\tdo_slab_free(s, x);/\tif (!x)\n\t\treturn;\n\tdo_slab_free(s, x);/' "$U/mm/slub.c"
-git -C "$U" diff > "$T/fix.diff"
-git -C "$U" checkout -q .
+upstream_tree
 
 # the archive
 export HOME="$T/home" PI_CONFIG="$T/pi-config"

@@ -82,3 +82,34 @@ spooled() {
 json_field() { # json_field EXPR: reads JSON on stdin, prints python expr on j
 	python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"
 }
+
+# The upstream tree of the publishing tests, in $U: the kernel's
+# MAINTAINERS and get_maintainer.pl (from Debian's linux-source-6.1, read
+# at test time) and mm/slub.c; $BASE is its commit and $T/fix.diff a fix
+# of it (a NULL check).  Skips when the source tarball is missing.
+upstream_tree() {
+	local tar=/usr/src/linux-source-6.1.tar.xz
+	[ -r "$tar" ] || skip "$tar missing (Debian package linux-source-6.1)"
+	U=$T/upstream
+	mkdir -p "$U/mm"
+	tar -xJf "$tar" -C "$U" --strip-components=1 linux-source-6.1/MAINTAINERS \
+		linux-source-6.1/scripts/get_maintainer.pl || skip "cannot extract kernel scripts"
+	printf 'void slab_free(struct kmem_cache *s, void *x)\n{\n\tdo_slab_free(s, x);\n}\n' > "$U/mm/slub.c"
+	git -C "$U" init -q -b master
+	git -C "$U" -c user.name=U -c user.email=u@example.org add -A
+	git -C "$U" -c user.name=U -c user.email=u@example.org commit -qm "base"
+	BASE=$(git -C "$U" rev-parse HEAD)
+	sed -i 's/^\tdo_slab_free(s, x);/\tif (!x)\n\t\treturn;\n\tdo_slab_free(s, x);/' "$U/mm/slub.c"
+	git -C "$U" diff > "$T/fix.diff"
+	git -C "$U" checkout -q .
+}
+
+# Delivers FILE to the mail webhook of kfixd on 127.0.0.1:$port, signed as
+# the MTA signs it (secret mail-secret); prints the HTTP status.
+post_mail() { # FILE DELIVERY-ID
+	local ts sig
+	ts=$(date +%s)
+	sig=$({ printf '%s.' "$ts"; cat "$1"; } | openssl dgst -sha256 -hmac mail-secret -hex | sed 's/.* //')
+	curl -s -o /dev/null -w '%{http_code}' --data-binary @"$1" -H "X-Kfix-Timestamp: $ts" \
+		-H "X-Kfix-Signature: sha256=$sig" -H "X-Kfix-Delivery: $2" "http://127.0.0.1:$port/hooks/mail"
+}

@@ -10,24 +10,10 @@ command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
 command -v perl >/dev/null || skip "perl needed"
 command -v curl >/dev/null || skip "curl needed"
 command -v openssl >/dev/null || skip "openssl needed"
-KSRC_TAR=/usr/src/linux-source-6.1.tar.xz
-[ -r "$KSRC_TAR" ] || skip "$KSRC_TAR missing (Debian package linux-source-6.1)"
 
 # the upstream tree: the kernel's MAINTAINERS and get_maintainer.pl (taken
 # from Debian's tarball at test time) plus one source file
-U=$T/upstream
-mkdir -p "$U"
-tar -xJf "$KSRC_TAR" -C "$U" --strip-components=1 linux-source-6.1/MAINTAINERS \
-	linux-source-6.1/scripts/get_maintainer.pl || skip "cannot extract kernel scripts"
-mkdir -p "$U/mm"
-printf 'void slab_free(struct kmem_cache *s, void *x)\n{\n\tdo_slab_free(s, x);\n}\n' > "$U/mm/slub.c"
-git -C "$U" init -q -b master
-git -C "$U" -c user.name=U -c user.email=u@example.org add -A
-git -C "$U" -c user.name=U -c user.email=u@example.org commit -qm "base"
-BASE=$(git -C "$U" rev-parse HEAD)
-sed -i 's/^\tdo_slab_free(s, x);/\tif (!x)\n\t\treturn;\n\tdo_slab_free(s, x);/' "$U/mm/slub.c"
-git -C "$U" diff > "$T/fix.diff"
-git -C "$U" checkout -q .
+upstream_tree
 git init -q --bare "$T/push.git"
 
 write_config
@@ -118,12 +104,6 @@ ok "moderation mail"
 
 # approval: the moderator answers the RFC mail with "#kfix upstream"
 # (delivered by the MTA to the mail webhook); a stranger's is ignored
-post_mail() { # FILE DELIVERY-ID
-	ts=$(date +%s)
-	sig=$({ printf '%s.' "$ts"; cat "$1"; } | openssl dgst -sha256 -hmac mail-secret -hex | sed 's/.* //')
-	curl -s -o /dev/null -w '%{http_code}' --data-binary @"$1" -H "X-Kfix-Timestamp: $ts" \
-		-H "X-Kfix-Signature: sha256=$sig" -H "X-Kfix-Delivery: $2" "http://127.0.0.1:$port/hooks/mail"
-}
 reply() { # FROM MESSAGE-ID
 	printf 'From: %s\r\nTo: moderation@example.org\r\nSubject: Re: [PATCH RFC] mm/slub: ignore NULL in slab_free()\r\nMessage-ID: <%s>\r\nIn-Reply-To: <kfix-1-v1-rfc.'"$SID"'@kfix.example.org>\r\n\r\n> quoted\r\n\r\nLooks right.\r\n#kfix upstream\r\n' "$1" "$2"
 }
