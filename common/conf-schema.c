@@ -100,6 +100,8 @@ const struct config_key config_schema[] = {
 	I("tree", true, "priority", "0", -1000, 1000),
 	T("tree", true, "fetch-interval", CONFIG_DURATION, "1h"),
 	T("tree", true, "ask-syzbot-test", CONFIG_BOOL, "false"),
+	E("tree", true, "syzbot-test-after", "approval", "approval|validation"),
+	I("tree", true, "syzbot-tests-per-day", "5", 1, 1000),
 	NS("tree", "selftests", NULL),
 
 	/* [vm "name"]: a pool of test VMs on one VM host */

@@ -18,6 +18,7 @@
 #include "mail/compose.h"
 #include "mail/parse.h"
 #include "store.h"
+#include "syztest.h"
 
 /* A patch naming more syzbot bugs than this is not about any one of them. */
 #define OTHER_PATCH_BUGS_MAX 4
@@ -32,7 +33,7 @@ struct intake_mail {
 	int64_t target_bug;
 	/* a syzbot "#syz test" result */
 	enum mail_test_result test;
-	char *test_title;
+	char *test_title, *test_text;
 	char **references; /* newest first */
 	/* a patch by someone else: the syzbot bugs it names */
 	char **patch_extids;
@@ -61,6 +62,7 @@ void intake_mail_free(struct intake_mail *im)
 	free(im->extid);
 	free(im->in_reply_to);
 	free(im->test_title);
+	free(im->test_text);
 	strv_free(im->references);
 	strv_free(im->patch_extids);
 	intake_review_free(im->review);
@@ -87,8 +89,19 @@ static int test_result_fill(struct intake_mail *im, const struct mail *m,
 	char *const *refs = mail_references(m);
 
 	im->test = sz->test;
-	if (!strdup_each((char **[]){ &im->in_reply_to, &im->test_title, &im->extid },
-		     (const char *const[]){ mail_in_reply_to(m), sz->title, sz->extid }, 3))
+	/* a crash: its report, whose first line is the crash's title (the
+	 * subject carries the bug's) */
+	if (sz->test == MAIL_TEST_CRASH && sz->report) {
+		if (!(im->test_text = strndup(sz->report, 16 * 1024)) ||
+		    !(im->test_title = strndup(sz->report, strcspn(sz->report, "\n"))))
+			return -ENOMEM;
+	} else if (mail_body(m) && !(im->test_text = strndup(mail_body(m), 16 * 1024))) {
+		return -ENOMEM;
+	}
+	if (!im->test_title && sz->title && !(im->test_title = strdup(sz->title)))
+		return -ENOMEM;
+	if (!strdup_each((char **[]){ &im->in_reply_to, &im->extid },
+		     (const char *const[]){ mail_in_reply_to(m), sz->extid }, 2))
 		return -ENOMEM;
 	for (size_t i = strv_len(refs); i > 0 && i + 16 > strv_len(refs); i--)
 		if (strv_push(&im->references, refs[i - 1]) < 0)
@@ -329,6 +342,9 @@ static int apply_test_result(struct store *s, const struct intake_mail *im,
 		      json_pack("{s:I, s:i, s:s, s:s?, s:s?}", "patch", (json_int_t)p->id,
 				"version", p->version, "result", test_result_name(im->test),
 				"title", im->test_title, "message_id", in->key));
+	if (r >= 0)
+		r = syztest_answered(s, p, test_result_name(im->test), im->test_title, im->message_id,
+				     im->test_text);
 	if (r >= 0)
 		r = store_inbox_set_state(s, in->id, "done", p->bug_id, NULL);
 	return r;

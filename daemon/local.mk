@@ -10,6 +10,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/job-archive.c daemon/archive.h \
 	daemon/outbox.c daemon/outbox.h \
 	daemon/publish.c daemon/publish.h \
+	daemon/syztest.c daemon/syztest.h \
 	daemon/sched.c daemon/sched.h \
 	daemon/worker.c daemon/worker.h \
 	daemon/daemon.c daemon/daemon.h daemon/check-config.c \

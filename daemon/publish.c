@@ -19,6 +19,7 @@
 #include "mail/compose.h"
 #include "mail/parse.h"
 #include "publish.h"
+#include "syztest.h"
 #include "repro/tree.h"
 #include "source.h"
 #include "store.h"
@@ -41,6 +42,8 @@ struct pub {
 	char *msg_copy;
 	struct publish_msg msg;
 	char held[512]; /* why a pre-send check held the patch */
+	char waiting[64]; /* what the upstream mail waits for */
+	bool syzbot_ok;	  /* syzbot's test passed: its Tested-by goes in */
 	char store_id[24]; /* the store's random name, in Message-IDs */
 };
 
@@ -426,7 +429,8 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		   char *const *cc, const char *message_id, const char *in_reply_to,
 		   char **ret)
 {
-	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 2 * REVIEW_TRAILERS_MAX + 2];
+	struct mail_trailer tr[ARRAY_SIZE(p->msg.trailer) + 2 * REVIEW_TRAILERS_MAX + 3];
+	char tested_by[128] = "";
 	_cleanup_json_ json_t *collected = NULL;
 	json_t *t;
 	size_t k;
@@ -462,12 +466,17 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		if (!known && n + 1 < ARRAY_SIZE(tr))
 			tr[n++] = (struct mail_trailer){ key, value };
 	}
+	if (p->syzbot_ok && p->bug->source_id)
+		snprintf(tested_by, sizeof(tested_by), "syzbot+%s@syzkaller.appspotmail.com",
+			 p->bug->source_id);
 	if (upstream && by) {
 		/* kernel policy: the human who approves signs off and is the
 		 * sender of record; the assistant never does */
 		tr[n++] = (struct mail_trailer){ "Signed-off-by", by };
 		m.author = by;
 	}
+	if (upstream && p->syzbot_ok && tested_by[0])
+		tr[n++] = (struct mail_trailer){ "Tested-by", tested_by };
 	/* the report the patch answers, as a link a reader can open */
 	if (store_bug_report_message_id(p->ctx->store, p->bug->id, &report) >= 0 &&
 	    (link = mid_link(p, report)))
@@ -542,6 +551,8 @@ static int record_mail(struct pub *p, const char *mid, const char *stage, char *
 	return store_patch_mail_add(p->ctx->store, p->patch->id, mid, stage, text);
 }
 
+static int ask_syzbot(struct pub *p, bool *ret_skipped);
+
 static int stage_moderation(struct pub *p)
 {
 	_cleanup_free_ char *mail = NULL, *key = NULL;
@@ -593,6 +604,15 @@ static int stage_moderation(struct pub *p)
 	if (r >= 0 && streq(p->bug->state, "validated"))
 		r = store_bug_set_state(p->ctx->store, p->bug->id, "awaiting-approval",
 					"patch sent for moderation");
+	/* [tree] syzbot-test-after = validation: the moderators see the answer */
+	if (r >= 0 && syztest_after_validation(p->ctx->cfg, p->bug->tree)) {
+		enum syztest_state st = SYZTEST_OFF;
+		bool skipped;
+
+		r = syztest_state(p->ctx->store, p->ctx->cfg, p->bug, p->patch, &st, NULL);
+		if (r >= 0 && st == SYZTEST_TO_ASK)
+			r = ask_syzbot(p, &skipped);
+	}
 	if (r >= 0)
 		r = job_step_done(p->ctx, "queued");
 	if (r < 0) {
@@ -636,6 +656,82 @@ static int report_load(struct pub *p, char **ret_mid, struct mail **ret)
 
 /* syzbot links a patch to its bug by its address in Cc, and its list
  * keeps the thread: both, even when the report mail was never seen. */
+/* Queues the "#syz test" mail, in the caller's transaction. */
+static int ask_syzbot(struct pub *p, bool *ret_skipped)
+{
+	_cleanup_free_ char *report_mid = NULL, *err = NULL;
+	_cleanup_(mail_freep) struct mail *report = NULL;
+	char mid[256];
+	struct syztest_request rq = { .from = p->from, .message_id = mid };
+	int r;
+
+	message_id(p, p->patch->version, "syztest", mid, sizeof(mid));
+	r = report_load(p, &report_mid, &report);
+	if (r < 0)
+		return r;
+	rq.report = report;
+	rq.report_mid = report_mid;
+	r = syztest_ask(p->ctx->store, p->ctx->cfg, p->bug, p->patch, &rq, ret_skipped, &err);
+	if (r < 0)
+		return job_fail(p->ctx, r, "asking syzbot: %s", err ? err : strerror(-r));
+	if (*ret_skipped)
+		log_notice("patch %lld: syzbot not asked to test it: the day's requests are used",
+			   (long long)p->patch->id);
+	else
+		log_info("patch %lld: syzbot asked to test it (%s)", (long long)p->patch->id, mid);
+	return 0;
+}
+
+static int hold(struct pub *p);
+
+/* Before an approved patch goes upstream: syzbot's test, when the tree
+ * asks for one.  1: the upstream mail waits (or the patch was held). */
+static int syzbot_gate(struct pub *p)
+{
+	_cleanup_free_ char *title = NULL;
+	enum syztest_state st;
+	bool skipped = false;
+	int r = syztest_state(p->ctx->store, p->ctx->cfg, p->bug, p->patch, &st, &title);
+
+	if (r < 0)
+		return r;
+	switch (st) {
+	case SYZTEST_OFF:
+	case SYZTEST_SKIPPED:
+		return 0;
+	case SYZTEST_OK:
+		p->syzbot_ok = true;
+		return 0;
+	case SYZTEST_TO_ASK:
+		r = store_begin(p->ctx->store);
+		if (r < 0)
+			return r;
+		r = ask_syzbot(p, &skipped);
+		if (r < 0) {
+			store_rollback(p->ctx->store);
+			return r;
+		}
+		r = store_commit(p->ctx->store);
+		if (r < 0 || skipped)
+			return r;
+		break;
+	case SYZTEST_WAITING:
+		break;
+	case SYZTEST_CRASH:
+		snprintf(p->held, sizeof(p->held), "syzbot's test of it still crashed: %s",
+			 title ? title : "(no title)");
+		r = hold(p);
+		return r < 0 ? r : 1;
+	case SYZTEST_BUILD_ERROR:
+		snprintf(p->held, sizeof(p->held),
+			 "syzbot could not build or boot the kernel with it");
+		r = hold(p);
+		return r < 0 ? r : 1;
+	}
+	snprintf(p->waiting, sizeof(p->waiting), "syzbot's test");
+	return 1;
+}
+
 static int syzbot_cc(struct pub *p, char ***cc)
 {
 	_cleanup_free_ char *syz = NULL;
@@ -824,6 +920,15 @@ static int stage_upstream(struct pub *p, const char *by)
 			return r;
 		if (r > 0)
 			return hold(p);
+		r = syzbot_gate(p);
+		if (r != 0)
+			return r < 0 ? r : 0;
+	} else if (streq(p->patch->state, "approved")) {
+		/* sent anyway after a hold: syzbot's OK still earns its tag */
+		enum syztest_state st;
+
+		if (syztest_state(p->ctx->store, p->ctx->cfg, p->bug, p->patch, &st, NULL) >= 0)
+			p->syzbot_ok = st == SYZTEST_OK;
 	}
 	r = p->tree ? tree_worktree_checkout(p->tree, p->wt, p->patch->base_commit, NULL) : 0;
 	if (r < 0)
@@ -895,9 +1000,10 @@ int job_publish_run(struct job_ctx *ctx)
 		r = job_fail(ctx, -EINVAL, "unknown publish stage '%s'", stage);
 	}
 	if (r >= 0) {
-		_cleanup_json_ json_t *res = json_pack("{s:s?, s:s, s:s?}", "branch",
+		_cleanup_json_ json_t *res = json_pack("{s:s?, s:s, s:s?, s:s?}", "branch",
 						       p.branch[0] ? p.branch : NULL, "stage", stage,
-						       "held", p.held[0] ? p.held : NULL);
+						       "held", p.held[0] ? p.held : NULL, "waiting",
+						       p.waiting[0] ? p.waiting : NULL);
 
 		ctx->result = res ? json_dumps(res, JSON_COMPACT) : NULL;
 	}

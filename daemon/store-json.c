@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <jansson.h>
+#include <stdlib.h>
 
 #include "common/json.h"
 #include "common/strutil.h"
@@ -78,22 +79,63 @@ json_t *store_patch_json(const struct store_patch *p, bool full)
 }
 
 /* syzbot's "#syz test" answers about this patch, oldest first. */
-json_t *store_patch_syzbot_tests(struct store *s, const struct store_patch *p)
+/* The patch's events of one kind, with "result" set to as_result when
+ * given, appended to arr with their event id (for the merge below). */
+static void patch_events(struct store *s, const struct store_patch *p, const char *kind,
+			 const char *as_result, json_t *arr)
 {
-	struct store_query q = { .state = "patch.syzbot-test", .bug_id = p->bug_id, .limit = 100 };
+	struct store_query q = { .state = kind, .bug_id = p->bug_id, .limit = 100 };
 	struct store_event **ev = NULL;
-	json_t *arr = json_array();
 	size_t n = 0;
 
-	if (arr && store_event_query(s, &q, &ev, &n) >= 0)
-		for (size_t i = 0; i < n; i++) {
-			json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
+	if (store_event_query(s, &q, &ev, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
 
-			if (d && json_get_int(d, "patch", 0) == p->id)
-				json_array_append(arr, d);
-			json_decref(d);
+		if (json_is_object(d) && json_get_int(d, "patch", 0) == p->id) {
+			if (as_result)
+				json_object_set_new(d, "result", json_string(as_result));
+			json_object_set_new(d, "event", json_integer(ev[i]->id));
+			json_object_set_new(d, "at", json_integer(ev[i]->ts / 1000000));
+			json_array_append(arr, d);
 		}
+		json_decref(d);
+	}
 	store_event_list_free(ev, n);
+}
+
+static int by_event(const void *a, const void *b)
+{
+	json_int_t x = json_get_int(*(json_t *const *)a, "event", 0),
+		   y = json_get_int(*(json_t *const *)b, "event", 0);
+
+	return (x > y) - (x < y);
+}
+
+json_t *store_patch_syzbot_tests(struct store *s, const struct store_patch *p)
+{
+	json_t *all = json_array(), *arr = json_array();
+	json_t **v;
+	size_t n;
+
+	if (!all || !arr) {
+		json_decref(all);
+		return arr;
+	}
+	patch_events(s, p, "patch.syzbot-test-asked", "asked", all);
+	patch_events(s, p, "patch.syzbot-test-skipped", "not-asked", all);
+	patch_events(s, p, "patch.syzbot-test", NULL, all);
+	n = json_array_size(all);
+	v = calloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = json_array_get(all, i);
+	if (v)
+		qsort(v, n, sizeof(*v), by_event);
+	for (size_t i = 0; v && i < n; i++)
+		json_array_append(arr, v[i]);
+	free(v);
+	json_decref(all);
 	return arr;
 }
 

@@ -443,36 +443,47 @@ int mail_compose_notice(const char *from, char *const *to, const char *message_i
 	return *ret ? 0 : -ENOMEM;
 }
 
-int mail_compose_syz_test(const struct mail *report, const char *from,
-			  const char *message_id, const char *git_tree,
-			  const char *branch, const char *diff, time_t date,
-			  char **ret, char **ret_error)
+static bool one_token(const char *s)
+{
+	return s && *s && !strpbrk(s, " \t\r\n");
+}
+
+int mail_compose_syz_test(const struct syz_test_mail *m, char **ret, char **ret_error)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(COMPOSE_MAX);
-	_cleanup_free_ char *subject = NULL;
-	_cleanup_strv_ char **refs = NULL, **to = NULL;
-	const struct mail_syzbot *s = mail_syzbot(report);
+	_cleanup_free_ char *subject = NULL, *addr = NULL;
+	_cleanup_strv_ char **refs = NULL;
+	const struct mail_syzbot *s = m->report ? mail_syzbot(m->report) : NULL;
+	const char *extid = s && s->extid ? s->extid : m->extid;
+	char *to[2] = { NULL, NULL };
 	int r;
 
-	if (!s || !s->extid)
-		return error_set(ret_error, -EINVAL, "not a syzbot mail");
-	if (!git_tree || !branch || strpbrk(git_tree, " \t\r\n") || strpbrk(branch, " \t\r\n") ||
-	    !diff)
+	if (!extid || strspn(extid, "0123456789abcdef") != strlen(extid) || !*extid)
+		return error_set(ret_error, -EINVAL, "no syzbot bug id");
+	if ((m->git_tree || m->branch) && (!one_token(m->git_tree) || !one_token(m->branch)))
 		return error_set(ret_error, -EINVAL, "tree and branch must be single tokens");
-	if (reply_subject(report, &subject) < 0 || reply_refs(report, &refs) < 0)
-		return -ENOMEM;
-	{
-		_cleanup_free_ char *addr = NULL;
-
-		if (asprintf(&addr, "syzbot+%s@syzkaller.appspotmail.com", s->extid) < 0 ||
-		    strv_push(&to, addr) < 0)
-			return -ENOMEM;
+	if (!m->diff || !*m->diff)
+		return error_set(ret_error, -EINVAL, "no patch");
+	if (m->report) {
+		r = reply_subject(m->report, &subject);
+		if (r >= 0)
+			r = reply_refs(m->report, &refs);
+	} else {
+		r = asprintf(&subject, "Re: [syzbot] %s", m->title ? m->title : extid) < 0 ? -ENOMEM : 0;
+		if (r >= 0 && m->report_mid)
+			r = strv_push(&refs, m->report_mid);
 	}
-	r = put_common_headers(&b, from, date, subject, message_id, mail_message_id(report),
-			       refs, to, NULL, ret_error);
+	if (r < 0 || asprintf(&addr, "syzbot+%s@syzkaller.appspotmail.com", extid) < 0)
+		return -ENOMEM;
+	to[0] = addr;
+	r = put_common_headers(&b, m->from, m->date, subject, m->message_id,
+			       m->report ? mail_message_id(m->report) : m->report_mid, refs, to,
+			       m->cc, ret_error);
 	if (r < 0)
 		return r;
-	if (buf_printf(&b, "#syz test: %s %s\n\n%s", git_tree, branch, diff) < 0)
+	r = m->git_tree ? buf_printf(&b, "#syz test: %s %s\n\n", m->git_tree, m->branch)
+			: buf_puts(&b, "#syz test\n\n");
+	if (r < 0 || buf_puts(&b, m->diff) < 0)
 		return error_set(ret_error, -E2BIG, "message too large");
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;

@@ -76,12 +76,23 @@ int mail_compose_notice(const char *from, char *const *to, const char *message_i
 			const char *in_reply_to, const char *subject, const char *text,
 			time_t date, char **ret, char **ret_error);
 
-/* A reply in the syzbot report thread asking syzbot to test diff on
- * git_tree/branch ("#syz test: TREE BRANCH", the patch inline). */
-int mail_compose_syz_test(const struct mail *report, const char *from,
-			  const char *message_id, const char *git_tree,
-			  const char *branch, const char *diff, time_t date,
-			  char **ret, char **ret_error);
+/* A request to syzbot to test a patch, in the bug's thread. */
+struct syz_test_mail {
+	const char *from, *message_id;
+	const char *extid;	     /* to syzbot+EXTID@syzkaller.appspotmail.com */
+	const struct mail *report;   /* syzbot's report mail (subject, thread), or NULL */
+	const char *report_mid;	     /* without the mail: its Message-ID, or NULL */
+	const char *title;	     /* without the mail: the bug's title ("Re: [syzbot] T") */
+	char *const *cc;	     /* NULL-terminated, or NULL */
+	const char *git_tree, *branch; /* NULL: a bare "#syz test" (the bug's own tree) */
+	const char *diff;
+	time_t date;
+};
+
+/* "#syz test: TREE BRANCH" (or "#syz test") and the patch inline, as
+ * syzbot parses it (pkg/email: a command starts a line; the diff is the
+ * body's). */
+int mail_compose_syz_test(const struct syz_test_mail *m, char **ret, char **ret_error);
 
 /* Runs TREE/scripts/get_maintainer.pl (argv vector, never a shell) on the
  * diff; *ret gets the addresses it prints ("Name <addr>" or "addr"). */

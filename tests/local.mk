@@ -75,6 +75,7 @@ INTEGRATION_TESTS = \
 	tests/integration/dashboard.sh \
 	tests/integration/archive-publish.sh \
 	tests/integration/archive-start.sh \
+	tests/integration/syzbot-test.sh \
 	tests/integration/review-replies.sh \
 	tests/integration/llm-budget.sh \
 	tests/integration/outbox-stall.sh \

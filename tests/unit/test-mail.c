@@ -521,11 +521,15 @@ static void test_syz_test_request(void **state)
 {
 	_cleanup_(mail_freep) struct mail *rep = parse_fixture("syzbot-report.eml"), *back = NULL;
 	_cleanup_free_ char *out = NULL;
+	char *cc[] = { "syzkaller-bugs@googlegroups.com", NULL };
+	struct syz_test_mail m = {
+		.from = "kfix <kfix@kfix.example.org>", .message_id = "t1@kfix.example.org",
+		.report = rep, .git_tree = "git://x.example.org/a.git", .branch = "master",
+		.diff = diff1, .cc = cc,
+	};
 
-	assert_int_equal(mail_compose_syz_test(rep, "kfix <kfix@kfix.example.org>",
-					       "t1@kfix.example.org", "git://x.example.org/a.git",
-					       "master", diff1, 0, &out, NULL),
-			 0);
+	/* in the report's thread, parsed back as syzbot's parser would */
+	assert_int_equal(mail_compose_syz_test(&m, &out, NULL), 0);
 	back = parse_str(out);
 	assert_int_equal(ncmds(back), 1);
 	assert_string_equal(cmd(back, 0)->name, "syz-test");
@@ -533,13 +537,43 @@ static void test_syz_test_request(void **state)
 	assert_non_null(mail_patch(back));
 	assert_string_equal(mail_recipients(back)[0],
 			    "syzbot+4f3a9c0de81b27a6e5d4@syzkaller.appspotmail.com");
+	assert_string_equal(mail_recipients(back)[1], "syzkaller-bugs@googlegroups.com");
 	assert_string_equal(mail_in_reply_to(back), "000000000000a1b2c3d4e5f60718@google.com");
+	assert_string_equal(mail_subject(back), "Re: [syzbot] [net?] [bpf?] KASAN: slab-use-after-free Read in tcp_retransmit_timer (2)");
 	free(out);
 	out = NULL;
-	assert_int_equal(mail_compose_syz_test(rep, "kfix <kfix@kfix.example.org>",
-					       "t2@kfix.example.org", "git://x\n#syz invalid",
-					       "master", diff1, 0, &out, NULL),
-			 -EINVAL);
+	mail_free(back);
+	back = NULL;
+
+	/* without the report's mail: its id and the bug's title; bare test */
+	m = (struct syz_test_mail){ .from = "kfix <kfix@kfix.example.org>",
+				    .message_id = "t3@kfix.example.org", .extid = "0123abcd",
+				    .report_mid = "rep@google.com", .title = "WARNING in f",
+				    .diff = diff1 };
+	assert_int_equal(mail_compose_syz_test(&m, &out, NULL), 0);
+	back = parse_str(out);
+	assert_int_equal(ncmds(back), 1);
+	assert_string_equal(cmd(back, 0)->name, "syz-test");
+	assert_string_equal(mail_subject(back), "Re: [syzbot] WARNING in f");
+	assert_string_equal(mail_in_reply_to(back), "rep@google.com");
+	assert_string_equal(mail_recipients(back)[0], "syzbot+0123abcd@syzkaller.appspotmail.com");
+	assert_non_null(strstr(out, "\n#syz test\n\ndiff --git "));
+	free(out);
+	out = NULL;
+
+	/* nothing a stranger's text could turn into another command */
+	m = (struct syz_test_mail){ .from = "kfix <kfix@kfix.example.org>",
+				    .message_id = "t2@kfix.example.org", .report = rep,
+				    .git_tree = "git://x\n#syz invalid", .branch = "master",
+				    .diff = diff1 };
+	assert_int_equal(mail_compose_syz_test(&m, &out, NULL), -EINVAL);
+	m.git_tree = "git://x.example.org/a.git";
+	m.branch = NULL;
+	assert_int_equal(mail_compose_syz_test(&m, &out, NULL), -EINVAL);
+	m.report = NULL;
+	m.branch = "master";
+	m.extid = "not hex";
+	assert_int_equal(mail_compose_syz_test(&m, &out, NULL), -EINVAL);
 }
 
 static void test_upstream_recipients(void **state)

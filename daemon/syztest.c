@@ -1,0 +1,202 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/conf.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strutil.h"
+#include "mail/compose.h"
+#include "publish.h"
+#include "store.h"
+#include "syztest.h"
+
+#define SYZKALLER_BUGS_LIST "syzkaller-bugs@googlegroups.com"
+#define DAY_SECONDS (24 * 3600)
+/* of syzbot's answer, in the review that asks for a new version */
+#define ANSWER_TEXT_MAX (16u * 1024)
+
+static bool syzbot_bug(const struct store_bug *b)
+{
+	return streq_ptr(b->source, "syzbot") && b->source_id && *b->source_id;
+}
+
+bool syztest_after_validation(const struct config *cfg, const char *tree)
+{
+	const char *after = "approval";
+
+	(void)config_get_string(cfg, "tree", tree, "syzbot-test-after", &after);
+	return streq(after, "validation");
+}
+
+/* The newest event of kind about patch p (its detail), or NULL. */
+static json_t *patch_event(struct store *s, const struct store_patch *p, const char *kind)
+{
+	struct store_query q = { .state = kind, .bug_id = p->bug_id, .newest = true, .limit = 200 };
+	struct store_event **ev = NULL;
+	json_t *found = NULL;
+	size_t n = 0;
+
+	if (store_event_query(s, &q, &ev, &n) < 0)
+		return NULL;
+	for (size_t i = 0; i < n && !found; i++) {
+		json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
+
+		if (d && json_get_int(d, "patch", 0) == p->id)
+			found = json_incref(d);
+		json_decref(d);
+	}
+	store_event_list_free(ev, n);
+	return found;
+}
+
+int syztest_state(struct store *s, const struct config *cfg, const struct store_bug *b,
+		  const struct store_patch *p, enum syztest_state *ret, char **ret_title)
+{
+	_cleanup_json_ json_t *answer = NULL, *asked = NULL, *skipped = NULL;
+	bool ask = false;
+	const char *res;
+
+	(void)config_get_bool(cfg, "tree", b->tree, "ask-syzbot-test", &ask);
+	if (!ask || !syzbot_bug(b)) {
+		*ret = SYZTEST_OFF;
+		return 0;
+	}
+	answer = patch_event(s, p, "patch.syzbot-test");
+	asked = patch_event(s, p, "patch.syzbot-test-asked");
+	skipped = patch_event(s, p, "patch.syzbot-test-skipped");
+	res = json_get_str(answer, "result");
+	if (res && ret_title && json_get_str(answer, "title") &&
+	    !(*ret_title = strdup(json_get_str(answer, "title"))))
+		return -ENOMEM;
+	*ret = streq_ptr(res, "ok")	       ? SYZTEST_OK
+	     : streq_ptr(res, "crash")	       ? SYZTEST_CRASH
+	     : streq_ptr(res, "build-error") ? SYZTEST_BUILD_ERROR
+	     : asked			       ? SYZTEST_WAITING
+	     : skipped			       ? SYZTEST_SKIPPED
+					       : SYZTEST_TO_ASK;
+	return 0;
+}
+
+/* Requests made for the tree's bugs in the last day. */
+static int64_t asked_today(struct store *s, const char *tree)
+{
+	struct store_query q = { .state = "patch.syzbot-test-asked", .newest = true, .limit = 1000 };
+	struct store_event **ev = NULL;
+	/* event times are in microseconds */
+	int64_t since = ((int64_t)time(NULL) - DAY_SECONDS) * 1000000, count = 0;
+	size_t n = 0;
+
+	if (store_event_query(s, &q, &ev, &n) < 0)
+		return INT64_MAX; /* unknown: ask nothing */
+	for (size_t i = 0; i < n && ev[i]->ts >= since; i++) {
+		json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
+
+		count += streq_ptr(json_get_str(d, "tree"), tree);
+		json_decref(d);
+	}
+	store_event_list_free(ev, n);
+	return count;
+}
+
+/* syzbot fetches the tree itself: a network URL is named with the base
+ * commit; a local tree cannot be, and a bare "#syz test" tests on the
+ * tree the bug was found on. */
+static void test_target(const struct config *cfg, const struct store_bug *b,
+			const struct store_patch *p, const char **ret_tree, const char **ret_rev)
+{
+	const char *url = NULL;
+
+	*ret_tree = *ret_rev = NULL;
+	if (config_get_string(cfg, "tree", b->tree, "url", &url) < 0 || !url || !p->base_commit)
+		return;
+	if (startswith(url, "git://") || startswith(url, "https://") || startswith(url, "http://")) {
+		*ret_tree = url;
+		*ret_rev = p->base_commit;
+	}
+}
+
+static int add_event(struct store *s, int64_t bug, const char *kind, json_t *j)
+{
+	_cleanup_free_ char *detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
+
+	json_decref(j);
+	return detail ? store_event_add(s, bug, 0, kind, detail) : -ENOMEM;
+}
+
+int syztest_ask(struct store *s, const struct config *cfg, const struct store_bug *b,
+		const struct store_patch *p, const struct syztest_request *rq, bool *ret_skipped,
+		char **ret_error)
+{
+	_cleanup_free_ char *mail = NULL, *key = NULL;
+	char *cc[] = { (char *)SYZKALLER_BUGS_LIST, NULL };
+	char rcpt[400];
+	int64_t limit = 5;
+	struct syz_test_mail m = {
+		.from = rq->from, .message_id = rq->message_id, .extid = b->source_id,
+		.report = rq->report, .report_mid = rq->report_mid, .title = b->title,
+		.cc = cc, .diff = p->diff, .date = (time_t)p->created,
+	};
+	int r;
+
+	*ret_skipped = false;
+	(void)config_get_int(cfg, "tree", b->tree, "syzbot-tests-per-day", &limit);
+	if (asked_today(s, b->tree) >= limit) {
+		*ret_skipped = true;
+		return add_event(s, b->id, "patch.syzbot-test-skipped",
+				 json_pack("{s:I, s:i, s:s}", "patch", (json_int_t)p->id, "version",
+					   p->version, "reason", "the day's syzbot-tests-per-day are used"));
+	}
+	test_target(cfg, b, p, &m.git_tree, &m.branch);
+	r = mail_compose_syz_test(&m, &mail, ret_error);
+	if (r < 0)
+		return r;
+	snprintf(rcpt, sizeof(rcpt), "[\"syzbot+%s@syzkaller.appspotmail.com\", \"%s\"]",
+		 b->source_id, SYZKALLER_BUGS_LIST);
+	if (asprintf(&key, "mail:<%s>", rq->message_id) < 0)
+		return -ENOMEM;
+	r = store_outbox_add(s, b->id, "mail", key, mail, NULL, NULL);
+	/* syzbot's answer names this mail: it finds the patch */
+	if (r >= 0)
+		r = store_patch_mail_add(s, p->id, rq->message_id, "syzbot-test", rcpt);
+	if (r >= 0)
+		r = add_event(s, b->id, "patch.syzbot-test-asked",
+			      json_pack("{s:I, s:i, s:s, s:s, s:s?}", "patch", (json_int_t)p->id,
+					"version", p->version, "message_id", rq->message_id, "tree",
+					b->tree, "branch", m.git_tree ? m.branch : NULL));
+	return r;
+}
+
+int syztest_answered(struct store *s, const struct store_patch *p, const char *result,
+		     const char *title, const char *message_id, const char *text)
+{
+	_cleanup_free_ char *comments = NULL;
+	struct store_review v = {
+		.bug_id = p->bug_id, .patch_id = p->id, .message_id = (char *)message_id,
+		.author = (char *)"syzbot", .may_iterate = true,
+	};
+	int r = 0;
+
+	if (streq(result, "crash")) {
+		/* a new version, with syzbot's report for the model to read */
+		if (asprintf(&comments, "syzbot tested v%d of the patch and the reproducer still "
+				"crashed the kernel: %s\n\n%.*s", p->version, title ? title : "(no title)",
+			     (int)ANSWER_TEXT_MAX, text ? text : "") < 0)
+			return -ENOMEM;
+		v.comments = comments;
+		r = store_review_add(s, &v, NULL, NULL);
+	}
+	/* an approval that waited for kfix's request: the upstream stage
+	 * decides (answers to other people's requests only inform) */
+	if (r >= 0 && streq_ptr(p->state, "approved") && p->decided_by) {
+		_cleanup_json_ json_t *asked = patch_event(s, p, "patch.syzbot-test-asked");
+
+		if (asked)
+			r = publish_queue(s, p->id, "upstream", p->decided_by);
+	}
+	return r;
+}

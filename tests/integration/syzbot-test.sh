@@ -1,0 +1,165 @@
+#!/bin/bash
+# [tree] ask-syzbot-test: after a moderator approves a patch of a syzbot
+# bug, kfixd mails "#syz test" with the patch inline to syzbot in the
+# report's thread (once per version, also across a kill -9) and the
+# upstream mail waits.  syzbot's answers come back through the mail
+# webhook and are matched by their thread: "no issue" sends the upstream
+# mail with syzbot's Tested-by; a crash holds the patch (the moderators
+# are told) and starts a new version with syzbot's report; past
+# syzbot-tests-per-day a patch goes upstream untested.
+. "$(dirname "$0")/lib.sh"
+for t in git sqlite3 perl curl openssl python3; do
+	command -v "$t" >/dev/null || skip "$t is not installed"
+done
+FIX=$top_srcdir/tests/fixtures/mail
+DB=$T/state/kfix.db
+q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
+
+# the upstream tree: MAINTAINERS, get_maintainer.pl and one source file
+upstream_tree
+
+write_config
+port=$(free_port)
+cat >> "$T/kfix.conf" <<CONF
+	cache-dir = $T/cache
+[mail]
+	from = kfix bot <kfix@kfix.example.org>
+[tree "linux"]
+	url = file://$U
+	moderation-address = moderation@example.org
+	ask-syzbot-test = yes
+	syzbot-tests-per-day = 2
+[http]
+	listen = 127.0.0.1:$port
+[hook "mta"]
+	type = mail
+	secret = mail-secret
+CONF
+"$KFIXD" -c "$T/kfix.conf" --check-config >/dev/null || fail "config"
+
+# three syzbot bugs, each with a validated patch (v1)
+EXT1=00000000000000000aa1 EXT2=00000000000000000bb2 EXT3=00000000000000000cc3
+n=0
+for ext in $EXT1 $EXT2 $EXT3; do
+	n=$((n + 1))
+	ctl submit --source syzbot --title "KASAN: null-ptr-deref in slab_free $n" --id "$ext" \
+		--tree linux --commit "$BASE" >/dev/null || fail "submit"
+done
+python3 - "$DB" "$T/fix.diff" "$BASE" "$(date +%s)" <<'PY'
+import json, sqlite3, sys
+db, diff, base, now = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3], int(sys.argv[4])
+c = sqlite3.connect(db)
+for bug, ext in c.execute("SELECT id, source_id FROM bugs ORDER BY id").fetchall():
+    msg = ("mm/slub: ignore NULL in slab_free()\n\nslab_free() passes a NULL object on.\n\n"
+           "Reported-by: syzbot+%s@syzkaller.appspotmail.com\n" % ext)
+    c.execute("UPDATE bugs SET state = 'validated', report_message_id = ? WHERE id = ?",
+              ("report-%s@google.com" % ext, bug))
+    c.execute("INSERT INTO patches (bug_id, version, state, subject, message, diff, explanation,"
+              " evidence, base_commit, created, updated) VALUES (?, 1, 'validated', ?, ?, ?, ?, ?, ?, ?, ?)",
+              (bug, "mm/slub: ignore NULL in slab_free()", msg, diff, "Root cause: NULL.",
+               json.dumps({"table": [{"kernel": "base", "result": "crashed 3 of 3"}]}), base, now, now))
+c.commit()
+PY
+# a request made two days ago does not count against today's limit
+q "INSERT INTO events (ts, bug_id, kind, detail) VALUES ((strftime('%s') - 2 * 86400) * 1000000, 3,
+   'patch.syzbot-test-asked', '{\"patch\": 99, \"version\": 1, \"tree\": \"linux\"}')"
+for b in 1 2 3; do ctl publish "$b" >/dev/null || fail "publish $b"; done
+start_kfixd
+wait_for 60 spooled "rfc.*" 3 || fail "moderation mails: $(ls "$T/spool") $(tail -5 "$T/kfixd.log")"
+SID=$(q "SELECT value FROM kv WHERE key = 'store.id'")
+[ -z "$(ls "$T"/spool/*syztest* 2>/dev/null)" ] || fail "syzbot asked before the approval"
+
+# syzbot's answer (RESULT ok or crash) to the request of patch version 1 of bug B
+answer() { # B EXTID RESULT
+	local f=$T/answer-$1-$3
+	sed -e "s/^In-Reply-To: .*/In-Reply-To: <kfix-$1-v1-syztest.$SID@kfix.example.org>/" \
+		-e "s/^Message-ID: .*/Message-ID: <answer-$1-$3@google.com>/" \
+		-e "s/4f3a9c0de81b27a6e5d4/$2/g" "$FIX/syzbot-test-ok.eml" > "$f"
+	if [ "$3" = crash ]; then
+		python3 - "$f" <<'PY'
+import sys
+p = sys.argv[1]
+head, body = open(p).read().split("\n\n", 1)
+body = ("Hello,\n\nsyzbot has tested the proposed patch but the reproducer is still "
+        "triggering an issue:\nKASAN: use-after-free Read in slab_free\n\n"
+        "==================================================================\n"
+        "BUG: KASAN: use-after-free in slab_free+0x42/0x90 mm/slub.c:3\n"
+        "Read of size 8 at addr ffff888012345678 by task syz-executor/5012\n\n"
+        "Tested on:\n\ncommit:         8a9b0c1d Linux 6.13-rc2\n")
+open(p, "w").write(head + "\n\n" + body)
+PY
+	fi
+	[ "$(post_mail "$f" "d-$1-$3")" = 200 ] || fail "webhook refused syzbot's answer"
+}
+
+# ---- approval: the request, once, and the upstream mail waits ----
+ctl approve --by "Mod Erator <mod@example.org>" 1 >/dev/null || fail "approve 1"
+wait_for 60 spooled "kfix-1-v1-syztest.$SID@*" || fail "no #syz test mail: $(ctl jobs) $(tail -5 "$T/kfixd.log")"
+# a kill -9 and a second publish of the same stage ask nothing twice
+kill -9 "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null || true
+start_kfixd
+q "INSERT INTO jobs (bug_id, kind, args, state, max_attempts, created)
+   SELECT 1, 'publish', '{\"patch\": 1, \"stage\": \"upstream\", \"by\": \"Mod Erator <mod@example.org>\"}',
+   'queued', 3, strftime('%s')" || fail "second publish job"
+wait_for 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$DB' \"SELECT count(*) FROM jobs WHERE bug_id = 1 AND kind = 'publish' AND state = 'done'\")\" -ge 3 ]" ||
+	fail "publish jobs: $(ctl jobs)"
+req=$(ls "$T"/spool/*kfix-1-v1-syztest."$SID"@*.eml)
+[ "$(echo "$req" | wc -l)" = 1 ] || fail "the request was mailed more than once: $req"
+[ "$(q "SELECT count(*) FROM outbox WHERE idem_key LIKE '%syztest%' AND bug_id = 1")" = 1 ] || fail "outbox"
+python3 - "$req" "$EXT1" "$T/fix.diff" "$SID" <<'PY' || fail "the request mail: $(cat "$req")"
+import email, sys
+raw = open(sys.argv[1], "rb").read().decode()
+ext, diff, sid = sys.argv[2], open(sys.argv[3]).read(), sys.argv[4]
+m = email.message_from_string(raw)
+assert m["To"] == "syzbot+%s@syzkaller.appspotmail.com" % ext, m["To"]
+assert m["Cc"] == "syzkaller-bugs@googlegroups.com", m["Cc"]
+assert m["Subject"] == "Re: [syzbot] KASAN: null-ptr-deref in slab_free 1", m["Subject"]
+assert m["In-Reply-To"] == "<report-%s@google.com>" % ext, m["In-Reply-To"]
+assert m["References"] == "<report-%s@google.com>" % ext, m["References"]
+assert m["Message-ID"] == "<kfix-1-v1-syztest.%s@kfix.example.org>" % sid, m["Message-ID"]
+# syzbot's parser: the command starts the body's first line; the tree is a
+# local one, so a bare "#syz test" (the bug's own tree); the patch as is
+body = raw.split("\n\n", 1)[1]
+assert body == "#syz test\n\n" + diff, repr(body[:200])
+PY
+[ -z "$(ls "$T"/spool/*kfix-1-v1."$SID"@*.eml 2>/dev/null)" ] || fail "the upstream mail did not wait"
+[ "$(q 'SELECT state FROM patches WHERE id = 1')" = approved ] || fail "patch 1: $(q 'SELECT state FROM patches WHERE id = 1')"
+ctl patch 1 | grep -q "^syzbot test: *asked" || fail "kfixctl patch: $(ctl patch 1 | grep syzbot)"
+ok "approved: one #syz test mail in the report's thread (also after kill -9), upstream waits"
+
+# ---- syzbot: no issue -> upstream, with syzbot's Tested-by ----
+answer 1 "$EXT1" ok
+wait_for 60 spooled "kfix-1-v1.$SID@*" || fail "no upstream mail after syzbot's OK: $(ctl jobs | tail -3)"
+up=$(ls "$T"/spool/*kfix-1-v1."$SID"@*.eml)
+grep -q "^Tested-by: syzbot+$EXT1@syzkaller.appspotmail.com$" "$up" || fail "no Tested-by: $(grep -- '-by:' "$up")"
+grep -q "^Signed-off-by: Mod Erator <mod@example.org>$" "$up" || fail "no sign-off"
+ctl patch 1 | grep -q "^syzbot test: *ok" || fail "the answer is not shown: $(ctl patch 1 | grep syzbot)"
+[ "$(ctl patch 1 --json | json_field '[t["result"] for t in j["syzbot_tests"]]')" = "['asked', 'ok']" ] ||
+	fail "syzbot_tests: $(ctl patch 1 --json | json_field 'j["syzbot_tests"]')"
+ok "syzbot's OK: the upstream mail went with syzbot's Tested-by"
+
+# ---- syzbot: a crash -> held, the moderators told, a new version asked ----
+ctl approve --by "Mod Erator <mod@example.org>" 2 >/dev/null || fail "approve 2"
+wait_for 60 spooled "kfix-2-v1-syztest.$SID@*" || fail "no #syz test mail for bug 2"
+answer 2 "$EXT2" crash
+wait_for 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$DB' 'SELECT state FROM patches WHERE id = 2')\" = held ]" ||
+	fail "patch 2 not held: $(q 'SELECT state, reason FROM patches WHERE id = 2') $(ctl jobs | tail -3)"
+q 'SELECT reason FROM patches WHERE id = 2' | grep -q "still crashed: KASAN: use-after-free Read in slab_free" ||
+	fail "hold reason: $(q 'SELECT reason FROM patches WHERE id = 2')"
+wait_for 30 spooled "kfix-2-v1-held.$SID@*" || fail "the moderators were not told"
+[ -z "$(ls "$T"/spool/*kfix-2-v1."$SID"@*.eml 2>/dev/null)" ] || fail "a crashing patch went upstream"
+[ "$(q "SELECT author FROM reviews WHERE bug_id = 2")" = syzbot ] || fail "no review from syzbot"
+q "SELECT comments FROM reviews WHERE bug_id = 2" | grep -q "BUG: KASAN: use-after-free in slab_free" ||
+	fail "syzbot's report is not given to the new version"
+wait_for 30 sh -c "[ -n \"\$(sqlite3 -cmd '.timeout 5000' '$DB' \"SELECT id FROM jobs WHERE bug_id = 2 AND kind = 'iterate'\")\" ]" ||
+	fail "no new version started: $(ctl jobs | tail -3)"
+ok "syzbot's crash: patch held, moderators told, a new version started with syzbot's report"
+
+# ---- the day's limit: the third goes upstream untested ----
+ctl approve --by "Mod Erator <mod@example.org>" 3 >/dev/null || fail "approve 3"
+wait_for 60 spooled "kfix-3-v1.$SID@*" || fail "no upstream mail for bug 3: $(ctl jobs | tail -3)"
+[ -z "$(ls "$T"/spool/*kfix-3-v1-syztest* 2>/dev/null)" ] || fail "asked past syzbot-tests-per-day"
+grep -q "^Tested-by: syzbot" "$T"/spool/*kfix-3-v1."$SID"@*.eml && fail "Tested-by without a test"
+ctl patch 3 | grep -q "^syzbot test: *not-asked" || fail "kfixctl patch 3: $(ctl patch 3 | grep syzbot)"
+ok "past syzbot-tests-per-day: upstream untested, and said so"
+stop_kfixd
