@@ -92,10 +92,10 @@ static int test_result_fill(struct intake_mail *im, const struct mail *m,
 	/* a crash: its report, whose first line is the crash's title (the
 	 * subject carries the bug's) */
 	if (sz->test == MAIL_TEST_CRASH && sz->report) {
-		if (!(im->test_text = strndup(sz->report, 16 * 1024)) ||
+		if (!(im->test_text = strndup(sz->report, SYZTEST_TEXT_MAX)) ||
 		    !(im->test_title = strndup(sz->report, strcspn(sz->report, "\n"))))
 			return -ENOMEM;
-	} else if (mail_body(m) && !(im->test_text = strndup(mail_body(m), 16 * 1024))) {
+	} else if (mail_body(m) && !(im->test_text = strndup(mail_body(m), SYZTEST_TEXT_MAX))) {
 		return -ENOMEM;
 	}
 	if (!im->test_title && sz->title && !(im->test_title = strdup(sz->title)))
@@ -312,16 +312,6 @@ static const char *test_result_name(enum mail_test_result t)
 	}
 }
 
-static int add_event(struct store *s, int64_t bug, const char *kind, json_t *j)
-{
-	_cleanup_free_ char *detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
-
-	json_decref(j);
-	if (!detail)
-		return -ENOMEM;
-	return store_event_add(s, bug, 0, kind, detail);
-}
-
 /* Recorded against the patch as evidence kfix did not produce itself. */
 static int apply_test_result(struct store *s, const struct intake_mail *im,
 			     const struct store_inbox *in)
@@ -338,7 +328,7 @@ static int apply_test_result(struct store *s, const struct intake_mail *im,
 					     "a syzbot test result for no kfix patch");
 	if (r < 0)
 		return r;
-	r = add_event(s, p->bug_id, "patch.syzbot-test",
+	r = store_event_add_json(s, p->bug_id, 0, "patch.syzbot-test",
 		      json_pack("{s:I, s:i, s:s, s:s?, s:s?}", "patch", (json_int_t)p->id,
 				"version", p->version, "result", test_result_name(im->test),
 				"title", im->test_title, "message_id", in->key));
@@ -385,7 +375,7 @@ static int apply_command(struct store *s, const struct config *cfg,
 		if (r < 0)
 			return r;
 		if (r == 0) {
-			r = add_event(s, b->id, "request.refused",
+			r = store_event_add_json(s, b->id, 0, "request.refused",
 				      json_pack("{s:s?, s:s, s:s, s:s}", "claimed_by", im->from,
 						"command", im->command, "via", "mail", "reason", why));
 			if (r < 0)
@@ -402,7 +392,7 @@ static int apply_command(struct store *s, const struct config *cfg,
 					     "the sender may not send commands");
 	}
 	snprintf(kind, sizeof(kind), "request.%s", im->command);
-	r = add_event(s, b->id, kind,
+	r = store_event_add_json(s, b->id, 0, kind,
 		      json_pack("{s:s?, s:s?, s:s, s:s}", "by", im->from, "name",
 				im->author_display, "command", im->command, "via", "mail"));
 	if (r >= 0)
@@ -445,7 +435,7 @@ static int apply_other_patch(struct store *s, const struct config *cfg,
 			continue;
 		}
 		if (r >= 0)
-			r = add_event(s, b->id, "archive.other-patch",
+			r = store_event_add_json(s, b->id, 0, "archive.other-patch",
 				      json_pack("{s:s?, s:s?, s:s?, s:s}", "message_id",
 						im->message_id, "from", im->from, "subject",
 						im->subject, "via", in->hook));

@@ -177,16 +177,6 @@ static bool may_iterate(struct store *s, const struct config *cfg, const char *t
 	return false;
 }
 
-static int add_event(struct store *s, int64_t bug, const char *kind, json_t *j)
-{
-	_cleanup_free_ char *detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
-
-	json_decref(j);
-	if (!detail)
-		return -ENOMEM;
-	return store_event_add(s, bug, 0, kind, detail);
-}
-
 int intake_review_apply(struct store *s, const struct config *cfg,
 			const struct intake_review *r, int64_t *ret_bug, const char **ret_why)
 {
@@ -240,7 +230,7 @@ int intake_review_apply(struct store *s, const struct config *cfg,
 	e = store_review_add(s, &v, &id, &created);
 	if (e < 0 || !created)
 		return e;
-	return add_event(s, p->bug_id, "review.received",
+	return store_event_add_json(s, p->bug_id, 0, "review.received",
 			 json_pack("{s:I, s:I, s:i, s:s, s:s, s:O, s:b, s:b}", "review",
 				   (json_int_t)id, "patch", (json_int_t)p->id, "version",
 				   p->version, "by", v.author, "message_id", r->message_id,

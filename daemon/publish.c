@@ -475,7 +475,7 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 		tr[n++] = (struct mail_trailer){ "Signed-off-by", by };
 		m.author = by;
 	}
-	if (upstream && p->syzbot_ok && tested_by[0])
+	if (upstream && tested_by[0])
 		tr[n++] = (struct mail_trailer){ "Tested-by", tested_by };
 	/* the report the patch answers, as a link a reader can open */
 	if (store_bug_report_message_id(p->ctx->store, p->bug->id, &report) >= 0 &&

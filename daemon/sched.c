@@ -273,13 +273,14 @@ static int sched_new_bugs(struct config *cfg, struct store *store)
 		r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
 	store_bug_list_free(bugs, n);
 	/* syz-only bugs wait for syzkaller's tools; a reload that names them
-	 * sends the bugs on */
-	if (r < 0 || selftest || !sched_syzkaller_ready(cfg))
+	 * sends the bugs on (the tools are looked for only while bugs wait) */
+	if (r < 0 || selftest)
 		return r;
 	bugs = NULL, n = 0;
 	r = store_bug_list(store, "needs-syzkaller", 0, &bugs, &n);
-	for (size_t i = 0; i < n && r >= 0; i++)
-		r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
+	if (r >= 0 && n > 0 && sched_syzkaller_ready(cfg))
+		for (size_t i = 0; i < n && r >= 0; i++)
+			r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
 	store_bug_list_free(bugs, n);
 	return r;
 }

@@ -8,6 +8,15 @@
 #include "common/strutil.h"
 #include "store.h"
 
+int store_event_add_json(struct store *s, int64_t bug_id, int64_t job_id, const char *kind,
+			 json_t *detail)
+{
+	_cleanup_free_ char *text = detail ? json_dumps(detail, JSON_COMPACT) : NULL;
+
+	json_decref(detail);
+	return text ? store_event_add(s, bug_id, job_id, kind, text) : -ENOMEM;
+}
+
 const struct store_evidence_text store_evidence_texts[] = {
 	{ "patch_type", "Patch type" }, { "evidence", "Execution evidence" },
 	{ "tested", "Tested" },		{ "not_tested", "Not tested" },
@@ -84,7 +93,8 @@ json_t *store_patch_json(const struct store_patch *p, bool full)
 static void patch_events(struct store *s, const struct store_patch *p, const char *kind,
 			 const char *as_result, json_t *arr)
 {
-	struct store_query q = { .state = kind, .bug_id = p->bug_id, .limit = 100 };
+	/* the newest hundred: the caller puts them in order */
+	struct store_query q = { .state = kind, .bug_id = p->bug_id, .newest = true, .limit = 100 };
 	struct store_event **ev = NULL;
 	size_t n = 0;
 

@@ -184,6 +184,10 @@ DEFINE_CLEANUP(struct store_outbox, store_outbox_free)
 
 int store_event_add(struct store *s, int64_t bug_id, int64_t job_id,
 		    const char *kind, const char *detail);
+/* The same with the detail as JSON, which it takes (NULL: -ENOMEM, as
+ * from a json_pack that failed). */
+int store_event_add_json(struct store *s, int64_t bug_id, int64_t job_id, const char *kind,
+			 struct json_t *detail);
 int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
 		     int64_t limit, struct store_event ***ret, size_t *ret_n);
 void store_event_free(struct store_event *e);

@@ -17,8 +17,6 @@
 
 #define SYZKALLER_BUGS_LIST "syzkaller-bugs@googlegroups.com"
 #define DAY_SECONDS (24 * 3600)
-/* of syzbot's answer, in the review that asks for a new version */
-#define ANSWER_TEXT_MAX (16u * 1024)
 
 static bool syzbot_bug(const struct store_bug *b)
 {
@@ -33,52 +31,57 @@ bool syztest_after_validation(const struct config *cfg, const char *tree)
 	return streq(after, "validation");
 }
 
-/* The newest event of kind about patch p (its detail), or NULL. */
-static json_t *patch_event(struct store *s, const struct store_patch *p, const char *kind)
+/* What the patch's events say: asked, skipped, and the newest answer
+ * (the list kfixctl patch and the dashboard show, oldest first). */
+struct test_record {
+	bool asked, skipped;
+	const char *result, *title; /* of the newest answer; borrowed from the list */
+};
+
+static void test_record(const json_t *events, struct test_record *ret)
 {
-	struct store_query q = { .state = kind, .bug_id = p->bug_id, .newest = true, .limit = 200 };
-	struct store_event **ev = NULL;
-	json_t *found = NULL;
-	size_t n = 0;
+	const json_t *e;
+	size_t i;
 
-	if (store_event_query(s, &q, &ev, &n) < 0)
-		return NULL;
-	for (size_t i = 0; i < n && !found; i++) {
-		json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
+	*ret = (struct test_record){ 0 };
+	json_array_foreach(events, i, e) {
+		const char *res = json_get_str(e, "result");
 
-		if (d && json_get_int(d, "patch", 0) == p->id)
-			found = json_incref(d);
-		json_decref(d);
+		if (streq_ptr(res, "asked"))
+			ret->asked = true;
+		else if (streq_ptr(res, "not-asked"))
+			ret->skipped = true;
+		else if (res) {
+			ret->result = res;
+			ret->title = json_get_str(e, "title");
+		}
 	}
-	store_event_list_free(ev, n);
-	return found;
 }
 
 int syztest_state(struct store *s, const struct config *cfg, const struct store_bug *b,
 		  const struct store_patch *p, enum syztest_state *ret, char **ret_title)
 {
-	_cleanup_json_ json_t *answer = NULL, *asked = NULL, *skipped = NULL;
+	_cleanup_json_ json_t *events = NULL;
+	struct test_record t;
 	bool ask = false;
-	const char *res;
 
 	(void)config_get_bool(cfg, "tree", b->tree, "ask-syzbot-test", &ask);
 	if (!ask || !syzbot_bug(b)) {
 		*ret = SYZTEST_OFF;
 		return 0;
 	}
-	answer = patch_event(s, p, "patch.syzbot-test");
-	asked = patch_event(s, p, "patch.syzbot-test-asked");
-	skipped = patch_event(s, p, "patch.syzbot-test-skipped");
-	res = json_get_str(answer, "result");
-	if (res && ret_title && json_get_str(answer, "title") &&
-	    !(*ret_title = strdup(json_get_str(answer, "title"))))
+	events = store_patch_syzbot_tests(s, p);
+	if (!events)
 		return -ENOMEM;
-	*ret = streq_ptr(res, "ok")	       ? SYZTEST_OK
-	     : streq_ptr(res, "crash")	       ? SYZTEST_CRASH
-	     : streq_ptr(res, "build-error") ? SYZTEST_BUILD_ERROR
-	     : asked			       ? SYZTEST_WAITING
-	     : skipped			       ? SYZTEST_SKIPPED
-					       : SYZTEST_TO_ASK;
+	test_record(events, &t);
+	if (t.result && t.title && ret_title && !(*ret_title = strdup(t.title)))
+		return -ENOMEM;
+	*ret = streq_ptr(t.result, "ok")	  ? SYZTEST_OK
+	     : streq_ptr(t.result, "crash")	  ? SYZTEST_CRASH
+	     : streq_ptr(t.result, "build-error") ? SYZTEST_BUILD_ERROR
+	     : t.asked				  ? SYZTEST_WAITING
+	     : t.skipped			  ? SYZTEST_SKIPPED
+						  : SYZTEST_TO_ASK;
 	return 0;
 }
 
@@ -120,14 +123,6 @@ static void test_target(const struct config *cfg, const struct store_bug *b,
 	}
 }
 
-static int add_event(struct store *s, int64_t bug, const char *kind, json_t *j)
-{
-	_cleanup_free_ char *detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
-
-	json_decref(j);
-	return detail ? store_event_add(s, bug, 0, kind, detail) : -ENOMEM;
-}
-
 int syztest_ask(struct store *s, const struct config *cfg, const struct store_bug *b,
 		const struct store_patch *p, const struct syztest_request *rq, bool *ret_skipped,
 		char **ret_error)
@@ -147,7 +142,7 @@ int syztest_ask(struct store *s, const struct config *cfg, const struct store_bu
 	(void)config_get_int(cfg, "tree", b->tree, "syzbot-tests-per-day", &limit);
 	if (asked_today(s, b->tree) >= limit) {
 		*ret_skipped = true;
-		return add_event(s, b->id, "patch.syzbot-test-skipped",
+		return store_event_add_json(s, b->id, 0, "patch.syzbot-test-skipped",
 				 json_pack("{s:I, s:i, s:s}", "patch", (json_int_t)p->id, "version",
 					   p->version, "reason", "the day's syzbot-tests-per-day are used"));
 	}
@@ -164,7 +159,7 @@ int syztest_ask(struct store *s, const struct config *cfg, const struct store_bu
 	if (r >= 0)
 		r = store_patch_mail_add(s, p->id, rq->message_id, "syzbot-test", rcpt);
 	if (r >= 0)
-		r = add_event(s, b->id, "patch.syzbot-test-asked",
+		r = store_event_add_json(s, b->id, 0, "patch.syzbot-test-asked",
 			      json_pack("{s:I, s:i, s:s, s:s, s:s?}", "patch", (json_int_t)p->id,
 					"version", p->version, "message_id", rq->message_id, "tree",
 					b->tree, "branch", m.git_tree ? m.branch : NULL));
@@ -185,7 +180,7 @@ int syztest_answered(struct store *s, const struct store_patch *p, const char *r
 		/* a new version, with syzbot's report for the model to read */
 		if (asprintf(&comments, "syzbot tested v%d of the patch and the reproducer still "
 				"crashed the kernel: %s\n\n%.*s", p->version, title ? title : "(no title)",
-			     (int)ANSWER_TEXT_MAX, text ? text : "") < 0)
+			     (int)SYZTEST_TEXT_MAX, text ? text : "") < 0)
 			return -ENOMEM;
 		v.comments = comments;
 		r = store_review_add(s, &v, NULL, NULL);
@@ -193,9 +188,11 @@ int syztest_answered(struct store *s, const struct store_patch *p, const char *r
 	/* an approval that waited for kfix's request: the upstream stage
 	 * decides (answers to other people's requests only inform) */
 	if (r >= 0 && streq_ptr(p->state, "approved") && p->decided_by) {
-		_cleanup_json_ json_t *asked = patch_event(s, p, "patch.syzbot-test-asked");
+		_cleanup_json_ json_t *events = store_patch_syzbot_tests(s, p);
+		struct test_record t;
 
-		if (asked)
+		test_record(events, &t);
+		if (t.asked)
 			r = publish_queue(s, p->id, "upstream", p->decided_by);
 	}
 	return r;

@@ -18,6 +18,9 @@ struct store;
 struct store_bug;
 struct store_patch;
 
+/* Of syzbot's answer, kept and given to a new version. */
+#define SYZTEST_TEXT_MAX (16u * 1024)
+
 enum syztest_state {
 	SYZTEST_OFF,	     /* not asked for this tree, or not a syzbot bug */
 	SYZTEST_TO_ASK,	     /* to be asked now */
