@@ -58,6 +58,46 @@ static int worktree_set_alternates(git_repository *wrepo, const char *objects)
 	return r < 0 ? r : 1;
 }
 
+/* A new worktree is made beside dir and renamed into place once it
+ * carries the marker: a kill in git_repository_init() must not leave dir
+ * holding half a repository, which no later attempt would take. */
+static int worktree_create(struct tree *t, const char *dir, git_repository **ret)
+{
+	_cleanup_(git_repository_freep) git_repository *w = NULL;
+	_cleanup_(git_config_freep) git_config *cfg = NULL;
+	_cleanup_free_ char *tmp = NULL;
+	int r;
+
+	if (asprintf(&tmp, "%s.new", dir) < 0)
+		return -ENOMEM;
+	r = rm_rf(tmp); /* what a kill left */
+	if (r < 0 && r != -ENOENT)
+		return tree_fail(t, r, "cannot remove %s", tmp);
+	r = mkdir_p(tmp, 0755);
+	if (r < 0)
+		return tree_fail(t, r, "cannot create %s", tmp);
+	r = git_repository_init(&w, tmp, 0);
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot create worktree %s", tmp);
+	r = git_repository_config(&cfg, w);
+	if (r == 0)
+		r = git_config_set_bool(cfg, WORKTREE_MARKER, 1);
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot configure worktree");
+	git_config_free(TAKE_PTR(cfg));
+	git_repository_free(TAKE_PTR(w));
+	/* dir is absent or empty (checked by the caller) */
+	if (rmdir(dir) < 0 && errno != ENOENT)
+		return tree_fail(t, negerrno(), "cannot replace %s", dir);
+	if (rename(tmp, dir) < 0)
+		return tree_fail(t, negerrno(), "cannot move %s to %s", tmp, dir);
+	r = git_repository_open_ext(&w, dir, GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot open %s", dir);
+	*ret = TAKE_PTR(w);
+	return 0;
+}
+
 static int worktree_open_or_create(struct tree *t, const char *dir,
 				   git_repository **ret, bool *ret_switched)
 {
@@ -79,17 +119,9 @@ static int worktree_open_or_create(struct tree *t, const char *dir,
 		if (r == 0)
 			return tree_fail(t, -ENOTEMPTY,
 					 "%s is not empty and not a kfix worktree", dir);
-		r = mkdir_p(dir, 0755);
+		r = worktree_create(t, dir, &w);
 		if (r < 0)
-			return tree_fail(t, r, "cannot create %s", dir);
-		r = git_repository_init(&w, dir, 0);
-		if (r < 0)
-			return tree_fail_git(t, r, "cannot create worktree %s", dir);
-		r = git_repository_config(&cfg, w);
-		if (r == 0)
-			r = git_config_set_bool(cfg, WORKTREE_MARKER, 1);
-		if (r < 0)
-			return tree_fail_git(t, r, "cannot configure worktree");
+			return r;
 	} else if (r < 0) {
 		return tree_fail_git(t, r, "cannot open %s", dir);
 	} else {

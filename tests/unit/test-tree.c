@@ -626,8 +626,23 @@ static void test_worktree(void **state)
 
 	(void)state;
 	assert_true(asprintf(&slot, "%s/slot0", F.dir) > 0);
+	/* what a kill in the middle of making the worktree left (half a
+	 * repository beside it) neither blocks nor survives the next one */
+	{
+		_cleanup_free_ char *half = NULL;
+
+		assert_true(asprintf(&half, "%s.new/.git/objects/pack", slot) > 0);
+		assert_int_equal(mkdir_p(half, 0755), 0);
+	}
 	assert_int_equal(tree_worktree_checkout(F.mirror, slot, F.c1, oid), 0);
 	assert_string_equal(oid, F.c1);
+	{
+		_cleanup_free_ char *tmp = NULL;
+		struct stat st;
+
+		assert_true(asprintf(&tmp, "%s.new", slot) > 0);
+		assert_int_equal(stat(tmp, &st), -1);
+	}
 	stat_file(slot, "README", &s1);
 	stat_file(slot, "fs/a.c", &a1);
 	stat_file(slot, "mm/slab.c", &sl1);
