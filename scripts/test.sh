@@ -48,18 +48,71 @@ check() { # dir, suite log, make check arguments...
 	if [ -f "$dir/$log" ]; then count "$dir/$log"; else fail=$((fail + 1)); fi
 }
 
+# Two lanes of real-kernel tests, when this shell may make a mount
+# namespace: kbuild keeps the absolute paths of the source and O= folders,
+# so the second lane gets a copy of the prepared kernel seen at the same
+# path through a private bind mount.  Under emulation a test keeps about
+# one core busy (a build links on one, the VM runs on one), so a lane per
+# core about halves the time.  The second lane's copy lives beside the
+# cache and is renewed when the prepared kernel changes.
+kernel_cache=${KFIX_TEST_CACHE:-/var/cache/kfix-tests}
+lane2_cache=$kernel_cache-lane2
+lanes_possible() {
+	[ "${KFIX_TEST_LANES:-2}" -ge 2 ] && [ "$(id -u)" = 0 ] && [ "$JOBS" -ge 2 ] &&
+		unshare --mount true 2>/dev/null
+}
+
+# Prepares the kernel once, then copies it for lane 2; on success lane 2
+# may run.  Output goes to $OUT/gcc/kernel-lanes.log.
+kernel_lane2_ready() {
+	local top=$kernel_cache/linux-6.1 copy=$lane2_cache/linux-6.1
+	mkdir -p "$kernel_cache" "$lane2_cache" || return 1
+	(
+		exec 8>>"$kernel_cache/.kernel-tests.lock" && flock 8 || exit 1
+		exec 9>>"$lane2_cache/.kernel-tests.lock" && flock 9 || exit 1
+		"$SRC/tests/kernel/prepare.sh" | tail -1 || exit 1
+		if [ "$(cat "$copy/stamp" 2>/dev/null)" != "$(cat "$top/stamp")" ] ||
+		   [ "$(cat "$copy/git.stamp" 2>/dev/null)" != "$(cat "$top/git.stamp" 2>/dev/null)" ]; then
+			echo "lanes: copying $top for the second lane"
+			rm -rf "$copy" && cp -a "$top" "$copy" || exit 1
+		fi
+	)
+}
+
+# Runs the real-kernel tests KTESTS in $OUT/gcc: suite logs kernel-suite*.log
+kernel_tests() {
+	local dir=$OUT/gcc lane1=$1 lane2=
+	if lanes_possible && kernel_lane2_ready >"$dir/kernel-lanes.log" 2>&1; then
+		lane1=$(printf '%s\n' $1 | grep -v -E "$KERNEL_LANE2" | tr '\n' ' ')
+		lane2=$(printf '%s\n' $1 | grep -E "$KERNEL_LANE2" | tr '\n' ' ')
+	fi
+	(cd "$dir" && make -j1 check TEST_SUITE_LOG=kernel-suite.log TESTS="$lane1" \
+		${KFIX_CHECK_ARGS:-} >kernel-check.out 2>&1) &
+	local p1=$!
+	if [ -n "$lane2" ]; then
+		(cd "$dir" && unshare --mount -- sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh \
+			"$lane2_cache" "$kernel_cache" \
+			make -j1 check TEST_SUITE_LOG=kernel-suite-2.log TESTS="$lane2" \
+			${KFIX_CHECK_ARGS:-} >kernel-check-2.out 2>&1)
+	fi
+	wait "$p1"
+}
+# The second lane: the repair scenarios and the whole-flow tests, about
+# half of the time.
+KERNEL_LANE2='^tests/kernel/(repair-.*|e2e|pipeline)\.sh$'
+
 [ -x ./configure ] || ./autogen.sh >/dev/null
-# The real-kernel tests take one lock and run one after another: they run
-# beside the rest (the other tests, the sanitizer build, distcheck) rather
-# than after it.  Their output is shown once they end.
+# The real-kernel tests take one lock per lane and run one after another
+# in it: they run beside the rest (the other tests, the sanitizer build,
+# distcheck) rather than after it.  Their output is shown once they end.
 kpid=
 if configure_build gcc; then
 	all=$(make -s -C "$OUT/gcc" print-tests)
 	ktests=$(printf '%s\n' $all | grep '^tests/kernel/' | tr '\n' ' ')
 	others=$(printf '%s\n' $all | grep -v '^tests/kernel/' | tr '\n' ' ')
 	echo "=== gcc: real-kernel tests, beside the others (shown when they end)"
-	(cd "$OUT/gcc" && make -j1 check TEST_SUITE_LOG=kernel-suite.log TESTS="$ktests" \
-		${KFIX_CHECK_ARGS:-} >kernel-check.out 2>&1) &
+	rm -f "$OUT/gcc/kernel-suite-2.log" "$OUT/gcc/kernel-check-2.out"
+	kernel_tests "$ktests" &
 	kpid=$!
 	echo "=== gcc: the other tests"
 	check "$OUT/gcc" test-suite.log TESTS="$others"
@@ -88,10 +141,17 @@ fi
 if [ -n "$kpid" ]; then
 	wait "$kpid"
 	echo "=== gcc: real-kernel tests"
+	cat "$OUT/gcc/kernel-lanes.log" 2>/dev/null
 	cat "$OUT/gcc/kernel-check.out"
+	if [ -f "$OUT/gcc/kernel-check-2.out" ]; then
+		echo "=== gcc: real-kernel tests, second lane"
+		cat "$OUT/gcc/kernel-check-2.out"
+	fi
 	grep -q '^:test-result: \(FAIL\|ERROR\)' "$OUT"/gcc/tests/kernel/*.trs 2>/dev/null &&
 		show_failed "$OUT/gcc/tests/kernel"
 	if [ -f "$OUT/gcc/kernel-suite.log" ]; then count "$OUT/gcc/kernel-suite.log"; else fail=$((fail + 1)); fi
+	[ ! -f "$OUT/gcc/kernel-check-2.out" ] || {
+		if [ -f "$OUT/gcc/kernel-suite-2.log" ]; then count "$OUT/gcc/kernel-suite-2.log"; else fail=$((fail + 1)); fi; }
 fi
 
 echo "${pass} passed, ${fail} failed, ${skip} skipped"
