@@ -6,13 +6,37 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/buf.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
 #include "kb.h"
+
+/* The file, open and locked, as it is at path now: an amendment renames
+ * a new file into place, and a writer that opened the old one before
+ * must not append to it. */
+static int kb_open_locked(const char *path, int flags)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		_cleanup_close_ int fd = open(path, flags | O_CREAT | O_CLOEXEC, 0640);
+		struct stat a, b;
+
+		if (fd < 0)
+			return negerrno();
+		if (flock(fd, LOCK_EX) < 0)
+			return negerrno();
+		if (fstat(fd, &a) < 0)
+			return negerrno();
+		if (stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+			return TAKE_FD(fd);
+	}
+	return -EBUSY;
+}
 
 int kb_add(const char *path, const json_t *entry)
 {
@@ -24,13 +48,79 @@ int kb_add(const char *path, const json_t *entry)
 		return -ENOMEM;
 	n = strlen(line);
 	line[n] = '\n'; /* replaces the NUL: written with its length */
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+	fd = kb_open_locked(path, O_WRONLY | O_APPEND);
 	if (fd < 0)
-		return negerrno();
+		return fd;
 	if (write(fd, line, n + 1) != (ssize_t)(n + 1))
 		return -EIO;
 	line[n] = '\0';
 	return 0;
+}
+
+/* One entry of the amended file: the bug's entries get the lesson first
+ * and the upstream fix; *amended counts them. */
+static int amend_line(struct buf *out, const char *line, const char *title,
+		      const json_t *upstream, const char *lesson, size_t *amended)
+{
+	_cleanup_json_ json_t *e = json_loads(line, 0, NULL);
+	_cleanup_free_ char *text = NULL;
+	json_t *lessons;
+
+	if (!json_is_object(e) || !json_get_str(e, "title") || !streq(json_get_str(e, "title"), title))
+		return buf_printf(out, "%s\n", line);
+	(*amended)++;
+	lessons = json_object_get(e, "lessons");
+	if (!json_is_array(lessons)) {
+		lessons = json_array();
+		if (!lessons || json_object_set_new(e, "lessons", lessons) < 0)
+			return -ENOMEM;
+	}
+	/* again for the same fix: the lesson is there already */
+	if (!json_equal(json_object_get(e, "upstream"), (json_t *)upstream) &&
+	    json_array_insert_new(lessons, 0, json_string(lesson)) < 0)
+		return -ENOMEM;
+	if (json_object_set(e, "upstream", (json_t *)upstream) < 0)
+		return -ENOMEM;
+	text = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS);
+	return text ? buf_printf(out, "%s\n", text) : -ENOMEM;
+}
+
+int kb_amend(const char *path, const char *title, const json_t *upstream, const char *lesson,
+	     const json_t *fallback)
+{
+	_cleanup_free_ char *data = NULL, *tmp = NULL;
+	_cleanup_buf_ struct buf out = BUF_INIT(KB_FILE_MAX);
+	_cleanup_close_ int fd = -1;
+	size_t amended = 0, len = 0;
+	char *line, *save = NULL;
+	int r;
+
+	fd = kb_open_locked(path, O_RDWR);
+	if (fd < 0)
+		return fd;
+	r = read_fd_bounded(fd, KB_FILE_MAX, &data, &len);
+	if (r < 0)
+		return r;
+	for (line = strtok_r(data, "\n", &save); line && r >= 0; line = strtok_r(NULL, "\n", &save))
+		r = amend_line(&out, line, title, upstream, lesson, &amended);
+	if (r < 0)
+		return r;
+	if (amended == 0) {
+		/* no repair of this bug was recorded here: the fix alone teaches */
+		_cleanup_json_ json_t *e = json_deep_copy(fallback);
+		_cleanup_free_ char *text = NULL;
+
+		if (!e || json_object_set_new(e, "title", json_string(title)) < 0 ||
+		    json_object_set(e, "upstream", (json_t *)upstream) < 0 ||
+		    json_object_set_new(e, "lessons", json_pack("[s]", lesson)) < 0 ||
+		    !(text = json_dumps(e, JSON_COMPACT | JSON_SORT_KEYS)))
+			return -ENOMEM;
+		r = buf_printf(&out, "%s\n", text);
+		if (r < 0)
+			return r;
+	}
+	/* renamed over the file while its lock is held: kb_add re-opens */
+	return write_file_atomic(path, out.data ? out.data : "", out.len, 0640);
 }
 
 char *kb_subsystem_of(const char *file)
@@ -81,6 +171,9 @@ static int score(const json_t *e, const char *type, const char *subsystem, const
 		s += 6;
 	if (title && json_get_str(e, "title"))
 		s += shared_words(title, json_get_str(e, "title"));
+	/* the fix the developers landed teaches more than kfix's own */
+	if (s >= 5 && json_is_object(json_object_get(e, "upstream")))
+		s += 3;
 	return s;
 }
 

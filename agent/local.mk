@@ -10,7 +10,7 @@ agent_libagent_a_SOURCES = \
 	agent/edits.c agent/edits.h agent/explore.c agent/explore.h \
 	agent/trajectory.c agent/trajectory.h \
 	agent/search.c agent/search.h \
-	agent/kb.c agent/kb.h \
+	agent/kb.c agent/kb.h agent/fixcompare.c agent/fixcompare.h \
 	agent/prompt.c agent/prompt.h \
 	agent/repair.c agent/repair.h agent/repair-internal.h \
 	agent/repair-llm.c agent/repair-probe.c agent/repair-explain.c agent/repair-search.c \
@@ -99,3 +99,9 @@ endif
 # kfixctl explore: the agent's exploration tools from the command line.
 TESTS += tests/integration/explore-cli.sh
 EXTRA_DIST += tests/integration/explore-cli.sh tests/kernel/explore.sh
+
+check_PROGRAMS += tests/unit/test-fixcompare
+TESTS += tests/unit/test-fixcompare
+tests_unit_test_fixcompare_SOURCES = tests/unit/test-fixcompare.c
+tests_unit_test_fixcompare_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_fixcompare_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)

@@ -31,6 +31,7 @@ const struct config_key config_schema[] = {
 	S("kfix", "llm-bug-cost", "0"),
 	T("kfix", false, "lease", CONFIG_DURATION, "10min"),
 	T("kfix", false, "retry-delay", CONFIG_DURATION, "1min"),
+	T("kfix", false, "upstream-check", CONFIG_DURATION, "1d"),
 	T("kfix", false, "self-test-jobs", CONFIG_BOOL, "false"),
 	T("kfix", false, "self-test-step", CONFIG_DURATION, "0"),
 

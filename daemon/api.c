@@ -612,6 +612,16 @@ static void store_gauges(struct front *f)
 	if (store_inbox_count(f->store, "pending", &n) >= 0)
 		metrics_gauge_set(f->metrics, "kfix_inbox_pending",
 				  "Stored deliveries waiting for processing.", NULL, (double)n);
+	metrics_gauge_set(f->metrics, "kfix_upstream_fixes_compared",
+			  "Bugs kfix patched whose developers' fix landed and was compared.", NULL,
+			  (double)st.upstream_compared);
+	metrics_gauge_set(f->metrics, "kfix_upstream_fixes_matched",
+			  "Of those, bugs where kfix's patch changed the same place.", NULL,
+			  (double)st.upstream_matched);
+	metrics_gauge_set(f->metrics, "kfix_upstream_fix_match_ratio",
+			  "Share of compared bugs where kfix's patch matched the developers' fix "
+			  "(0 when none was compared).", NULL,
+			  st.upstream_compared ? (double)st.upstream_matched / (double)st.upstream_compared : 0);
 	scheduler_gauges(f, st.scheduler);
 	budget_gauges(f);
 }

@@ -208,6 +208,8 @@ int ctl_api_stats(struct ctl *c, struct store_stats *ret)
 	st.outbox_pending = json_get_int(outbox, "pending", 0);
 	st.outbox_sent = json_get_int(outbox, "sent", 0);
 	st.outbox_parked = json_get_int(outbox, "parked", 0);
+	st.upstream_compared = json_get_int(json_object_get(j, "upstream"), "compared", 0);
+	st.upstream_matched = json_get_int(json_object_get(j, "upstream"), "matched", 0);
 	st.llm_wait_until = json_get_int(json_object_get(j, "llm"), "wait_until", 0);
 	snprintf(st.scheduler, sizeof(st.scheduler), "%s",
 		 json_get_str(j, "scheduler") ?: "running");

@@ -14,6 +14,7 @@
 #include "ctl.h"
 #include "publish.h"
 #include "store.h"
+#include "upstream.h"
 
 int ctl_patches(struct ctl *c, int argc, char **argv)
 {
@@ -220,6 +221,47 @@ int ctl_publish(struct ctl *c, int argc, char **argv)
 	else
 		printf("patch %lld: publishing queued\n", (long long)id);
 	return r < 0 ? 1 : 0;
+}
+
+static bool rev_valid(const char *s)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/^~-");
+
+	return n > 0 && n <= 128 && !s[n] && s[0] != '-';
+}
+
+int ctl_compare(struct ctl *c, int argc, char **argv)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	struct store *s;
+	int64_t id;
+	int r;
+
+	if (argc < 2 || argc > 3) {
+		ctl_err("compare: usage: kfixctl compare BUG [COMMIT]");
+		return 2;
+	}
+	if (ctl_parse_id("compare", argv[1], &id) < 0)
+		return 2;
+	if (argc == 3 && !rev_valid(argv[2])) {
+		ctl_err("compare: '%s' is not a commit or revision name", argv[2]);
+		return 2;
+	}
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_bug_get(s, id, &b);
+	if (r == -ENOENT) {
+		ctl_err("compare: no bug %lld", (long long)id);
+		return 1;
+	}
+	if (r >= 0)
+		r = upstream_ask(s, id, "kfixctl", argc == 3 ? argv[2] : NULL);
+	if (r < 0) {
+		ctl_err("compare: %s", store_errmsg(s));
+		return 1;
+	}
+	printf("bug %lld: comparison with the fix that landed requested\n", (long long)id);
+	return 0;
 }
 
 static bool decide_api(struct ctl *c, const char *cmd, int64_t id, const char *by,

@@ -100,6 +100,10 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	printf("Outbox: %lld pending, %lld sent, %lld parked\n",
 	       (long long)st.outbox_pending, (long long)st.outbox_sent,
 	       (long long)st.outbox_parked);
+	if (st.upstream_compared > 0)
+		printf("Upstream: %lld real fixes landed; kfix's patch matched %lld (%.0f%%)\n",
+		       (long long)st.upstream_compared, (long long)st.upstream_matched,
+		       100.0 * (double)st.upstream_matched / (double)st.upstream_compared);
 	if (st.llm_wait_until > 0) {
 		time_t t = (time_t)st.llm_wait_until;
 		char when[64];

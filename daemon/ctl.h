@@ -40,6 +40,7 @@ int ctl_patches(struct ctl *c, int argc, char **argv);
 int ctl_patch(struct ctl *c, int argc, char **argv);
 int ctl_publish(struct ctl *c, int argc, char **argv);
 int ctl_approve(struct ctl *c, int argc, char **argv);
+int ctl_compare(struct ctl *c, int argc, char **argv);
 int ctl_reject(struct ctl *c, int argc, char **argv);
 int ctl_pause(struct ctl *c, int argc, char **argv);
 int ctl_resume(struct ctl *c, int argc, char **argv);

@@ -397,6 +397,63 @@ static int bug_patches(struct front *f, struct buf *b, const struct dash_session
 	return r;
 }
 
+static int name_list(struct buf *b, const char *id, const json_t *a)
+{
+	size_t i;
+	json_t *v;
+	int r = html_fmt(b, "<ul class=\"%s\">", id);
+
+	json_array_foreach(a, i, v)
+		if (r >= 0)
+			r = html_fmt(b, "<li><code>%s</code></li>", json_string_value(v) ?: "");
+	return r < 0 ? r : html_fmt(b, "</ul>");
+}
+
+/* The fix the developers landed, compared with kfix's patch (the newest
+ * comparison). */
+static int bug_upstream(struct front *f, struct buf *b, int64_t bug)
+{
+	struct store_query q = { .bug_id = bug, .state = "upstream.fix", .limit = 1, .newest = true };
+	_cleanup_json_ json_t *d = NULL;
+	struct store_event **ev = NULL;
+	const json_t *fn, *fl, *h;
+	size_t n = 0;
+	int r;
+
+	if (store_event_query(f->store, &q, &ev, &n) < 0)
+		return html_fmt(b, "<p class=\"err\">%s</p>", store_errmsg(f->store));
+	d = n && ev[0]->detail ? json_loads(ev[0]->detail, 0, NULL) : NULL;
+	store_event_list_free(ev, n);
+	if (!d)
+		return 0;
+	fn = json_object_get(d, "functions");
+	fl = json_object_get(d, "files");
+	h = json_object_get(d, "hunks");
+	r = html_fmt(b, "<h2>The fix that landed</h2><dl id=\"upstream\"><dt>Commit</dt>"
+		     "<dd><code>%s</code> %s</dd><dt>Author</dt><dd>%s</dd><dt>Found by</dt><dd>%s</dd>"
+		     "<dt>Compared with</dt><dd>v%D</dd><dt>Verdict</dt><dd class=\"verdict\">%s%s</dd>"
+		     "<dt>Similarity</dt><dd class=\"similarity\">%F</dd><dt>Hunks</dt>"
+		     "<dd>kfix %D, developers %D, meeting %D</dd><dt>Shared files</dt><dd>",
+		     json_get_str(d, "commit") ?: "", json_get_str(d, "subject") ?: "",
+		     json_get_str(d, "author") ?: "", json_get_str(d, "found_by") ?: "",
+		     (int64_t)json_get_int(d, "version", 0), json_get_str(d, "verdict") ?: "?",
+		     json_is_true(json_object_get(d, "matches")) ? " (matches)" : "",
+		     json_real_value(json_object_get(d, "similarity")),
+		     (int64_t)json_get_int(h, "kfix", 0), (int64_t)json_get_int(h, "developer", 0),
+		     (int64_t)json_get_int(h, "overlapping", 0));
+	if (r >= 0)
+		r = name_list(b, "files-shared", json_object_get(fl, "shared"));
+	if (r >= 0)
+		r = html_fmt(b, "</dd><dt>Functions kfix changed</dt><dd>");
+	if (r >= 0)
+		r = name_list(b, "functions-kfix", json_object_get(fn, "kfix"));
+	if (r >= 0)
+		r = html_fmt(b, "</dd><dt>Functions the developers changed</dt><dd>");
+	if (r >= 0)
+		r = name_list(b, "functions-developer", json_object_get(fn, "developer"));
+	return r < 0 ? r : html_fmt(b, "</dd></dl>");
+}
+
 /* The value of a header of a stored mail, unfolded, for the mail list. */
 static char *mail_header(const char *msg, const char *name)
 {
@@ -505,6 +562,8 @@ int dash_bug(struct front *f, struct http_request *req, const struct dash_sessio
 		r = bug_head(&b, bug);
 	if (r >= 0)
 		r = bug_patches(f, &b, s, id);
+	if (r >= 0)
+		r = bug_upstream(f, &b, id);
 	if (r >= 0)
 		r = bug_mails(f, &b, id);
 	if (r >= 0)
@@ -805,6 +864,13 @@ int dash_hosts(struct front *f, struct http_request *req, const struct dash_sess
 			     "</table>", st.scheduler, st.jobs_queued, st.jobs_running, st.jobs_done,
 			     st.jobs_failed, dash_age(st.oldest_queued, age, sizeof(age)),
 			     st.outbox_pending, st.outbox_parked);
+	if (r >= 0)
+		r = html_fmt(&b, "<h2>Learning from upstream</h2><table id=\"learning\"><tr><th>Real fixes "
+			     "landed and compared</th><td>%D</td></tr><tr><th>kfix's patch matched the "
+			     "developers' fix</th><td>%D</td></tr><tr><th>Match rate</th><td id=\"match-rate\">"
+			     "%F</td></tr></table>", st.upstream_compared, st.upstream_matched,
+			     st.upstream_compared ? (double)st.upstream_matched / (double)st.upstream_compared
+						  : 0.0);
 	if (r >= 0)
 		r = html_fmt(&b, "<h2>Build and VM hosts</h2><table id=\"hosts\"><tr><th>Kind</th>"
 			     "<th>Name</th><th>Key</th><th>Value</th></tr>");

@@ -23,6 +23,7 @@
 #include "front-internal.h"
 #include "mailq.h"
 #include "store.h"
+#include "upstream.h"
 
 #define INTAKE_MAX_PENDING 4096
 #define INTAKE_BATCH 512
@@ -35,6 +36,7 @@ struct intake_item {
 	struct store_bug bug;
 	/* forge */
 	char *command, *author, *repo, *branch;
+	char *watched;	/* a push to this configured tree's branch */
 	int64_t target_bug;
 	bool allowed;
 	/* mail: stored "pending", parsed by the mail queue helper (mailq.h) */
@@ -65,6 +67,7 @@ static void item_free(struct intake_item *it)
 	free(it->author);
 	free(it->repo);
 	free(it->branch);
+	free(it->watched);
 	free(it);
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
@@ -77,6 +80,35 @@ static bool author_allowed(struct front *f, const char *hook, const char *author
 	if (!author || config_get_list(f->cfg, "hook", hook, "allow-users", &users) < 0)
 		return false;
 	return users && strv_contains(users, author);
+}
+
+/* The configured tree whose url names the forge repository owner/name
+ * and whose branch is the pushed ref, if any. */
+static char *watched_tree(const struct front *f, const char *repo, const char *ref)
+{
+	_cleanup_strv_ char **trees = NULL;
+	size_t rl = repo ? strlen(repo) : 0;
+
+	if (!repo || !ref || !startswith(ref, "refs/heads/") ||
+	    config_subsections(f->cfg, "tree", &trees) < 0)
+		return NULL;
+	for (size_t i = 0; trees && trees[i]; i++) {
+		const char *url = NULL, *branch = "master";
+		size_t ul;
+
+		if (config_get_string(f->cfg, "tree", trees[i], "url", &url) < 0)
+			continue;
+		config_get_string(f->cfg, "tree", trees[i], "branch", &branch);
+		ul = strlen(url);
+		while (ul > 0 && url[ul - 1] == '/')
+			ul--;
+		if (ul > 4 && strncmp(url + ul - 4, ".git", 4) == 0)
+			ul -= 4;
+		if (ul > rl && url[ul - rl - 1] == '/' && strncasecmp(url + ul - rl, repo, rl) == 0 &&
+		    streq(ref + strlen("refs/heads/"), branch))
+			return strdup(trees[i]);
+	}
+	return NULL;
 }
 
 static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
@@ -125,6 +157,8 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 			     4))
 			return -ENOMEM;
 		it->target_bug = ev->bug;
+		if (ev->kind == FORGE_PUSH && ev->bug <= 0)
+			it->watched = watched_tree(f, ev->repo, ev->ref);
 		it->allowed = ev->command && author_allowed(f, d->hook, ev->author);
 	}
 	*ret = TAKE_PTR(it);
@@ -138,6 +172,16 @@ static int apply_forge(struct front *f, struct intake_item *it)
 	json_t *j;
 	int r;
 
+	if (it->watched) {
+		/* a watched branch moved: its fix may have landed for any open bug */
+		char why[96];
+
+		r = upstream_ask_open(f->store, it->watched, "push");
+		if (r < 0)
+			return r;
+		snprintf(why, sizeof(why), "a push to a watched branch: %d bug(s) to check", r);
+		return store_inbox_set_state(f->store, it->in.id, "done", 0, why);
+	}
 	if (it->target_bug <= 0 || store_bug_get(f->store, it->target_bug, &b) < 0) {
 		it->in.bug_id = 0;
 		return store_inbox_set_state(f->store, it->in.id, "ignored", 0,
@@ -370,24 +414,28 @@ static int feed_bug(void *userdata, const struct feed_bug *fb)
 }
 
 /* Records once that a bug is closed on the dashboard, for the pre-send
- * check (publish.c). */
+ * check (publish.c); a bug kfix patched is then compared with the fix
+ * that closed it (upstream.h). */
 static void feed_closed(struct front *f, const char *feed, const struct store_bug *b,
-			const char *why)
+			const char *why, const char *commit)
 {
 	struct store_event **ev = NULL;
 	struct store_query q = { .state = "feed.closed", .bug_id = b->id, .limit = 1 };
-	_cleanup_free_ char *detail = NULL;
-	json_t *j;
 	size_t n = 0;
 	int r = store_event_query(f->store, &q, &ev, &n);
 
 	store_event_list_free(ev, n);
 	if (r < 0 || n > 0)
 		return;
-	j = json_pack("{s:s, s:s}", "feed", feed, "why", why);
-	detail = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!detail || store_event_add(f->store, b->id, 0, "feed.closed", detail) < 0)
+	r = store_begin(f->store);
+	if (r >= 0)
+		r = store_event_add_json(f->store, b->id, 0, "feed.closed",
+					 json_pack("{s:s, s:s, s:s?}", "feed", feed, "why", why,
+						   "commit", commit));
+	if (r >= 0 && b->patches > 0)
+		r = upstream_ask(f->store, b->id, "feed", commit);
+	r = r < 0 ? (store_rollback(f->store), r) : store_commit(f->store);
+	if (r < 0)
 		log_warning("feed %s: cannot record bug %lld as closed: %s", feed,
 			    (long long)b->id, store_errmsg(f->store));
 	else
@@ -395,13 +443,13 @@ static void feed_closed(struct front *f, const char *feed, const struct store_bu
 			 b->source_id, why);
 }
 
-static void feed_fixed(void *userdata, const char *feed, const char *extid)
+static void feed_fixed(void *userdata, const char *feed, const char *extid, const char *commit)
 {
 	struct front *f = userdata;
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 
 	if (store_bug_find(f->store, "syzbot", extid, &b) >= 0)
-		feed_closed(f, feed, b, "fix commits");
+		feed_closed(f, feed, b, "fix commits", commit);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -440,7 +488,7 @@ static void feed_listed(void *userdata, const char *feed, char *const *extids, s
 			q.after = bugs[i]->id;
 			if (id && !bsearch(&id, extids, n, sizeof(char *), cmp_str) &&
 			    feed_handed_over(f, feed, id))
-				feed_closed(f, feed, bugs[i], "no longer on the open list");
+				feed_closed(f, feed, bugs[i], "no longer on the open list", NULL);
 		}
 		store_bug_list_free(bugs, nb);
 	} while (nb == (size_t)q.limit);

@@ -16,6 +16,7 @@
 #include "sched.h"
 #include "source.h"
 #include "store.h"
+#include "upstream.h"
 
 #define SCHED_BATCH 100
 /* bugs with a C reproducer go before everything else of their tree */
@@ -126,6 +127,8 @@ static int handle_request(const struct config *cfg, struct store *store,
 			return -ENOMEM;
 		return store_job_add(store, e->bug_id, "retest", args, SCHED_C_REPRO_PRIORITY, 3, NULL);
 	}
+	if (streq(cmd, "compare"))
+		return d ? upstream_request(store, e->bug_id, d) : -ENOMEM;
 	if (streq(cmd, "repair"))
 		return request_new_version(cfg, store, e->bug_id,
 					   name ? name : d ? json_get_str(d, "by") : NULL);
@@ -201,6 +204,9 @@ int sched_run(struct config *cfg, struct store *store)
 	if (rq < 0)
 		return rq;
 	rq = archive_schedule(cfg, store);
+	if (rq < 0)
+		return rq;
+	rq = upstream_schedule(cfg, store);
 	if (rq < 0)
 		return rq;
 	return sched_new_bugs(cfg, store);

@@ -184,7 +184,8 @@ json_t *store_stats_json(const struct store_stats *st)
 
 	for (size_t i = 0; store_bug_states[i] && bugs; i++)
 		json_object_set_new(bugs, store_bug_states[i], json_integer(st->bugs_by_state[i]));
-	return json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I}}",
+	return json_pack("{s:s, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:{s:I},"
+			 " s:{s:I, s:I}}",
 			 "scheduler", st->scheduler, "bugs", bugs, "jobs", "queued", (json_int_t)st->jobs_queued,
 			 "running", (json_int_t)st->jobs_running, "done",
 			 (json_int_t)st->jobs_done, "failed", (json_int_t)st->jobs_failed,
@@ -192,7 +193,8 @@ json_t *store_stats_json(const struct store_stats *st)
 			 (json_int_t)st->oldest_queued, "outbox", "pending",
 			 (json_int_t)st->outbox_pending, "sent", (json_int_t)st->outbox_sent,
 			 "parked", (json_int_t)st->outbox_parked, "llm", "wait_until",
-			 (json_int_t)st->llm_wait_until);
+			 (json_int_t)st->llm_wait_until, "upstream", "compared",
+			 (json_int_t)st->upstream_compared, "matched", (json_int_t)st->upstream_matched);
 }
 
 /* What the bug's jobs spent on the model (their results' "llm"). */

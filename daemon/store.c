@@ -50,6 +50,8 @@ static const struct {
 	{ "repairing", "sent" },
 	{ "validated", "awaiting-approval" },
 	{ "validated", "repairing" },
+	/* the developers' fix landed first (the compare job) */
+	{ "validated", "already-fixed" },
 	{ "awaiting-approval", "sent" },
 	{ "awaiting-approval", "rejected" },
 	{ "awaiting-approval", "repairing" },
@@ -179,6 +181,9 @@ static const char *const migrations[] = {
 	 * a recreated store or a second instance on the same domain never
 	 * repeats one */
 	"INSERT OR IGNORE INTO kv (key, value) VALUES ('store.id', lower(hex(randomblob(6))));",
+	/* 11: events of one kind per bug (the upstream comparisons counted
+	 * by store_stats, request lookups) without reading the whole log */
+	"CREATE INDEX events_kind ON events(kind, bug_id);",
 };
 
 static int64_t now_sec(void)
@@ -1326,6 +1331,15 @@ int store_stats(struct store *s, struct store_stats *ret)
 	if (r >= 0)
 		r = count_by(s, "SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM kv WHERE key = ?",
 			     "budget.day-spent-until", &st.llm_wait_until);
+	if (r >= 0)
+		r = count_by(s, "SELECT count(DISTINCT bug_id) FROM events WHERE kind = ?",
+			     "upstream.fix", &st.upstream_compared);
+	/* a bug's newest comparison counts */
+	if (r >= 0)
+		r = count_by(s, "SELECT count(*) FROM events e WHERE e.kind = ?1 AND e.id ="
+			     " (SELECT max(id) FROM events WHERE kind = ?1 AND bug_id = e.bug_id)"
+			     " AND json_extract(e.detail, '$.matches') = 1",
+			     "upstream.fix", &st.upstream_matched);
 	if (r >= 0)
 		r = store_scheduler_mode(s, st.scheduler, sizeof(st.scheduler));
 	if (r < 0)

@@ -75,6 +75,9 @@ struct store_stats {
 	int64_t oldest_queued; /* unix seconds, 0 if none */
 	int64_t llm_wait_until; /* the day's LLM budget is spent until then, or 0 */
 	char scheduler[16];	/* running, paused or draining */
+	/* bugs whose real fix landed and was compared (job-compare.c), and
+	 * those where kfix's patch matched it (same, same-place) */
+	int64_t upstream_compared, upstream_matched;
 };
 
 /* Bug states, in the order of the design's life cycle. */

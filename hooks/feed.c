@@ -531,7 +531,7 @@ static void list_done(struct feed *f, struct fetch *x)
 		if (e->n_fix_commits > 0) {
 			/* somebody fixed it already */
 			if (f->fs->ops.fixed)
-				f->fs->ops.fixed(f->fs->userdata, f->name, e->extid);
+				f->fs->ops.fixed(f->fs->userdata, f->name, e->extid, e->fix_commit);
 			continue;
 		}
 		seen = state_get(f, "seen", e->extid);

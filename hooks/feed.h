@@ -52,7 +52,7 @@ struct feed_ops {
 	int (*bug)(void *userdata, const struct feed_bug *b);
 	/* A listed bug that has fix commits (it is no longer open for kfix);
 	 * called every round it is listed so.  May be NULL. */
-	void (*fixed)(void *userdata, const char *feed, const char *extid);
+	void (*fixed)(void *userdata, const char *feed, const char *extid, const char *commit);
 	/* Every bug on the feed's open lists (sorted, strcmp order), after
 	 * a round in which each list was fetched whole: a bug this feed
 	 * handed over that is missing has left the open list (fixed,

@@ -174,9 +174,20 @@ void syzbot_list_free(struct syzbot_list *l)
 		free(l->bugs[i].link);
 		free(l->bugs[i].extid);
 		free(l->bugs[i].last_updated);
+		free(l->bugs[i].fix_commit);
 	}
 	free(l->bugs);
 	free(l);
+}
+
+/* The first fix commit's hash: 7 to 40 hex digits, else none. */
+static char *first_fix_hash(const json_t *o)
+{
+	const char *h = json_string_value(json_object_get(json_array_get(json_object_get(o, "fix-commits"), 0),
+						      "hash"));
+	size_t n = h ? strspn(h, "0123456789abcdef") : 0;
+
+	return h && n >= 7 && n <= 40 && !h[n] ? strdup(h) : NULL;
 }
 
 static int list_entry(const json_t *o, size_t i, const char *base_url,
@@ -202,6 +213,7 @@ static int list_entry(const json_t *o, size_t i, const char *base_url,
 	e->extid = syzbot_link_extid(e->link);
 	if (!e->extid)
 		return error_set(ret_error, -EBADMSG, "%s: the link has no extid", where);
+	e->fix_commit = first_fix_hash(o);
 	return 0;
 }
 

@@ -21,6 +21,7 @@ struct syzbot_list_entry {
 	char *extid;	    /* from the link's extid= */
 	char *last_updated; /* as sent; compared, never parsed */
 	size_t n_fix_commits;
+	char *fix_commit;   /* the first fix commit's hash (hex), if given */
 };
 
 struct syzbot_list {

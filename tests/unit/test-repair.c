@@ -1498,6 +1498,34 @@ static void test_kb_and_wrap(void **state)
 	assert_string_equal(json_get_str(json_array_get(hits, 0), "subsystem"), "net/sctp");
 	assert_string_equal(json_get_str(json_array_get(hits, 1), "subsystem"), "fs/ext4");
 
+	/* the real fix lands for the ext4 bug: its entry learns it once, and
+	 * is preferred over an equally close entry without one */
+	{
+		_cleanup_json_ json_t *up = json_pack("{s:s}", "commit", "abc"), *fb = json_object();
+		_cleanup_json_ json_t *e = NULL, *h2 = NULL;
+
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(kb_amend(kb, entries[2][2], up, "the real fix", fb), 0);
+		assert_int_equal(kb_query(kb, "KASAN-USE-AFTER-FREE-READ", "fs/ext4",
+					  "KASAN: use-after-free Read in ext4_xattr", 1, &h2), 0);
+		e = json_incref(json_array_get(h2, 0));
+		assert_string_equal(json_get_str(e, "title"), entries[2][2]);
+		assert_int_equal(json_array_size(json_object_get(e, "lessons")), 1);
+		assert_string_equal(json_string_value(json_array_get(json_object_get(e, "lessons"), 0)),
+				    "the real fix");
+		assert_string_equal(json_get_str(json_object_get(e, "upstream"), "commit"), "abc");
+		/* appends after the rewrite land in the new file */
+		assert_int_equal(kb_add(kb, fb), 0);
+		json_decref(h2);
+		h2 = NULL;
+		assert_int_equal(kb_amend(kb, "a bug never repaired here before today", up, "only the fix", fb), 0);
+		assert_int_equal(kb_query(kb, NULL, NULL, "a bug never repaired here before today", 5, &h2), 0);
+		assert_int_equal(json_array_size(h2), 1);
+		assert_string_equal(json_string_value(json_array_get(json_object_get(json_array_get(h2, 0),
+										    "lessons"), 0)),
+				    "only the fix");
+	}
+
 	w = repair_wrap("one two three four five six seven eight nine ten\nsame paragraph\n\nnew", 20);
 	assert_string_equal(w, "one two three four\nfive six seven eight\nnine ten same\nparagraph\n\nnew");
 }

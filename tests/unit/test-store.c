@@ -235,7 +235,7 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 10);
+	assert_int_equal(v, 11);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	/* the store's random name: kept when reopened, another store's differs */
