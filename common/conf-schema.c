@@ -205,5 +205,7 @@ const struct config_key config_schema[] = {
 	T("hook", true, "replay-window", CONFIG_DURATION, "5min"),
 	NS("hook", "base-url", "https://syzkaller.appspot.com"),
 	T("hook", true, "allow-users", CONFIG_LIST, NULL),
+	NS("hook", "api-url", NULL),
+	T("hook", true, "api-token", CONFIG_SECRET, NULL),
 	{ NULL, false, NULL, 0, NULL, 0, 0, NULL },
 };

@@ -84,24 +84,29 @@ static int trailers_fill(struct intake_review *r, const struct mail *m)
 }
 
 /* The comments, cut at a line end when too long. */
-static int comments_fill(struct intake_review *r, const char *text)
+static int comments_cut(const char *text, char **ret)
 {
 	size_t n = strlen(text);
 	static const char cut[] = "[... the rest of the reply was cut by kfix]\n";
 
 	if (n <= REVIEW_COMMENTS_MAX) {
-		r->comments = strdup(text);
-		return r->comments ? 0 : -ENOMEM;
+		*ret = strdup(text);
+		return *ret ? 0 : -ENOMEM;
 	}
 	n = REVIEW_COMMENTS_MAX - sizeof(cut);
 	while (n > 0 && text[n - 1] != '\n')
 		n--;
-	r->comments = malloc(n + sizeof(cut));
-	if (!r->comments)
+	*ret = malloc(n + sizeof(cut));
+	if (!*ret)
 		return -ENOMEM;
-	memcpy(r->comments, text, n);
-	memcpy(r->comments + n, cut, sizeof(cut));
+	memcpy(*ret, text, n);
+	memcpy(*ret + n, cut, sizeof(cut));
 	return 0;
+}
+
+static int comments_fill(struct intake_review *r, const char *text)
+{
+	return comments_cut(text, &r->comments);
 }
 
 /* kfix's patch mails are "kfix-BUG-vN[-rfc]@domain" (daemon/publish.c). */
@@ -236,6 +241,52 @@ int intake_review_apply(struct store *s, const struct config *cfg,
 				   p->version, "by", v.author, "message_id", r->message_id,
 				   "trailers", r->trailers, "comments", r->comments != NULL,
 				   "new_version", v.may_iterate));
+}
+
+int intake_review_forge(struct store *s, const struct intake_forge_review *r,
+			const char **ret_why)
+{
+	struct store_patch **ps = NULL;
+	_cleanup_free_ char *comments = NULL;
+	struct store_review v;
+	int64_t count = 0, id = 0, patch = 0;
+	bool created = false;
+	size_t n = 0;
+	int e = store_patch_list(s, NULL, r->bug, 0, &ps, &n);
+
+	*ret_why = NULL;
+	for (size_t i = 0; e >= 0 && i < n; i++)
+		if (ps[i]->version == r->version)
+			patch = ps[i]->id;
+	store_patch_list_free(ps, n);
+	if (e < 0)
+		return e;
+	if (!patch) {
+		*ret_why = "a comment on a version kfix did not make";
+		return 0;
+	}
+	e = store_review_count(s, patch, &count);
+	if (e < 0)
+		return e;
+	if (count >= REVIEWS_PER_PATCH_MAX) {
+		*ret_why = "too many replies on this patch version";
+		return 0;
+	}
+	e = comments_cut(r->comments, &comments);
+	if (e < 0)
+		return e;
+	v = (struct store_review){ .bug_id = r->bug, .patch_id = patch, .message_id = (char *)r->key,
+				   .author = (char *)r->author, .trailers = (char *)"[]",
+				   .comments = comments, .may_iterate = true };
+	e = store_review_add(s, &v, &id, &created);
+	if (e < 0 || !created)
+		return e;
+	return store_event_add_json(s, r->bug, 0, "review.received",
+				    json_pack("{s:I, s:I, s:i, s:s, s:s, s:[], s:b, s:b, s:s, s:O}",
+					      "review", (json_int_t)id, "patch", (json_int_t)patch,
+					      "version", r->version, "by", r->author, "message_id",
+					      r->key, "trailers", "comments", 1, "new_version", 1,
+					      "via", "forge", "forge", r->thread));
 }
 
 static bool pair_known(const json_t *a, const char *key, const char *value)

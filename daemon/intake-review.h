@@ -39,6 +39,21 @@ DEFINE_CLEANUP(struct intake_review, intake_review_free)
 int intake_review_apply(struct store *s, const struct config *cfg,
 			const struct intake_review *r, int64_t *ret_bug, const char **ret_why);
 
+/* A review comment on a forge, on version `version` of the bug's patch
+ * (branch kfix/BUG/vN), from a user the hook allows: kept like a mail
+ * reply that asks for a new version.  key is unique per comment (a
+ * replayed delivery counts once); thread says where to answer
+ * ({"hook", "provider", "repo", "number", "project"}).  *ret_why: a static
+ * text when the comment was not kept. */
+struct intake_forge_review {
+	int64_t bug;
+	int version;
+	const char *key, *author, *comments;
+	const json_t *thread;
+};
+int intake_review_forge(struct store *s, const struct intake_forge_review *r,
+			const char **ret_why);
+
 /* The trailers collected on the bug's versions up to version, as a JSON
  * array of {"key", "value"}, each pair once. */
 int intake_review_trailers(struct store *s, int64_t bug_id, int version, json_t **ret);

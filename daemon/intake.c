@@ -18,9 +18,11 @@
 
 #include "common/clock.h"
 #include "common/conf.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/strutil.h"
 #include "front-internal.h"
+#include "intake-review.h"
 #include "mailq.h"
 #include "store.h"
 #include "upstream.h"
@@ -35,10 +37,12 @@ struct intake_item {
 	/* syzbot */
 	struct store_bug bug;
 	/* forge */
-	char *command, *author, *repo, *branch;
+	char *command, *author, *repo, *branch, *body;
 	char *watched;	/* a push to this configured tree's branch */
-	int64_t target_bug;
-	bool allowed;
+	int64_t target_bug, number, project, comment_id;
+	int version;
+	bool comment;
+	bool allowed;	/* the author is one of the hook's allow-users */
 	/* mail: stored "pending", parsed by the mail queue helper (mailq.h) */
 	bool mail;
 };
@@ -68,6 +72,7 @@ static void item_free(struct intake_item *it)
 	free(it->repo);
 	free(it->branch);
 	free(it->watched);
+	free(it->body);
 	free(it);
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
@@ -152,17 +157,54 @@ static int item_from_delivery(struct front *f, const struct webhook_delivery *d,
 	}
 	it->mail = streq(d->type, "mail");
 	if (ev) {
-		if (!strdup_each((char **[]){ &it->command, &it->author, &it->repo, &it->branch },
-			     (const char *const[]){ ev->command, ev->author, ev->repo, ev->branch },
-			     4))
+		if (!strdup_each((char **[]){ &it->command, &it->author, &it->repo, &it->branch,
+					  &it->body },
+			     (const char *const[]){ ev->command, ev->author, ev->repo, ev->branch,
+						    ev->body },
+			     5))
 			return -ENOMEM;
 		it->target_bug = ev->bug;
+		it->version = ev->version;
+		it->comment = ev->kind == FORGE_COMMENT;
+		it->number = ev->number;
+		it->project = ev->project;
+		it->comment_id = ev->comment_id;
 		if (ev->kind == FORGE_PUSH && ev->bug <= 0)
 			it->watched = watched_tree(f, ev->repo, ev->ref);
-		it->allowed = ev->command && author_allowed(f, d->hook, ev->author);
+		it->allowed = author_allowed(f, d->hook, ev->author);
 	}
 	*ret = TAKE_PTR(it);
 	return 0;
+}
+
+/* A review comment from an allowed user: kept like a mail reply, with
+ * where to answer once the next version is out. */
+static int apply_forge_review(struct front *f, struct intake_item *it, int64_t bug)
+{
+	_cleanup_json_ json_t *thread = json_pack("{s:s, s:s, s:s?, s:I, s:I}", "hook", it->in.hook,
+						  "provider", it->in.provider, "repo", it->repo,
+						  "number", (json_int_t)it->number, "project",
+						  (json_int_t)it->project);
+	_cleanup_free_ char *key = NULL;
+	struct intake_forge_review r;
+	const char *why = NULL;
+	int e;
+
+	if (!thread)
+		return -ENOMEM;
+	if (!it->body || it->body[strspn(it->body, " \t\r\n")] == '\0')
+		return store_inbox_set_state(f->store, it->in.id, "ignored", bug, "an empty comment");
+	if (it->comment_id > 0 ? asprintf(&key, "forge:%s:%lld", it->in.hook, (long long)it->comment_id) < 0
+			       : asprintf(&key, "forge:%s:%s", it->in.hook, it->in.key) < 0)
+		return -ENOMEM;
+	r = (struct intake_forge_review){ .bug = bug, .version = it->version, .key = key,
+					  .author = it->author ? it->author : "?",
+					  .comments = it->body, .thread = thread };
+	e = intake_review_forge(f->store, &r, &why);
+	if (e < 0)
+		return e;
+	return store_inbox_set_state(f->store, it->in.id, why ? "ignored" : "done", bug,
+				     why ? why : "review comment kept");
 }
 
 static int apply_forge(struct front *f, struct intake_item *it)
@@ -193,9 +235,12 @@ static int apply_forge(struct front *f, struct intake_item *it)
 	json_decref(j);
 	if (!detail)
 		return -ENOMEM;
-	if (it->command && !it->allowed)
+	if ((it->command || it->comment) && !it->allowed)
 		return store_inbox_set_state(f->store, it->in.id, "ignored", b->id,
-					     "the author may not send commands");
+					     it->command ? "the author may not send commands"
+							 : "the author may not review");
+	if (it->comment && !it->command)
+		return apply_forge_review(f, it, b->id);
 	if (it->command) {
 		char kind[48];
 

@@ -5,6 +5,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
 	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c daemon/job-compare.c daemon/upstream.c daemon/upstream.h \
+	daemon/forge-reply.c daemon/forge-reply.h \
 	daemon/job-iterate.c daemon/iterate.h daemon/budget.c daemon/budget.h \
 	daemon/pipeline.c daemon/pipeline.h daemon/source.c daemon/source.h \
 	daemon/job-archive.c daemon/archive.h \

@@ -17,6 +17,7 @@
 #include "hooks/auth.h"
 #include "mail/smtp.h"
 #include "child.h"
+#include "forge-reply.h"
 #include "outbox.h"
 #include "publish.h"
 #include "store.h"
@@ -325,6 +326,8 @@ static int deliver_one(struct outbox *o, struct store_outbox *e)
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)e->bug_id);
 	if (streq(e->kind, "push")) {
 		r = publish_push_deliver(o->cfg, e, &err);
+	} else if (streq(e->kind, "forge")) {
+		r = forge_reply_deliver(o->cfg, o->store, e, &err);
 	} else if (streq(e->kind, "mail") && o->mail) {
 		r = o->mail->deliver(o->mail_state, e, &err);
 	} else {
@@ -336,7 +339,7 @@ static int deliver_one(struct outbox *o, struct store_outbox *e)
 	if (r >= 0) {
 		log_job(LOG_INFO, e->bug_id ? idbuf : NULL, NULL,
 			"outbox: delivered %s via %s", e->idem_key,
-			streq(e->kind, "push") ? "git push" : o->mail->name);
+			streq(e->kind, "push") ? "git push" : streq(e->kind, "forge") ? "forge API" : o->mail->name);
 		r = store_outbox_mark_sent(o->store, e->id);
 		return r < 0 ? r : 1;
 	}

@@ -18,6 +18,7 @@
 #include "jobs.h"
 #include "mail/compose.h"
 #include "mail/parse.h"
+#include "forge-reply.h"
 #include "publish.h"
 #include "syztest.h"
 #include "repro/tree.h"
@@ -303,10 +304,12 @@ static int pub_commit(struct pub *p)
 	return 0;
 }
 
-static int queue_push(struct pub *p)
+/* *ret_key: the push entry's key, NULL when the tree has no push-remote. */
+static int queue_push(struct pub *p, char **ret_key)
 {
 	_cleanup_json_ json_t *j = NULL;
 	_cleanup_free_ char *payload = NULL, *key = NULL;
+	int r;
 	const char *remote = NULL;
 	char ref[256], note[160];
 
@@ -319,7 +322,10 @@ static int queue_push(struct pub *p)
 	if (!j || !(payload = json_dumps(j, JSON_COMPACT)) ||
 	    asprintf(&key, "push:%s:%s:%s", p->bug->tree, p->branch, p->oid) < 0)
 		return -ENOMEM;
-	return store_outbox_add(p->ctx->store, p->bug->id, "push", key, payload, NULL, NULL);
+	r = store_outbox_add(p->ctx->store, p->bug->id, "push", key, payload, NULL, NULL);
+	if (r >= 0)
+		*ret_key = TAKE_PTR(key);
+	return r;
 }
 
 static int repro_rows(const struct store_patch *patch, struct mail_repro_row *rows,
@@ -555,7 +561,7 @@ static int ask_syzbot(struct pub *p, bool *ret_skipped);
 
 static int stage_moderation(struct pub *p)
 {
-	_cleanup_free_ char *mail = NULL, *key = NULL;
+	_cleanup_free_ char *mail = NULL, *key = NULL, *push_key = NULL;
 	const char *mod = NULL;
 	char mid[256], prev[256] = "";
 	char *to[2] = { NULL, NULL };
@@ -591,7 +597,10 @@ static int stage_moderation(struct pub *p)
 	r = store_begin(p->ctx->store);
 	if (r < 0)
 		return r;
-	r = p->tree ? queue_push(p) : 0;
+	r = p->tree ? queue_push(p, &push_key) : 0;
+	/* review comments made on a forge are answered there */
+	if (r >= 0 && push_key)
+		r = forge_reply_queue(p->ctx->store, p->patch, p->branch, p->oid, push_key);
 	if (r >= 0)
 		r = store_outbox_add(p->ctx->store, p->bug->id, "mail", key, mail, NULL, NULL);
 	if (r >= 0)

@@ -1268,10 +1268,11 @@ int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
 	return store_event_query(s, &q, ret, ret_n);
 }
 
-int store_kv_get(struct store *s, const char *key, char **ret)
+/* One text column of one row, or -ENOENT. */
+static int get_text(struct store *s, const char *sql, const char *arg, char **ret)
 {
 	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int rc, r = prepare(s, &st, "SELECT value FROM kv WHERE key = ?", "t", key);
+	int rc, r = prepare(s, &st, sql, "t", arg);
 
 	if (r < 0)
 		return r;
@@ -1282,6 +1283,16 @@ int store_kv_get(struct store *s, const char *key, char **ret)
 		return fail(s, rc);
 	*ret = col_text(st, 0);
 	return *ret ? 0 : -ENOMEM;
+}
+
+int store_kv_get(struct store *s, const char *key, char **ret)
+{
+	return get_text(s, "SELECT value FROM kv WHERE key = ?", key, ret);
+}
+
+int store_outbox_state(struct store *s, const char *idem_key, char **ret)
+{
+	return get_text(s, "SELECT state FROM outbox WHERE idem_key = ?", idem_key, ret);
 }
 
 int store_kv_set(struct store *s, const char *key, const char *value)

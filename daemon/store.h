@@ -179,6 +179,8 @@ int store_outbox_mark_sent(struct store *s, int64_t id);
 int store_outbox_mark_retry(struct store *s, int64_t id, const char *error,
 			    uint64_t delay_usec);
 int store_outbox_park(struct store *s, int64_t id, const char *error);
+/* The state of the entry with this key; -ENOENT when there is none. */
+int store_outbox_state(struct store *s, const char *idem_key, char **ret);
 int store_outbox_list(struct store *s, const char *state, int64_t limit,
 		      struct store_outbox ***ret, size_t *ret_n);
 void store_outbox_free(struct store_outbox *o);

@@ -28,7 +28,7 @@ static const char *const event_headers[] = {
 	[FORGE_GITLAB] = "X-Gitlab-Event",
 };
 
-static const char *const commands[] = { "retest", "upstream", "reject" };
+static const char *const commands[] = { "repair", "retest", "upstream", "reject" };
 
 int forge_provider_from_string(const char *s, enum forge_provider *ret)
 {
@@ -188,6 +188,36 @@ static int parse_push(enum forge_provider p, const json_t *j, struct forge_event
 	return r;
 }
 
+/* A positive integer at a path of object members, or 0. */
+static int64_t path_int(const json_t *j, ...)
+{
+	const char *key;
+	va_list ap;
+
+	va_start(ap, j);
+	while (j && (key = va_arg(ap, const char *)))
+		j = json_is_object(j) ? json_object_get(j, key) : NULL;
+	va_end(ap);
+	return json_is_integer(j) && json_integer_value(j) > 0 ? (int64_t)json_integer_value(j) : 0;
+}
+
+/* The thread a comment was made in and the comment's id. */
+static void comment_thread(enum forge_provider p, const json_t *j, struct forge_event *e)
+{
+	if (p == FORGE_GITLAB) {
+		e->number = path_int(j, "merge_request", "iid", NULL);
+		e->project = path_int(j, "project", "id", NULL);
+		e->comment_id = path_int(j, "object_attributes", "id", NULL);
+		return;
+	}
+	e->number = path_int(j, "issue", "number", NULL);
+	if (!e->number)
+		e->number = path_int(j, "pull_request", "number", NULL);
+	e->comment_id = path_int(j, "comment", "id", NULL);
+	if (!e->comment_id)
+		e->comment_id = path_int(j, "review", "id", NULL);
+}
+
 /* Where the reviewed branch is named, most specific first. */
 static void comment_places(enum forge_provider p, const json_t *j, const char *out[4])
 {
@@ -238,6 +268,7 @@ static int parse_comment(enum forge_provider p, const json_t *j,
 		return error_set(ret_error, -EBADMSG, "unknown #kfix command");
 	if (r < 0 && r != -ENOENT)
 		return r;
+	comment_thread(p, j, e);
 	comment_places(p, j, places);
 	for (size_t i = 0; i < 3; i++)
 		if (places[i] && forge_find_kfix_branch(places[i], &e->bug, &e->version) >= 0)

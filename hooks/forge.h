@@ -35,9 +35,14 @@ struct forge_event {
 	char *branch;  /* the kfix branch the event is about, if any */
 	char *author;
 	char *body;    /* comment text */
-	char *command; /* "retest", "upstream", "reject" from the comment */
+	char *command; /* "repair", "retest", "upstream", "reject" from the comment */
 	int64_t bug;   /* from branch kfix/<bug>/v<N>, 0 if none */
 	int version;
+	/* comment: where it was made, for an answer (forge-api.h), and its
+	 * id (0 when the forge gives none) */
+	int64_t number;	    /* pull/merge request or issue */
+	int64_t project;    /* gitlab's numeric project id */
+	int64_t comment_id;
 };
 
 int forge_provider_from_string(const char *s, enum forge_provider *ret);

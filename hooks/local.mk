@@ -4,7 +4,7 @@ hooks_libhooks_a_SOURCES = \
 	hooks/auth.c hooks/auth.h \
 	hooks/curl-event.c hooks/curl-event-internal.h \
 	hooks/feed.c hooks/feed.h \
-	hooks/forge.c hooks/forge.h \
+	hooks/forge.c hooks/forge.h hooks/forge-api.c hooks/forge-api.h \
 	hooks/http.c hooks/http.h \
 	hooks/metrics.c hooks/metrics.h \
 	hooks/syzbot.c hooks/syzbot.h \

@@ -77,6 +77,7 @@ INTEGRATION_TESTS = \
 	tests/integration/archive-start.sh \
 	tests/integration/syzbot-test.sh \
 	tests/integration/upstream-fix.sh \
+	tests/integration/forge-review.sh \
 	tests/integration/review-replies.sh \
 	tests/integration/llm-budget.sh \
 	tests/integration/outbox-stall.sh \

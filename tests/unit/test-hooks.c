@@ -14,6 +14,7 @@
 #include "common/buf.h"
 #include "hooks/auth.h"
 #include "hooks/forge.h"
+#include "hooks/forge-api.h"
 #include "hooks/metrics.h"
 #include "hooks/syzbot.h"
 #include "hooks/webhook.h"
@@ -191,13 +192,30 @@ static void test_forge(void **state)
 	forge_event_free(e);
 
 	e = parse_forge(FORGE_GITLAB, "Note Hook",
-			"{\"object_attributes\": {\"note\": \"#kfix reject\"}, \"user\": {\"username\": \"g\"},"
-			" \"project\": {\"path_with_namespace\": \"kfix/linux\"},"
-			" \"merge_request\": {\"source_branch\": \"kfix/5/v1\"}}",
+			"{\"object_attributes\": {\"note\": \"#kfix reject\", \"id\": 31}, \"user\": {\"username\": \"g\"},"
+			" \"project\": {\"path_with_namespace\": \"kfix/linux\", \"id\": 42},"
+			" \"merge_request\": {\"source_branch\": \"kfix/5/v1\", \"iid\": 9}}",
 			0);
 	assert_string_equal(e->command, "reject");
 	assert_int_equal(e->bug, 5);
 	assert_string_equal(e->author, "g");
+	/* where to answer: the merge request of the project, and the note */
+	assert_int_equal(e->number, 9);
+	assert_int_equal(e->project, 42);
+	assert_int_equal(e->comment_id, 31);
+	forge_event_free(e);
+
+	/* a review on GitHub: the pull request's number, the review's id;
+	 * "#kfix repair" is a command */
+	e = parse_forge(FORGE_GITHUB, "pull_request_review",
+			"{\"review\": {\"body\": \"#kfix repair\", \"id\": 88}, \"sender\": {\"login\": \"a\"},"
+			" \"pull_request\": {\"number\": 17, \"head\": {\"ref\": \"kfix/3/v2\"}},"
+			" \"repository\": {\"full_name\": \"kfix/linux\"}}",
+			0);
+	assert_string_equal(e->command, "repair");
+	assert_int_equal(e->number, 17);
+	assert_int_equal(e->comment_id, 88);
+	assert_int_equal(e->version, 2);
 	forge_event_free(e);
 
 	e = parse_forge(FORGE_GITEA, "issue_comment",
@@ -221,6 +239,35 @@ static void test_forge(void **state)
 		    -EBADMSG);
 	/* invalid UTF-8 is not JSON */
 	parse_forge(FORGE_GITHUB, "push", "{\"ref\": \"\xff\xfe\"}", -EBADMSG);
+}
+
+static void test_forge_api_url(void **state)
+{
+	struct forge_thread gh = { FORGE_GITHUB, "kfix/linux", 5, 0 };
+	struct forge_thread gt = { FORGE_GITEA, "kfix/linux", 6, 0 };
+	struct forge_thread gl = { FORGE_GITLAB, "kfix/linux", 7, 42 };
+	struct forge_thread bad = { FORGE_GITHUB, "../x", 5, 0 };
+	char *u = NULL;
+
+	(void)state;
+	assert_int_equal(forge_api_comment_url("https://api.github.com/", &gh, &u), 0);
+	assert_string_equal(u, "https://api.github.com/repos/kfix/linux/issues/5/comments");
+	free(u);
+	assert_int_equal(forge_api_comment_url("https://git.example.org/api/v1", &gt, &u), 0);
+	assert_string_equal(u, "https://git.example.org/api/v1/repos/kfix/linux/issues/6/comments");
+	free(u);
+	assert_int_equal(forge_api_comment_url("https://gitlab.com/api/v4", &gl, &u), 0);
+	assert_string_equal(u, "https://gitlab.com/api/v4/projects/42/merge_requests/7/notes");
+	free(u);
+	u = NULL;
+	assert_int_equal(forge_api_comment_url("https://api.github.com", &bad, &u), -EINVAL);
+	gl.project = 0;
+	assert_int_equal(forge_api_comment_url("https://gitlab.com/api/v4", &gl, &u), -EINVAL);
+	gh.number = 0;
+	assert_int_equal(forge_api_comment_url("https://api.github.com", &gh, &u), -EINVAL);
+	gh.number = 5;
+	assert_int_equal(forge_api_comment_url("file:///etc", &gh, &u), -EINVAL);
+	assert_null(u);
 }
 
 static void test_branch_and_command(void **state)
@@ -328,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_list_errors),
 		cmocka_unit_test(test_bug),
 		cmocka_unit_test(test_forge),
+		cmocka_unit_test(test_forge_api_url),
 		cmocka_unit_test(test_branch_and_command),
 		cmocka_unit_test(test_hmac),
 		cmocka_unit_test(test_message_id),
