@@ -103,6 +103,7 @@ const struct config_key config_schema[] = {
 	T("tree", true, "ask-syzbot-test", CONFIG_BOOL, "false"),
 	E("tree", true, "syzbot-test-after", "approval", "approval|validation"),
 	I("tree", true, "syzbot-tests-per-day", "5", 1, 1000),
+	T("tree", true, "syzbot-test-timeout", CONFIG_DURATION, "2d"),
 	NS("tree", "selftests", NULL),
 
 	/* [vm "name"]: a pool of test VMs on one VM host */

@@ -707,6 +707,7 @@ static int syzbot_gate(struct pub *p)
 	switch (st) {
 	case SYZTEST_OFF:
 	case SYZTEST_SKIPPED:
+	case SYZTEST_NO_ANSWER:
 		return 0;
 	case SYZTEST_OK:
 		p->syzbot_ok = true;

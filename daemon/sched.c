@@ -16,6 +16,7 @@
 #include "sched.h"
 #include "source.h"
 #include "store.h"
+#include "syztest.h"
 #include "upstream.h"
 
 #define SCHED_BATCH 100
@@ -207,6 +208,9 @@ int sched_run(struct config *cfg, struct store *store)
 	if (rq < 0)
 		return rq;
 	rq = upstream_schedule(cfg, store);
+	if (rq < 0)
+		return rq;
+	rq = syztest_schedule(cfg, store);
 	if (rq < 0)
 		return rq;
 	return sched_new_bugs(cfg, store);

@@ -135,6 +135,7 @@ json_t *store_patch_syzbot_tests(struct store *s, const struct store_patch *p)
 	}
 	patch_events(s, p, "patch.syzbot-test-asked", "asked", all);
 	patch_events(s, p, "patch.syzbot-test-skipped", "not-asked", all);
+	patch_events(s, p, "patch.syzbot-test-timeout", "no-answer", all);
 	patch_events(s, p, "patch.syzbot-test", NULL, all);
 	n = json_array_size(all);
 	v = calloc(n ? n : 1, sizeof(*v));

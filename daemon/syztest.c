@@ -34,7 +34,7 @@ bool syztest_after_validation(const struct config *cfg, const char *tree)
 /* What the patch's events say: asked, skipped, and the newest answer
  * (the list kfixctl patch and the dashboard show, oldest first). */
 struct test_record {
-	bool asked, skipped;
+	bool asked, skipped, timed_out;
 	const char *result, *title; /* of the newest answer; borrowed from the list */
 };
 
@@ -51,6 +51,8 @@ static void test_record(const json_t *events, struct test_record *ret)
 			ret->asked = true;
 		else if (streq_ptr(res, "not-asked"))
 			ret->skipped = true;
+		else if (streq_ptr(res, "no-answer"))
+			ret->timed_out = true;
 		else if (res) {
 			ret->result = res;
 			ret->title = json_get_str(e, "title");
@@ -79,6 +81,7 @@ int syztest_state(struct store *s, const struct config *cfg, const struct store_
 	*ret = streq_ptr(t.result, "ok")	  ? SYZTEST_OK
 	     : streq_ptr(t.result, "crash")	  ? SYZTEST_CRASH
 	     : streq_ptr(t.result, "build-error") ? SYZTEST_BUILD_ERROR
+	     : t.asked && t.timed_out		  ? SYZTEST_NO_ANSWER
 	     : t.asked				  ? SYZTEST_WAITING
 	     : t.skipped			  ? SYZTEST_SKIPPED
 						  : SYZTEST_TO_ASK;
@@ -163,6 +166,75 @@ int syztest_ask(struct store *s, const struct config *cfg, const struct store_bu
 			      json_pack("{s:I, s:i, s:s, s:s, s:s?}", "patch", (json_int_t)p->id,
 					"version", p->version, "message_id", rq->message_id, "tree",
 					b->tree, "branch", m.git_tree ? m.branch : NULL));
+	return r;
+}
+
+/* One unanswered request past its time: the event and, for an approved
+ * patch, its upstream stage; in one transaction. */
+static int time_out(const struct config *cfg, struct store *s, int64_t patch_id, int64_t asked_ts,
+		    int64_t now)
+{
+	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	enum syztest_state st;
+	uint64_t timeout = 2ull * DAY_SECONDS * 1000000;
+	int r = store_patch_get(s, patch_id, &p);
+
+	if (r >= 0)
+		r = store_bug_get(s, p->bug_id, &b);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	(void)config_get_duration(cfg, "tree", b->tree, "syzbot-test-timeout", &timeout);
+	if (now - asked_ts < (int64_t)timeout)
+		return 0;
+	r = syztest_state(s, cfg, b, p, &st, NULL);
+	if (r < 0 || st != SYZTEST_WAITING)
+		return r;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = store_event_add_json(s, p->bug_id, 0, "patch.syzbot-test-timeout",
+				 json_pack("{s:I, s:i, s:I}", "patch", (json_int_t)p->id, "version",
+					   p->version, "waited_sec", (json_int_t)((now - asked_ts) / 1000000)));
+	if (r >= 0 && streq_ptr(p->state, "approved") && p->decided_by)
+		r = publish_queue(s, p->id, "upstream", p->decided_by);
+	if (r < 0) {
+		store_rollback(s);
+		return r;
+	}
+	log_notice("patch %lld: syzbot did not answer its #syz test: going on untested",
+		   (long long)p->id);
+	return store_commit(s);
+}
+
+int syztest_schedule(const struct config *cfg, struct store *s)
+{
+	struct store_query q = { .state = "patch.syzbot-test-asked", .newest = true,
+				 .limit = SYZTEST_SCAN_MAX };
+	struct store_event **ev = NULL;
+	_cleanup_free_ char *last = NULL;
+	int64_t now = (int64_t)time(NULL) * 1000000;
+	uint64_t then = 0;
+	char v[32];
+	size_t n = 0;
+	int r;
+
+	if (store_kv_get(s, "sched.syztest.last", &last) >= 0)
+		parse_uint64(last, &then);
+	if ((uint64_t)now < then + SYZTEST_SCAN_EVERY)
+		return 0;
+	snprintf(v, sizeof(v), "%lld", (long long)now);
+	r = store_kv_set(s, "sched.syztest.last", v);
+	if (r >= 0)
+		r = store_event_query(s, &q, &ev, &n);
+	for (size_t i = 0; i < n && r >= 0; i++) {
+		_cleanup_json_ json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
+		int64_t patch = json_get_int(d, "patch", 0);
+
+		if (patch > 0)
+			r = time_out(cfg, s, patch, ev[i]->ts, now);
+	}
+	store_event_list_free(ev, n);
 	return r;
 }
 

@@ -29,12 +29,21 @@ enum syztest_state {
 	SYZTEST_CRASH,	     /* still crashing */
 	SYZTEST_BUILD_ERROR, /* syzbot could not build or boot it */
 	SYZTEST_SKIPPED,     /* the day's requests were used up */
+	SYZTEST_NO_ANSWER,   /* asked, and syzbot-test-timeout passed */
 };
 
 /* Where patch p of bug b stands, from the store's events; *ret_title:
  * syzbot's title of a crash (static storage of the event, copied). */
 int syztest_state(struct store *s, const struct config *cfg, const struct store_bug *b,
 		  const struct store_patch *p, enum syztest_state *ret, char **ret_title);
+
+/* Requests syzbot left unanswered for the tree's syzbot-test-timeout
+ * get an event patch.syzbot-test-timeout, and an approved patch that
+ * waited goes on to its upstream stage, untested.  Looks at most once a
+ * SYZTEST_SCAN_EVERY, at the newest SYZTEST_SCAN_MAX requests. */
+#define SYZTEST_SCAN_MAX 500
+#define SYZTEST_SCAN_EVERY (10ull * 1000000)
+int syztest_schedule(const struct config *cfg, struct store *s);
 
 /* When the request goes: "approval" (default) or "validation". */
 bool syztest_after_validation(const struct config *cfg, const char *tree);

@@ -6,7 +6,8 @@
 # webhook and are matched by their thread: "no issue" sends the upstream
 # mail with syzbot's Tested-by; a crash holds the patch (the moderators
 # are told) and starts a new version with syzbot's report; past
-# syzbot-tests-per-day a patch goes upstream untested.
+# syzbot-tests-per-day, or without an answer within syzbot-test-timeout,
+# a patch goes upstream untested.
 . "$(dirname "$0")/lib.sh"
 for t in git sqlite3 perl curl openssl python3; do
 	command -v "$t" >/dev/null || skip "$t is not installed"
@@ -162,4 +163,26 @@ wait_for 60 spooled "kfix-3-v1.$SID@*" || fail "no upstream mail for bug 3: $(ct
 grep -q "^Tested-by: syzbot" "$T"/spool/*kfix-3-v1."$SID"@*.eml && fail "Tested-by without a test"
 ctl patch 3 | grep -q "^syzbot test: *not-asked" || fail "kfixctl patch 3: $(ctl patch 3 | grep syzbot)"
 ok "past syzbot-tests-per-day: upstream untested, and said so"
+
+# ---- no answer within syzbot-test-timeout: upstream, untested ----
+EXT4=00000000000000000dd4
+ctl submit --source syzbot --title "KASAN: null-ptr-deref in slab_free 4" --id "$EXT4" \
+	--tree linux --commit "$BASE" >/dev/null || fail "submit 4"
+q "INSERT INTO patches (bug_id, version, state, subject, message, diff, explanation, evidence,
+   base_commit, created, updated) SELECT 4, 1, 'validated', subject, replace(message, '$EXT1', '$EXT4'),
+   diff, explanation, evidence, base_commit, created, updated FROM patches WHERE id = 1"
+q "UPDATE bugs SET state = 'validated', report_message_id = 'report-$EXT4@google.com' WHERE id = 4"
+sed -i 's/^\tsyzbot-tests-per-day = 2$/\tsyzbot-tests-per-day = 10\n\tsyzbot-test-timeout = 3s/' "$T/kfix.conf"
+kill -HUP "$KFIXD_PID"
+wait_for 10 grep -q "configuration reloaded" "$T/kfixd.log" || fail "reload"
+ctl publish 4 >/dev/null || fail "publish 4"
+wait_for 60 spooled "kfix-4-v1-rfc.$SID@*" || fail "no moderation mail for bug 4"
+ctl approve --by "Mod Erator <mod@example.org>" 4 >/dev/null || fail "approve 4"
+wait_for 60 spooled "kfix-4-v1-syztest.$SID@*" || fail "no #syz test mail for bug 4"
+[ -z "$(ls "$T"/spool/*kfix-4-v1."$SID"@*.eml 2>/dev/null)" ] || fail "bug 4 did not wait for syzbot"
+wait_for 60 spooled "kfix-4-v1.$SID@*" || fail "no upstream mail after the time-out: $(ctl patch 4 | grep syzbot)"
+grep -q "^Tested-by: syzbot" "$T"/spool/*kfix-4-v1."$SID"@*.eml && fail "Tested-by without an answer"
+ctl patch 4 | grep -q "^syzbot test: *no-answer" || fail "kfixctl patch 4: $(ctl patch 4 | grep syzbot)"
+[ "$(q "SELECT count(*) FROM events WHERE kind = 'patch.syzbot-test-timeout'")" = 1 ] || fail "time-out events"
+ok "no answer within syzbot-test-timeout: upstream untested, and said so"
 stop_kfixd
