@@ -360,7 +360,10 @@ int tree_fetch(struct tree *t, const char *refspec, uint64_t timeout_usec,
 	opts.callbacks.sideband_progress = fetch_sideband;
 	opts.callbacks.transfer_progress = fetch_transfer;
 	opts.callbacks.payload = &s;
-	opts.prune = refspec ? GIT_FETCH_NO_PRUNE : GIT_FETCH_PRUNE;
+	/* never prune: kfix's own branches (kfix/BUG/vN) live beside the
+	 * mirrored ones until their push, and a fetch by another job in
+	 * between must not delete them; a branch gone upstream only lingers */
+	opts.prune = GIT_FETCH_NO_PRUNE;
 	opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
 	r = git_remote_fetch(remote, refspec ? &arr : NULL, &opts, "kfix fetch");
 	if (s.timed_out)

@@ -899,6 +899,11 @@ static void test_patch_commit_push(void **state)
 	assert_int_equal(tree_branch_create(F.mirror, "bad..name", F.c3, false), -EINVAL);
 	assert_int_equal(tree_resolve(F.mirror, "kfix/1/v1", oid), 0);
 	assert_string_equal(oid, commit);
+	/* a fetch by another job before the push keeps kfix's branch, which
+	 * upstream does not have */
+	assert_int_equal(tree_fetch(F.mirror, NULL, 60 * 1000000ull, NULL, NULL), 0);
+	assert_int_equal(tree_resolve(F.mirror, "kfix/1/v1", oid), 0);
+	assert_string_equal(oid, commit);
 	assert_int_equal(tree_note_add(F.mirror, "refs/notes/kfix", commit, "tested\n", &who), 0);
 	assert_int_equal(tree_note_add(F.mirror, "refs/notes/kfix", commit, "tested\n", &who), 0);
 	assert_int_equal(tree_note_add(F.mirror, "refs/notes/kfix", commit, "retested\n", &who), 0);
