@@ -57,17 +57,35 @@ const char *forge_kind_to_string(enum forge_kind k)
 	return k <= FORGE_OTHER ? names[k] : "unknown";
 }
 
-/* The string at a path of object members (NULL-terminated), or NULL. */
-static const char *path_str(const json_t *j, ...)
+/* The value at a path of object members (a NULL-terminated list), or NULL. */
+static const json_t *path_vget(const json_t *j, va_list ap)
 {
 	const char *key;
+
+	while (j && (key = va_arg(ap, const char *)))
+		j = json_is_object(j) ? json_object_get(j, key) : NULL;
+	return j;
+}
+
+static const char *path_str(const json_t *j, ...)
+{
 	va_list ap;
 
 	va_start(ap, j);
-	while (j && (key = va_arg(ap, const char *)))
-		j = json_is_object(j) ? json_object_get(j, key) : NULL;
+	j = path_vget(j, ap);
 	va_end(ap);
 	return json_is_string(j) ? json_string_value(j) : NULL;
+}
+
+/* A positive integer at a path, or 0. */
+static int64_t path_int(const json_t *j, ...)
+{
+	va_list ap;
+
+	va_start(ap, j);
+	j = path_vget(j, ap);
+	va_end(ap);
+	return json_is_integer(j) && json_integer_value(j) > 0 ? (int64_t)json_integer_value(j) : 0;
 }
 
 static int dup_opt(const char *s, char **ret)
@@ -186,19 +204,6 @@ static int parse_push(enum forge_provider p, const json_t *j, struct forge_event
 		r = asprintf(&e->branch, "kfix/%lld/v%d", (long long)e->bug, e->version) < 0
 			    ? -ENOMEM : 0;
 	return r;
-}
-
-/* A positive integer at a path of object members, or 0. */
-static int64_t path_int(const json_t *j, ...)
-{
-	const char *key;
-	va_list ap;
-
-	va_start(ap, j);
-	while (j && (key = va_arg(ap, const char *)))
-		j = json_is_object(j) ? json_object_get(j, key) : NULL;
-	va_end(ap);
-	return json_is_integer(j) && json_integer_value(j) > 0 ? (int64_t)json_integer_value(j) : 0;
 }
 
 /* The thread a comment was made in and the comment's id. */
