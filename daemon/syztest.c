@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/conf.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -211,22 +212,19 @@ int syztest_schedule(const struct config *cfg, struct store *s)
 {
 	struct store_query q = { .state = "patch.syzbot-test-asked", .newest = true,
 				 .limit = SYZTEST_SCAN_MAX };
+	/* kept in memory, not in the store: a write there every scan would
+	 * wake the daemon itself (it watches the store's folder) */
+	static uint64_t last_scan;
 	struct store_event **ev = NULL;
-	_cleanup_free_ char *last = NULL;
 	int64_t now = (int64_t)time(NULL) * 1000000;
-	uint64_t then = 0;
-	char v[32];
+	uint64_t mono = clock_mono_usec();
 	size_t n = 0;
 	int r;
 
-	if (store_kv_get(s, "sched.syztest.last", &last) >= 0)
-		parse_uint64(last, &then);
-	if ((uint64_t)now < then + SYZTEST_SCAN_EVERY)
+	if (last_scan && mono < last_scan + SYZTEST_SCAN_EVERY)
 		return 0;
-	snprintf(v, sizeof(v), "%lld", (long long)now);
-	r = store_kv_set(s, "sched.syztest.last", v);
-	if (r >= 0)
-		r = store_event_query(s, &q, &ev, &n);
+	last_scan = mono;
+	r = store_event_query(s, &q, &ev, &n);
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		_cleanup_json_ json_t *d = ev[i]->detail ? json_loads(ev[i]->detail, 0, NULL) : NULL;
 		int64_t patch = json_get_int(d, "patch", 0);
