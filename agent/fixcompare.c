@@ -33,7 +33,7 @@ struct side {
 	struct udiff *d;
 	char **files, **funcs, **tokens, **lines;
 	size_t n_files, n_funcs, n_tokens, n_lines;
-	size_t a_files, a_funcs, a_tokens, a_lines;
+	size_t a_tokens, a_lines;
 	struct place *places;
 	size_t n_places;
 };
@@ -54,8 +54,8 @@ static void side_clear(struct side *s)
 	free(s->places);
 }
 
-/* Appends s (taken) to a NULL-terminated or counted array. */
-static int push(char ***v, size_t *n, size_t *alloc, char *s, bool terminated)
+/* Appends s (taken) to a counted array: tokens and lines are many. */
+static int push(char ***v, size_t *n, size_t *alloc, char *s)
 {
 	if (!s)
 		return -ENOMEM;
@@ -71,17 +71,20 @@ static int push(char ***v, size_t *n, size_t *alloc, char *s, bool terminated)
 		*alloc = a;
 	}
 	(*v)[(*n)++] = s;
-	if (terminated)
-		(*v)[*n] = NULL;
 	return 0;
 }
 
-static int push_unique(char ***v, size_t *n, size_t *alloc, const char *s)
+/* Files and functions are few: a string list, each once. */
+static int add_once(char ***v, size_t *n, const char *s)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (streq((*v)[i], s))
-			return 0;
-	return push(v, n, alloc, strdup(s), true);
+	int r;
+
+	if (strv_contains(*v, s))
+		return 0;
+	r = strv_push(v, s);
+	if (r >= 0)
+		(*n)++;
+	return r;
 }
 
 static int token_add(struct side *s, char kind, const char *p, size_t len)
@@ -96,7 +99,7 @@ static int token_add(struct side *s, char kind, const char *p, size_t len)
 	t[0] = kind;
 	memcpy(t + 1, p, len);
 	t[len + 1] = '\0';
-	return push(&s->tokens, &s->n_tokens, &s->a_tokens, t, false);
+	return push(&s->tokens, &s->n_tokens, &s->a_tokens, t);
 }
 
 static bool is_word(char c)
@@ -184,7 +187,7 @@ static int line_add(struct side *s, char kind, const char *text)
 		free(l);
 		return 0;
 	}
-	return push(&s->lines, &s->n_lines, &s->a_lines, l, false);
+	return push(&s->lines, &s->n_lines, &s->a_lines, l);
 }
 
 /* "static int foo(struct x *a)" -> "foo": the last word before '('. */
@@ -240,7 +243,7 @@ static int func_add(struct side *s, const char *path, const char *name, char **r
 
 	if (asprintf(&key, "%s:%s", path, name) < 0)
 		return -ENOMEM;
-	r = push_unique(&s->funcs, &s->n_funcs, &s->a_funcs, key);
+	r = add_once(&s->funcs, &s->n_funcs, key);
 	if (r < 0 || !ret_key)
 		free(key);
 	else
@@ -319,18 +322,21 @@ static int side_analyse(const struct fixcompare_side *in, struct side *s, char *
 		_cleanup_free_ char *text = NULL;
 		size_t tlen = 0;
 
-		r = push_unique(&s->files, &s->n_files, &s->a_files, path);
+		const char *file = NULL;
+
+		r = add_once(&s->files, &s->n_files, path);
 		if (r < 0)
 			return r;
+		/* the list's own copy, which the places borrow */
+		for (size_t j = 0; !file; j++)
+			if (streq(s->files[j], path))
+				file = s->files[j];
 		if (f->old_path && in->read_old && in->read_old(in->ud, f->old_path, &text, &tlen) < 0)
 			text = NULL;
 		for (size_t k = 0; k < f->n_hunks; k++) {
 			struct place *p = &s->places[s->n_places++];
 
-			p->file = s->files[0];
-			for (size_t j = 0; j < s->n_files; j++)
-				if (streq(s->files[j], path))
-					p->file = s->files[j];
+			p->file = file;
 			r = hunk_place(s, path, text, tlen, &f->hunks[k], p);
 			if (r < 0)
 				return r;

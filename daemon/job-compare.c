@@ -58,7 +58,7 @@ static int read_old(void *ud, const char *path, char **ret, size_t *ret_len)
 static int on_commit(const struct tree_commit_info *ci, void *userdata)
 {
 	struct fix *f = userdata;
-	const char *body = ci->message ? strchr(ci->message, '\n') : NULL;
+	const char *body = ci->message ? strchr(ci->message, '\n') : NULL, *end;
 
 	f->subject = strdup(ci->subject ? ci->subject : "");
 	if (asprintf(&f->author, "%s <%s>", ci->author_name ? ci->author_name : "",
@@ -66,8 +66,8 @@ static int on_commit(const struct tree_commit_info *ci, void *userdata)
 		f->author = NULL;
 	/* the explanation: the body's first paragraph */
 	body = body ? body + strspn(body, "\n") : "";
-	f->body = strndup(body, MIN(strstr(body, "\n\n") ? (size_t)(strstr(body, "\n\n") - body)
-							 : strlen(body),
+	end = strstr(body, "\n\n");
+	f->body = strndup(body, MIN(end ? (size_t)(end - body) : strlen(body),
 				    (size_t)COMPARE_ROOT_CAUSE_MAX));
 	return 1;
 }
