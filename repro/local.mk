@@ -21,6 +21,7 @@ repro_librepro_a_SOURCES = \
 	repro/tree-snapshot.c \
 	repro/tree-publish.c \
 	repro/tree-path.c \
+	repro/tree-bisect.c \
 	repro/cfunc.c \
 	repro/edit.c
 repro_librepro_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(LIBDW_CFLAGS) $(LIBGIT2_CFLAGS) \
@@ -41,6 +42,12 @@ TESTS += tests/unit/test-tree
 tests_unit_test_tree_SOURCES = tests/unit/test-tree.c
 tests_unit_test_tree_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
 tests_unit_test_tree_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/unit/test-bisect
+TESTS += tests/unit/test-bisect
+tests_unit_test_bisect_SOURCES = tests/unit/test-bisect.c
+tests_unit_test_bisect_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(LIBGIT2_CFLAGS)
+tests_unit_test_bisect_LDADD = $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
 TESTS += tests/integration/report-cli.sh
 EXTRA_DIST += tests/integration/report-cli.sh

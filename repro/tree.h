@@ -185,6 +185,41 @@ int tree_blame_lines(struct tree *t, const char *rev, const char *path,
 /* 1 when ancestor is commit or one of its ancestors, 0 when not. */
 int tree_is_ancestor(struct tree *t, const char *ancestor, const char *commit);
 
+/* Bisection (as git bisect chooses the next commit to test). */
+enum {
+	TREE_BISECT_TEST,	  /* commit is the next to test */
+	TREE_BISECT_FOUND,	  /* commit is the first bad commit */
+	TREE_BISECT_ONLY_SKIPPED, /* only skipped commits are left before the bad one */
+};
+struct tree_bisect_step {
+	int result;
+	char commit[TREE_OID_HEX];
+	size_t remaining;    /* candidates left, skipped ones and the bad one included */
+	unsigned steps_left; /* about log2 of the untested candidates */
+};
+/* The next step of a bisection between bad and the good commits (NULL-
+ * terminated), skipping the commits in skip; at most max_commits
+ * candidates (0: a million), else -E2BIG.  -EINVAL when bad is an
+ * ancestor of a good commit. */
+int tree_bisect_next(struct tree *t, const char *bad, char *const *good, char *const *skip,
+		     size_t max_commits, struct tree_bisect_step *ret);
+/* The candidates (newest first), at most max: who the first bad commit
+ * may be when only skipped commits are left. */
+int tree_bisect_candidates(struct tree *t, const char *bad, char *const *good, size_t max,
+			   char ***ret);
+/* The nearest release tag (vX.Y[.Z], no -rc) strictly below rev. */
+#define TREE_REF_MAX 256
+int tree_release_below(struct tree *t, const char *rev, char ret_tag[TREE_REF_MAX],
+		       char ret_oid[TREE_OID_HEX]);
+
+/* A local repository's own work tree (tree_open_path of a non-bare
+ * repository).  tree_head: the branch HEAD names (*ret_ref NULL when
+ * detached) and its commit.  tree_checkout_here: checks out rev in place,
+ * refusing to overwrite local changes, then points HEAD at ref (a branch
+ * whose commit is rev) or, with ref NULL, detaches it at rev. */
+int tree_head(struct tree *t, char **ret_ref, char ret_oid[TREE_OID_HEX]);
+int tree_checkout_here(struct tree *t, const char *rev, const char *ref);
+
 /* Worktrees. */
 /* Makes dir (created when missing) a checkout of rev.  A folder used
  * before is reused: only files that differ are rewritten, local edits are
