@@ -723,11 +723,7 @@ static int tool_git_show(struct explore *e, const json_t *args, char **ret)
 	if (r < 0)
 		return answer_error(ret, "cannot show %s: %s", commit, tree_error(e->t));
 	(void)buf_printf(&b, "commit %s\n", oid);
-	{
-		struct tree_log_opts o = { .from = oid, .max_results = 1, .max_walk = 1 };
-
-		(void)tree_log(e->t, &o, on_commit, &b);
-	}
+	(void)tree_commit_show(e->t, oid, on_commit, &b);
 	(void)buf_printf(&b, "\n%s%s", diff ?: "", cut ? "\n[the diff is cut]\n" : "");
 	return finish(&b, ret);
 }

@@ -128,8 +128,11 @@ static int commit_message(struct repair_ctx *c, const char *subject, const char 
 	if (!subj || !wrapped)
 		return -ENOMEM;
 	(void)buf_printf(&b, "%s\n\n%s\n\n", subj, wrapped);
+	free(c->fixes_how);
+	c->fixes_how = NULL;
 	if (c->ts->fixes_tag && first_changed_line(diff, &file, &line) >= 0 &&
-	    c->ts->fixes_tag(c->ts->ud, file, line, &fixes) >= 0 && startswith(fixes, "Fixes: "))
+	    c->ts->fixes_tag(c->ts->ud, file, line, &fixes, &c->fixes_how) >= 0 &&
+	    startswith(fixes, "Fixes: "))
 		(void)buf_printf(&b, "%s\n", fixes);
 	if (c->extid) {
 		(void)buf_printf(&b, "Reported-by: syzbot+%s@syzkaller.appspotmail.com\n", c->extid);
@@ -189,6 +192,8 @@ static void put_tested(struct buf *b, const struct repair_ctx *c, const struct r
 	}
 	if (c->gates_passed)
 		(void)buf_printf(b, "- integrity gates %s\n", c->gates_passed);
+	if (c->fixes_how && startswith(c->fixes_how, "found by bisection"))
+		(void)buf_printf(b, "- Fixes: %s\n", c->fixes_how);
 	if (c->review)
 		(void)buf_printf(b, "- review: asked to find a correct caller whose behaviour the "
 				 "change alters, the model found none: %s\n", c->review);
@@ -197,6 +202,8 @@ static void put_tested(struct buf *b, const struct repair_ctx *c, const struct r
 static void put_not_tested(struct buf *b, const struct repair_ctx *c,
 			   const struct repair_outcome *patched)
 {
+	if (c->fixes_how && !startswith(c->fixes_how, "found by bisection"))
+		(void)buf_printf(b, "- Fixes: not bisected; %s\n", c->fixes_how);
 	if (!c->review)
 		(void)buf_puts(b, "- no review of the change against its callers "
 				  "([agent] patch-review = no)\n");

@@ -37,6 +37,7 @@ struct repair_ctx {
 	/* What the adversarial review of that diff found; NULL when there
 	 * was none ([agent] patch-review = no). */
 	char *review;
+	char *fixes_how;	/* how the Fixes: tag was found, for the mail */
 	struct search *search;
 	struct repair_summary *sum;
 	unsigned turns;		/* model calls so far */

@@ -1115,6 +1115,7 @@ static void ctx_free(struct repair_ctx *c)
 	free(c->probe_output);
 	free(c->gates_passed);
 	free(c->review);
+	free(c->fixes_how);
 	json_decref(c->tools);
 	json_decref(c->tool_counts);
 	json_decref(c->vars);

@@ -66,9 +66,11 @@ struct repair_toolstack {
 	/* Optional (NULL: build + one run): a probe run. */
 	int (*probe)(void *ud, const char *diff, struct repair_outcome *ret);
 	/* Optional: "Fixes: 123456789abc (\"subject\")" for the commit that
-	 * last changed file:line, which must be an ancestor of the base;
-	 * -ENOENT when none is known. */
-	int (*fixes_tag)(void *ud, const char *file, unsigned line, char **ret);
+	 * introduced the bug (a bisection's culprit) or else that last changed
+	 * file:line, an ancestor of the base either way; *ret_how says which,
+	 * for the mail ("found by bisection: ..." / "the blame candidate:
+	 * ...").  -ENOENT when none is known. */
+	int (*fixes_tag)(void *ud, const char *file, unsigned line, char **ret, char **ret_how);
 	/* Optional: 1 and the commit when the base already contains a commit
 	 * whose message holds needle, 0 when not. */
 	int (*already_fixed)(void *ud, const char *needle, char **ret_commit);

@@ -593,11 +593,10 @@ static int on_subject(const struct tree_commit_info *ci, void *userdata)
 	return 1;
 }
 
-static int ts_fixes(void *ud, const char *file, unsigned line, char **ret)
+static int ts_fixes(void *ud, const char *file, unsigned line, char **ret, char **ret_how)
 {
 	struct toolstack *t = ud;
 	struct blame_hit h = {};
-	struct tree_log_opts lo = { .max_results = 1 };
 	_cleanup_free_ char *subject = NULL;
 	int r;
 
@@ -609,10 +608,17 @@ static int ts_fixes(void *ud, const char *file, unsigned line, char **ret)
 	/* a Fixes: tag must name an ancestor of the base */
 	if (tree_is_ancestor(t->tree, h.commit, t->base) != 1)
 		return -ENOENT;
-	lo.from = h.commit;
-	if (tree_log(t->tree, &lo, on_subject, &subject) < 0 || !subject)
+	if (tree_commit_show(t->tree, h.commit, on_subject, &subject) < 0 || !subject)
 		return -ENOENT;
-	return asprintf(ret, "Fixes: %.12s (\"%s\")", h.commit, subject) < 0 ? -ENOMEM : 0;
+	if (asprintf(ret, "Fixes: %.12s (\"%s\")", h.commit, subject) < 0)
+		return -ENOMEM;
+	if (asprintf(ret_how, "it names the blame candidate, the last commit that changed "
+		     "%s:%u, the first line the patch changes, which need not be the commit "
+		     "that introduced the bug", file, line) < 0) {
+		free(*ret);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int ts_fixed(void *ud, const char *needle, char **ret_commit)

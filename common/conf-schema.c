@@ -105,6 +105,10 @@ const struct config_key config_schema[] = {
 	I("tree", true, "syzbot-tests-per-day", "5", 1, 1000),
 	T("tree", true, "syzbot-test-timeout", CONFIG_DURATION, "2d"),
 	NS("tree", "selftests", NULL),
+	T("tree", true, "bisect", CONFIG_BOOL, "false"),
+	NS("tree", "bisect-good", NULL),
+	I("tree", true, "bisect-runs", "10", 1, 100),
+	I("tree", true, "bisect-releases", "3", 1, 20),
 
 	/* [vm "name"]: a pool of test VMs on one VM host */
 	E("vm", true, "backend", "qemu", "qemu"),

@@ -14,6 +14,7 @@
 #include "ctl.h"
 #include "publish.h"
 #include "store.h"
+#include "bisect.h"
 #include "upstream.h"
 
 int ctl_patches(struct ctl *c, int argc, char **argv)
@@ -261,6 +262,50 @@ int ctl_compare(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	printf("bug %lld: comparison with the fix that landed requested\n", (long long)id);
+	return 0;
+}
+
+int ctl_bisect(struct ctl *c, int argc, char **argv)
+{
+	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	const char *good = NULL;
+	struct store *s;
+	int64_t id;
+	int r;
+
+	if (argc == 4 && streq(argv[2], "--good")) {
+		good = argv[3];
+		argc = 2;
+	} else if (argc == 4 && streq(argv[1], "--good")) {
+		good = argv[2];
+		argv[1] = argv[3];
+		argc = 2;
+	}
+	if (argc != 2) {
+		ctl_err("bisect: usage: kfixctl bisect [--good REV] BUG");
+		return 2;
+	}
+	if (ctl_parse_id("bisect", argv[1], &id) < 0)
+		return 2;
+	if (good && !rev_valid(good)) {
+		ctl_err("bisect: '%s' is not a commit or revision name", good);
+		return 2;
+	}
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_bug_get(s, id, &b);
+	if (r == -ENOENT) {
+		ctl_err("bisect: no bug %lld", (long long)id);
+		return 1;
+	}
+	if (r >= 0)
+		r = bisect_ask(s, id, "kfixctl", good);
+	if (r < 0) {
+		ctl_err("bisect: %s", store_errmsg(s));
+		return 1;
+	}
+	printf("bug %lld: bisection requested%s%s\n", (long long)id, good ? " from " : "",
+	       good ? good : "");
 	return 0;
 }
 

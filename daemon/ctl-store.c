@@ -12,6 +12,7 @@
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
+#include "bisect.h"
 #include "ctl.h"
 #include "fetch.h"
 #include "store.h"
@@ -185,7 +186,7 @@ static void print_crash(const char *path)
 
 int ctl_bug(struct ctl *c, int argc, char **argv)
 {
-	_cleanup_json_ json_t *usage = NULL;
+	_cleanup_json_ json_t *usage = NULL, *cause = NULL;
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 	struct store_event **ev = NULL;
 	struct store *s;
@@ -208,11 +209,14 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 		return 1;
 	}
 	usage = store_bug_llm_json(s, id);
+	(void)bisect_found(s, id, &cause);
 	if (c->json) {
 		json_t *j = store_bug_json(b);
 
 		if (j && usage)
 			json_object_set(j, "llm", usage);
+		if (j && cause)
+			json_object_set(j, "cause", cause);
 		return ctl_print_json(j);
 	}
 	printf("%-14s %lld\n", "Bug:", (long long)b->id);
@@ -225,6 +229,16 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 	ctl_print_escaped("Report:", b->report);
 	ctl_print_escaped("C repro:", b->repro_c);
 	ctl_print_escaped("Guilty file:", b->guilty_file);
+	if (cause) {
+		_cleanup_free_ char *line = NULL;
+
+		if (asprintf(&line, "%.12s (\"%s\") by %s, bisected: %zu revisions tested, "
+			     "%lld builds", json_get_str(cause, "culprit"),
+			     json_get_str(cause, "subject") ?: "", json_get_str(cause, "author") ?: "?",
+			     json_array_size(json_object_get(cause, "tests")),
+			     (long long)json_get_int(cause, "builds", 0)) >= 0)
+			ctl_print_escaped("Cause:", line);
+	}
 	printf("%-14s %s\n", "Created:", ctl_time(b->created, t, sizeof(t)));
 	printf("%-14s %s\n", "Updated:", ctl_time(b->updated, t, sizeof(t)));
 	if (usage && json_get_int(usage, "calls", 0) > 0)

@@ -41,6 +41,7 @@ int ctl_patch(struct ctl *c, int argc, char **argv);
 int ctl_publish(struct ctl *c, int argc, char **argv);
 int ctl_approve(struct ctl *c, int argc, char **argv);
 int ctl_compare(struct ctl *c, int argc, char **argv);
+int ctl_bisect(struct ctl *c, int argc, char **argv);
 int ctl_reject(struct ctl *c, int argc, char **argv);
 int ctl_pause(struct ctl *c, int argc, char **argv);
 int ctl_resume(struct ctl *c, int argc, char **argv);

@@ -74,12 +74,10 @@ static int on_commit(const struct tree_commit_info *ci, void *userdata)
 
 static int fix_load(struct tree *t, struct fix *f)
 {
-	struct tree_log_opts lo = { .from = f->oid, .max_results = 1, .max_walk = 1,
-				    .include_merges = true };
-	int r = tree_log(t, &lo, on_commit, f);
+	int r = tree_commit_show(t, f->oid, on_commit, f);
 
-	if (r <= 0)
-		return r < 0 ? r : -ENOENT;
+	if (r < 0)
+		return r;
 	if (!f->subject || !f->author || !f->body)
 		return -ENOMEM;
 	return tree_diff_commits(t, NULL, f->oid, 0, &f->diff, NULL);

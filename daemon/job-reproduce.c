@@ -1,7 +1,8 @@
 /* The reproduce job: builds the bug's base kernel and runs its C
  * reproducer there.  The same crash moves the bug to repairing and queues
- * the repair job (in the transaction that records the step), so a job
- * killed at any point queues exactly one repair; no crash, or another
+ * the repair job, or with [tree] bisect the bisect job that queues it (in
+ * the transaction that records the step), so a job killed at any point
+ * queues exactly one; no crash, or another
  * crash, makes the bug not-reproducible. */
 #include "config.h"
 
@@ -104,8 +105,20 @@ static int record(struct pipeline *p, const struct repair_outcome *base, const c
 	if (r >= 0 && guilty)
 		r = store_bug_set_text(ctx->store, p->bug->id, "guilty_file", guilty);
 	if (r >= 0 && streq(verdict, "reproduced")) {
+		bool bisect = false;
+
 		r = store_bug_set_state(ctx->store, p->bug->id, "repairing", why);
-		if (r >= 0)
+		/* the cause first, so that the patch's Fixes: names it */
+		(void)config_get_bool(ctx->cfg, "tree", p->bug->tree, "bisect", &bisect);
+		if (r >= 0 && bisect) {
+			_cleanup_free_ char *bargs = NULL;
+
+			if (asprintf(&bargs, "{\"repair\": %s}", args) < 0)
+				r = -ENOMEM;
+			else
+				r = store_job_add(ctx->store, p->bug->id, "bisect", bargs,
+						  ctx->job->priority, (int)attempts, &repair);
+		} else if (r >= 0)
 			r = store_job_add(ctx->store, p->bug->id, "repair", args, ctx->job->priority,
 					  (int)attempts, &repair);
 	} else if (r >= 0)
@@ -120,7 +133,7 @@ static int record(struct pipeline *p, const struct repair_outcome *base, const c
 	}
 	r = store_commit(ctx->store);
 	if (r >= 0 && repair > 0)
-		log_info("reproduced; repair job %lld queued", (long long)repair);
+		log_info("reproduced; job %lld queued", (long long)repair);
 	return r;
 }
 

@@ -20,7 +20,8 @@
 /* Every kind, declared beside its code (jobs.h). */
 static const struct job_kind *const kinds[] = {
 	&job_kind_selftest, &job_kind_reproduce, &job_kind_repair, &job_kind_iterate,
-	&job_kind_retest, &job_kind_publish, &job_kind_archive_poll, &job_kind_compare, NULL,
+	&job_kind_retest, &job_kind_publish, &job_kind_archive_poll, &job_kind_compare,
+	&job_kind_bisect, NULL,
 };
 
 const struct job_kind *jobs_find(const char *name)

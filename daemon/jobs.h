@@ -29,7 +29,8 @@ struct job_kind {
 
 /* The kinds of job, each defined in its own file. */
 extern const struct job_kind job_kind_selftest, job_kind_reproduce, job_kind_repair,
-	job_kind_iterate, job_kind_retest, job_kind_publish, job_kind_archive_poll, job_kind_compare;
+	job_kind_iterate, job_kind_retest, job_kind_publish, job_kind_archive_poll, job_kind_compare,
+	job_kind_bisect;
 
 const struct job_kind *jobs_find(const char *name);
 

@@ -28,6 +28,7 @@ static const struct ctl_cmd commands[] = {
 	{ "approve", ctl_approve, "--by 'NAME <ADDR>' ID", "approve a patch: mail it upstream, signed off" },
 	{ "reject", ctl_reject, "[--reason TEXT] ID", "reject a patch" },
 	{ "compare", ctl_compare, "BUG [COMMIT]", "compare the bug's patch with the fix that landed" },
+	{ "bisect", ctl_bisect, "[--good REV] BUG", "find the commit that introduced the bug" },
 	{ "pause", ctl_pause, "", "take no new jobs (running ones go on)" },
 	{ "resume", ctl_resume, "", "take jobs again" },
 	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd" },

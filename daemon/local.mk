@@ -4,7 +4,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/child.c daemon/child.h \
 	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
-	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c daemon/job-compare.c daemon/upstream.c daemon/upstream.h \
+	daemon/job-reproduce.c daemon/job-repair.c daemon/job-retest.c daemon/job-compare.c daemon/job-bisect.c daemon/bisect.c daemon/bisect.h daemon/upstream.c daemon/upstream.h \
 	daemon/forge-reply.c daemon/forge-reply.h \
 	daemon/job-iterate.c daemon/iterate.h daemon/budget.c daemon/budget.h \
 	daemon/pipeline.c daemon/pipeline.h daemon/source.c daemon/source.h \

@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "common/slot.h"
 #include "common/strutil.h"
+#include "bisect.h"
 #include "fetch.h"
 #include "jobs.h"
 #include "pipeline.h"
@@ -339,11 +340,42 @@ static int w_selftests(void *ud, const char *diff, struct repair_outcome *ret)
 	return r;
 }
 
-static int w_fixes(void *ud, const char *file, unsigned line, char **ret)
+/* "found by bisection: ..." with the figures a maintainer weighs it by. */
+static int bisect_how(const json_t *j, char **ret)
+{
+	const json_t *tests = json_object_get(j, "tests");
+	size_t i, skipped = 0;
+	json_t *t;
+
+	json_array_foreach(tests, i, t)
+		skipped += streq_ptr(json_get_str(t, "verdict"), "skip");
+	return asprintf(ret, "found by bisection with the reproducer: the first commit that "
+			"crashes, between %s and the base (%lld commits); %zu revisions "
+			"tested (%zu skipped), each run %lld times", json_get_str(j, "good_from") ?:
+			"a good revision", (long long)json_get_int(j, "range", 0),
+			json_array_size(tests), skipped,
+			(long long)json_get_int(j, "runs_per_revision", 0)) < 0 ? -ENOMEM : 0;
+}
+
+static int w_fixes(void *ud, const char *file, unsigned line, char **ret, char **ret_how)
 {
 	struct pipeline *p = ud;
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_tree_ struct tree *t = NULL;
+	_cleanup_free_ char *err = NULL;
+	const char *culprit;
 
-	return p->inner->fixes_tag(p->inner->ud, file, line, ret);
+	/* a bisected culprit wins over blame, while it is below the base */
+	if (p->src.base[0] && bisect_found(p->ctx->store, p->bug->id, &j) >= 0 &&
+	    (culprit = json_get_str(j, "culprit")) &&
+	    source_open_tree(p->ctx->cfg, p->bug->tree, &t, &err) >= 0 &&
+	    tree_is_ancestor(t, culprit, p->src.base) == 1) {
+		if (asprintf(ret, "Fixes: %.12s (\"%s\")", culprit,
+			     json_get_str(j, "subject") ?: "") < 0)
+			return -ENOMEM;
+		return bisect_how(j, ret_how);
+	}
+	return p->inner->fixes_tag(p->inner->ud, file, line, ret, ret_how);
 }
 
 static int w_fixed(void *ud, const char *needle, char **ret_commit)

@@ -19,6 +19,7 @@
 #include "mail/compose.h"
 #include "mail/parse.h"
 #include "forge-reply.h"
+#include "bisect.h"
 #include "publish.h"
 #include "syztest.h"
 #include "repro/tree.h"
@@ -443,7 +444,8 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 	struct mail_repro_row rows[8];
 	char bufs[16][96];
 	_cleanup_free_ char *err = NULL, *howto = NULL, *report = NULL, *link = NULL, *prev = NULL,
-			    *prev_link = NULL;
+			    *prev_link = NULL, *syz_t = NULL, *syz_nt = NULL, *tested = NULL,
+			    *not_tested = NULL;
 	_cleanup_json_ json_t *ev = p->patch->evidence ? json_loads(p->patch->evidence, 0, NULL) : NULL;
 	struct patch_mail m = {
 		.from = p->from,
@@ -491,6 +493,13 @@ static int compose(struct pub *p, bool upstream, const char *by, char *const *to
 	m.trailers = tr;
 	m.n_trailers = n;
 	patch_notes(p, ev, &m, rows, bufs, ARRAY_SIZE(rows));
+	/* syzbot's answers so far, quoted with what kfix tested */
+	if (syztest_notes(p->ctx->store, p->ctx->cfg, p->bug, p->patch, &syz_t, &syz_nt) >= 0) {
+		if (syz_t && asprintf(&tested, "%s%s", m.tested ?: "", syz_t) >= 0)
+			m.tested = tested;
+		if (syz_nt && asprintf(&not_tested, "%s%s", m.not_tested ?: "", syz_nt) >= 0)
+			m.not_tested = not_tested;
+	}
 	if ((prev = prev_mid(p)))
 		m.prev_link = prev_link = mid_link(p, prev);
 	if (!upstream)
@@ -757,6 +766,42 @@ static int syzbot_cc(struct pub *p, char ***cc)
 	return 0;
 }
 
+/* The author and Signed-off-by chain of the commit a bisection found,
+ * when the patch's Fixes: names it: they wrote and passed the change the
+ * patch repairs. */
+static int culprit_cc(struct pub *p, char *const *to, char ***cc)
+{
+	_cleanup_json_ json_t *j = NULL;
+	char tag[64];
+	size_t i;
+	json_t *e;
+
+	if (bisect_found(p->ctx->store, p->bug->id, &j) < 0)
+		return 0;
+	snprintf(tag, sizeof(tag), "\nFixes: %.12s ", json_get_str(j, "culprit"));
+	if (!p->patch->message || !strstr(p->patch->message, tag))
+		return 0;
+	json_array_foreach(json_object_get(j, "cc"), i, e) {
+		const char *who = json_string_value(e);
+		_cleanup_json_ json_t *a = who ? addr_spec(who) : NULL;
+		bool dup = false;
+
+		for (size_t k = 0; a && to && to[k] && !dup; k++) {
+			_cleanup_json_ json_t *b = addr_spec(to[k]);
+
+			dup = json_equal(a, b);
+		}
+		for (size_t k = 0; a && *cc && (*cc)[k] && !dup; k++) {
+			_cleanup_json_ json_t *b = addr_spec((*cc)[k]);
+
+			dup = json_equal(a, b);
+		}
+		if (a && !dup && strv_push(cc, who) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int held_key(int64_t patch, char *buf, size_t n)
 {
 	snprintf(buf, n, "publish/held/%lld", (long long)patch);
@@ -951,6 +996,8 @@ static int stage_upstream(struct pub *p, const char *by)
 		r = mail_upstream_recipients(report, maint, &to, &cc);
 	if (r >= 0)
 		r = syzbot_cc(p, &cc);
+	if (r >= 0)
+		r = culprit_cc(p, to, &cc);
 	if (r < 0)
 		return job_fail(p->ctx, r, "recipients: %s", strerror(-r));
 	if (strv_len(to) == 0) {

@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "common/strutil.h"
 #include "archive.h"
+#include "bisect.h"
 #include "budget.h"
 #include "iterate.h"
 #include "publish.h"
@@ -130,6 +131,8 @@ static int handle_request(const struct config *cfg, struct store *store,
 	}
 	if (streq(cmd, "compare"))
 		return d ? upstream_request(store, e->bug_id, d) : -ENOMEM;
+	if (streq(cmd, "bisect"))
+		return d ? bisect_request(store, e->bug_id, d) : -ENOMEM;
 	if (streq(cmd, "repair"))
 		return request_new_version(cfg, store, e->bug_id,
 					   name ? name : d ? json_get_str(d, "by") : NULL);

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "common/conf.h"
+#include "common/fileio.h"
+#include "common/json.h"
 #include "common/slot.h"
 #include "common/strutil.h"
 #include "source.h"
@@ -111,6 +113,111 @@ static int checkout_mirror(const struct config *cfg, const char *name, const cha
 	return r;
 }
 
+/* STATE/trees/NAME.checkout: where a path tree's HEAD was before kfix
+ * checked out another commit in its folder, until it is put back. */
+static int restore_marker(const struct config *cfg, const char *name, bool create, char **ret)
+{
+	_cleanup_free_ char *dir = NULL;
+	int r = config_state_path(cfg, "trees", &dir);
+
+	if (r >= 0 && create)
+		r = mkdir_p(dir, 0750);
+	if (r < 0)
+		return r;
+	return asprintf(ret, "%s/%s.checkout", dir, name) < 0 ? -ENOMEM : 0;
+}
+
+bool source_in_place(const struct config *cfg, const char *name)
+{
+	_cleanup_free_ char *path = NULL;
+
+	return config_get_path(cfg, "tree", name, "path", &path) >= 0;
+}
+
+int source_restore(const struct config *cfg, const char *name, char **ret_error)
+{
+	_cleanup_free_ char *marker = NULL, *text = NULL;
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_tree_ struct tree *t = NULL;
+	json_error_t jerr;
+	size_t len = 0;
+	int r;
+
+	r = restore_marker(cfg, name, false, &marker);
+	if (r < 0)
+		return r;
+	r = read_file_bounded(marker, 4096, &text, &len);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0 || json_parse_bounded(text, len, 4096, &j, &jerr) < 0 ||
+	    !json_get_str(j, "commit")) {
+		*ret_error = errorf("tree %s: %s is unreadable; put the folder back by hand and "
+				    "remove it", name, marker);
+		return r < 0 ? r : -EBADMSG;
+	}
+	r = source_open_tree(cfg, name, &t, ret_error);
+	if (r < 0)
+		return r;
+	r = tree_checkout_here(t, json_get_str(j, "commit"), json_get_str(j, "ref"));
+	if (r < 0) {
+		*ret_error = errorf("tree %s: putting it back at %.12s: %s", name,
+				    json_get_str(j, "commit"), tree_error(t));
+		return r;
+	}
+	return unlink(marker) < 0 && errno != ENOENT ? negerrno() : 0;
+}
+
+int source_move(const struct config *cfg, const char *name, struct source *s, const char *rev,
+		char **ret_error)
+{
+	_cleanup_tree_ struct tree *t = NULL;
+	_cleanup_free_ char *marker = NULL, *ref = NULL, *text = NULL;
+	char head[TREE_OID_HEX];
+	int r;
+
+	if (s->plain) {
+		*ret_error = errorf("tree %s: a plain folder has no other revisions", name);
+		return -ENOTSUP;
+	}
+	r = source_open_tree(cfg, name, &t, ret_error);
+	if (r < 0)
+		return r;
+	if (!source_in_place(cfg, name)) {
+		r = tree_worktree_checkout(t, s->dir, rev, s->base);
+		if (r < 0)
+			*ret_error = errorf("tree %s: checkout %.40s: %s", name, rev, tree_error(t));
+		return r;
+	}
+	r = restore_marker(cfg, name, true, &marker);
+	if (r < 0)
+		return r;
+	if (access(marker, F_OK) < 0) {
+		/* first move: remember where the folder was, before touching it */
+		_cleanup_json_ json_t *j = NULL;
+
+		r = tree_head(t, &ref, head);
+		if (r < 0) {
+			*ret_error = errorf("tree %s: %s", name, tree_error(t));
+			return r;
+		}
+		j = json_pack("{s:s, s:s?}", "commit", head, "ref", ref);
+		text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+		if (!text)
+			return -ENOMEM;
+		r = write_file_atomic(marker, text, strlen(text), 0640);
+		if (r < 0) {
+			*ret_error = errorf("tree %s: %s: %s", name, marker, strerror(-r));
+			return r;
+		}
+	}
+	r = tree_checkout_here(t, rev, NULL);
+	if (r >= 0)
+		r = tree_resolve(t, "HEAD", s->base);
+	if (r < 0)
+		*ret_error = errorf("tree %s: %s", name, tree_error(t));
+	return r;
+}
+
 int source_checkout(const struct config *cfg, const char *name, const char *rev,
 		    struct source *ret, char **ret_error)
 {
@@ -139,6 +246,11 @@ int source_checkout(const struct config *cfg, const char *name, const char *rev,
 	s.plain = !has_git(path);
 	if (!s.plain) {
 		_cleanup_tree_ struct tree *t = NULL;
+
+		/* a job that moved the folder to another commit and died */
+		r = source_restore(cfg, name, ret_error);
+		if (r < 0)
+			return r;
 
 		/* a local repository is built as it is checked out */
 		r = tree_open_path(path, NULL, &t);

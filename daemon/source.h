@@ -36,6 +36,17 @@ int source_checkout(const struct config *cfg, const char *name, const char *rev,
 		    struct source *ret, char **ret_error);
 void source_clear(struct source *s);
 
+/* Moves a checked-out source to rev, for bisection: a mirror's worktree
+ * is checked out there; a path tree's own folder too (refusing to
+ * overwrite local changes), after its HEAD was noted so that
+ * source_restore puts it back, even after a crash (source_checkout of
+ * the tree restores first).  The caller holds the tree's lock. */
+int source_move(const struct config *cfg, const char *name, struct source *s, const char *rev,
+		char **ret_error);
+int source_restore(const struct config *cfg, const char *name, char **ret_error);
+/* A path tree: its own folder is built (and moved), not a worktree. */
+bool source_in_place(const struct config *cfg, const char *name);
+
 struct slot;
 /* The tree's lock: one job at a time works in a tree's source folder. */
 int source_lock(const struct config *cfg, const char *name, uint64_t timeout_usec,

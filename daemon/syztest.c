@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/buf.h"
 #include "common/clock.h"
 #include "common/conf.h"
 #include "common/json.h"
@@ -86,6 +87,61 @@ int syztest_state(struct store *s, const struct config *cfg, const struct store_
 	     : t.asked				  ? SYZTEST_WAITING
 	     : t.skipped			  ? SYZTEST_SKIPPED
 						  : SYZTEST_TO_ASK;
+	return 0;
+}
+
+/* One version's line, or nothing while there is nothing to say. */
+static void note_version(struct buf *t, struct buf *nt, int version, enum syztest_state st,
+			 const char *title)
+{
+	switch (st) {
+	case SYZTEST_OK:
+		(void)buf_printf(t, "- syzbot tested v%d on its own VMs: OK, the reproducer did "
+				 "not trigger any issue\n", version);
+		break;
+	case SYZTEST_CRASH:
+		(void)buf_printf(t, "- syzbot tested v%d on its own VMs: it still crashed (%s)\n",
+				 version, title ? title : "?");
+		break;
+	case SYZTEST_BUILD_ERROR:
+		(void)buf_printf(nt, "- syzbot could not build or boot v%d\n", version);
+		break;
+	case SYZTEST_NO_ANSWER:
+		(void)buf_printf(nt, "- syzbot was asked to test v%d and did not answer in time\n",
+				 version);
+		break;
+	case SYZTEST_SKIPPED:
+		(void)buf_printf(nt, "- syzbot did not test v%d: the tree's requests for the day "
+				 "were used up\n", version);
+		break;
+	default:
+		break;
+	}
+}
+
+int syztest_notes(struct store *s, const struct config *cfg, const struct store_bug *b,
+		  const struct store_patch *cur, char **ret_tested, char **ret_not_tested)
+{
+	_cleanup_buf_ struct buf t = BUF_INIT(SYZTEST_TEXT_MAX), nt = BUF_INIT(SYZTEST_TEXT_MAX);
+	struct store_patch **ps = NULL;
+	size_t n = 0;
+	int r = store_patch_list(s, NULL, b->id, 0, &ps, &n);
+
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		_cleanup_free_ char *title = NULL;
+		enum syztest_state st;
+
+		if (ps[i]->version > cur->version)
+			continue;
+		r = syztest_state(s, cfg, b, ps[i], &st, &title);
+		if (r >= 0)
+			note_version(&t, &nt, ps[i]->version, st, title);
+	}
+	store_patch_list_free(ps, n);
+	if (r < 0)
+		return r;
+	*ret_tested = t.data ? buf_steal(&t, NULL) : NULL;
+	*ret_not_tested = nt.data ? buf_steal(&nt, NULL) : NULL;
 	return 0;
 }
 

@@ -37,6 +37,11 @@ enum syztest_state {
 int syztest_state(struct store *s, const struct config *cfg, const struct store_bug *b,
 		  const struct store_patch *p, enum syztest_state *ret, char **ret_title);
 
+/* What syzbot's tests of the bug's versions up to cur said, as lines
+ * "- ..." for a mail's Tested and Not tested sections (NULL: nothing). */
+int syztest_notes(struct store *s, const struct config *cfg, const struct store_bug *b,
+		  const struct store_patch *cur, char **ret_tested, char **ret_not_tested);
+
 /* Requests syzbot left unanswered for the tree's syzbot-test-timeout
  * get an event patch.syzbot-test-timeout, and an approved patch that
  * waited goes on to its upstream stage, untested.  Looks at most once a

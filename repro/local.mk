@@ -141,6 +141,13 @@ TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
 EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
 	tests/integration/vm-faults.sh tests/integration/build-remote.sh
 
+EXTRA_PROGRAMS += tests/bench/bench-bisect
+BENCH_BINS += tests/bench/bench-bisect
+tests_bench_bench_bisect_SOURCES = tests/bench/bench-bisect.c
+tests_bench_bench_bisect_CFLAGS = $(AM_CFLAGS) $(LIBGIT2_CFLAGS)
+tests_bench_bench_bisect_LDADD = $(REPRO_LIBS) $(COMMON_LIBS)
+CLEANFILES += tests/bench/bench-bisect
+
 EXTRA_PROGRAMS += tests/bench/bench-tree
 BENCH_BINS += tests/bench/bench-tree
 tests_bench_bench_tree_SOURCES = tests/bench/bench-tree.c

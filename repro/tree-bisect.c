@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/types.h>
 
 #include "common/strutil.h"
@@ -387,4 +388,32 @@ int tree_release_below(struct tree *t, const char *rev, char ret_tag[TREE_REF_MA
 		c = TAKE_PTR(tc);
 	}
 	return tree_fail(t, -ENOENT, "no release tag within 64 tags below %.12s", rev);
+}
+
+/* ---- the people of a commit ---- */
+
+int tree_commit_trailers(struct tree *t, const char *rev, const char *key, char ***ret)
+{
+	_cleanup_(git_commit_freep) git_commit *c = NULL;
+	git_message_trailer_array a = { 0 };
+	_cleanup_strv_ char **v = NULL;
+	int r;
+
+	r = tree_lookup_commit_t(t, rev, &c);
+	if (r < 0)
+		return r;
+	/* libgit2 finds the trailer block as git interpret-trailers does */
+	r = git_message_trailers(&a, git_commit_message(c) ?: "");
+	if (r < 0)
+		return tree_fail_git(t, r, "cannot read the trailers of %.12s", rev);
+	for (size_t i = 0; i < a.count && r >= 0; i++)
+		if (strcasecmp(a.trailers[i].key, key) == 0 && !strv_contains(v, a.trailers[i].value))
+			r = strv_push(&v, a.trailers[i].value);
+	git_message_trailer_array_free(&a);
+	if (r < 0)
+		return r;
+	if (!v && !(v = calloc(1, sizeof(char *))))
+		return -ENOMEM;
+	*ret = TAKE_PTR(v);
+	return 0;
 }

@@ -351,6 +351,20 @@ int tree_log(struct tree *t, const struct tree_log_opts *opts, tree_log_fn cb,
 	return (int)MIN(found, (size_t)0x7fffffff);
 }
 
+int tree_commit_show(struct tree *t, const char *rev, tree_log_fn cb, void *userdata)
+{
+	_cleanup_(git_commit_freep) git_commit *c = NULL;
+	int r;
+
+	if (t->snapshot)
+		return tree_fail(t, -ENOTSUP, "an imported folder has no history");
+	r = tree_lookup_commit_t(t, rev, &c);
+	if (r < 0)
+		return r;
+	(void)report_commit(c, cb, userdata);
+	return 0;
+}
+
 int tree_blame_lines(struct tree *t, const char *rev, const char *path,
 		     unsigned first, unsigned last, tree_blame_fn cb,
 		     void *userdata)

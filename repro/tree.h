@@ -173,6 +173,10 @@ struct tree_log_opts {
 int tree_log(struct tree *t, const struct tree_log_opts *opts, tree_log_fn cb,
 	     void *userdata);
 
+/* Calls cb once for rev itself (a log from rev sorted by time may start
+ * with a parent whose date is later). */
+int tree_commit_show(struct tree *t, const char *rev, tree_log_fn cb, void *userdata);
+
 /* final_line and orig_line are 1-based; orig_path is the path in commit. */
 typedef int (*tree_blame_fn)(unsigned final_line, const char *commit,
 			     const char *orig_path, unsigned orig_line,
@@ -211,6 +215,10 @@ int tree_bisect_candidates(struct tree *t, const char *bad, char *const *good, s
 #define TREE_REF_MAX 256
 int tree_release_below(struct tree *t, const char *rev, char ret_tag[TREE_REF_MAX],
 		       char ret_oid[TREE_OID_HEX]);
+
+/* The values of a commit's trailers named key ("Signed-off-by"), in
+ * order, each once. */
+int tree_commit_trailers(struct tree *t, const char *rev, const char *key, char ***ret);
 
 /* A local repository's own work tree (tree_open_path of a non-bare
  * repository).  tree_head: the branch HEAD names (*ret_ref NULL when

@@ -99,7 +99,7 @@ kernel_tests() {
 }
 # The second lane: the repair scenarios and the whole-flow tests, about
 # half of the time.
-KERNEL_LANE2='^tests/kernel/(repair-.*|e2e|pipeline)\.sh$'
+KERNEL_LANE2='^tests/kernel/(repair-.*|e2e|pipeline|bisect)\.sh$'
 
 [ -x ./configure ] || ./autogen.sh >/dev/null
 # The real-kernel tests take one lock per lane and run one after another

@@ -77,6 +77,7 @@ INTEGRATION_TESTS = \
 	tests/integration/archive-start.sh \
 	tests/integration/syzbot-test.sh \
 	tests/integration/upstream-fix.sh \
+	tests/integration/bisect-request.sh \
 	tests/integration/forge-review.sh \
 	tests/integration/review-replies.sh \
 	tests/integration/llm-budget.sh \
@@ -91,8 +92,9 @@ EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/no
 
 # The repair pipeline inside kfixd on a real kernel (skipped without the
 # tools or with KFIX_SKIP_KERNEL=1; see tests/kernel/lib.sh).
-TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh
+TESTS += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh tests/kernel/bisect.sh
 EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh tests/kernel/flow.sh \
+	tests/kernel/bisect.sh \
 	tests/kernel/scenarios/msg-uaf/pipeline-cassette.jsonl \
 	tests/kernel/scenarios/msg-uaf/e2e-cassette.jsonl \
 	tests/kernel/scenarios/msg-uaf/e2e-iterate-cassette.jsonl tests/kernel/repairmodel.py

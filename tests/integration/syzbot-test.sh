@@ -15,6 +15,12 @@ done
 FIX=$top_srcdir/tests/fixtures/mail
 DB=$T/state/kfix.db
 q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
+# body_has FILE TEXT: the mail's body holds TEXT (lines joined as read)
+body_has() {
+	python3 -c 'import email, sys
+b = email.message_from_file(open(sys.argv[1])).get_payload(decode=True).decode()
+sys.exit(0 if " ".join(sys.argv[2].split()) in " ".join(b.split()) else 1)' "$1" "$2"
+}
 
 # the upstream tree: MAINTAINERS, get_maintainer.pl and one source file
 upstream_tree
@@ -137,6 +143,8 @@ grep -q "^Signed-off-by: Mod Erator <mod@example.org>$" "$up" || fail "no sign-o
 ctl patch 1 | grep -q "^syzbot test: *ok" || fail "the answer is not shown: $(ctl patch 1 | grep syzbot)"
 [ "$(ctl patch 1 --json | json_field '[t["result"] for t in j["syzbot_tests"]]')" = "['asked', 'ok']" ] ||
 	fail "syzbot_tests: $(ctl patch 1 --json | json_field 'j["syzbot_tests"]')"
+body_has "$up" "- syzbot tested v1 on its own VMs: OK, the reproducer did not trigger any issue" ||
+	fail "the upstream mail does not quote syzbot's answer: $(sed -n '/^Tested:/,/^Not tested:/p' "$up")"
 ok "syzbot's OK: the upstream mail went with syzbot's Tested-by"
 
 # ---- syzbot: a crash -> held, the moderators told, a new version asked ----
@@ -162,6 +170,9 @@ wait_for 60 spooled "kfix-3-v1.$SID@*" || fail "no upstream mail for bug 3: $(ct
 [ -z "$(ls "$T"/spool/*kfix-3-v1-syztest* 2>/dev/null)" ] || fail "asked past syzbot-tests-per-day"
 grep -q "^Tested-by: syzbot" "$T"/spool/*kfix-3-v1."$SID"@*.eml && fail "Tested-by without a test"
 ctl patch 3 | grep -q "^syzbot test: *not-asked" || fail "kfixctl patch 3: $(ctl patch 3 | grep syzbot)"
+body_has "$(ls "$T"/spool/*kfix-3-v1."$SID"@*.eml)" \
+	"- syzbot did not test v1: the tree's requests for the day were used up" ||
+	fail "the mail does not say syzbot did not test it"
 ok "past syzbot-tests-per-day: upstream untested, and said so"
 
 # ---- no answer within syzbot-test-timeout: upstream, untested ----
@@ -184,5 +195,8 @@ wait_for 60 spooled "kfix-4-v1.$SID@*" || fail "no upstream mail after the time-
 grep -q "^Tested-by: syzbot" "$T"/spool/*kfix-4-v1."$SID"@*.eml && fail "Tested-by without an answer"
 ctl patch 4 | grep -q "^syzbot test: *no-answer" || fail "kfixctl patch 4: $(ctl patch 4 | grep syzbot)"
 [ "$(q "SELECT count(*) FROM events WHERE kind = 'patch.syzbot-test-timeout'")" = 1 ] || fail "time-out events"
+body_has "$(ls "$T"/spool/*kfix-4-v1."$SID"@*.eml)" \
+	"- syzbot was asked to test v1 and did not answer in time" ||
+	fail "the mail does not say syzbot did not answer"
 ok "no answer within syzbot-test-timeout: upstream untested, and said so"
 stop_kfixd

@@ -526,6 +526,10 @@ def check(folder, out, cassette, base):
     expect("Signed-off-by" not in msg, "Signed-off-by added")
     expl = open(os.path.join(out, "explanation.md")).read()
     expect(re.search(r"^\| patched \| 2 \| 0 \| 2 \|", expl, re.M), "reproduction table")
+    # no bisection ran: the mail says the Fixes: is git blame's candidate
+    expect(re.search(r"^- Fixes: not bisected; it names the blame candidate, the last commit "
+                     r"that changed \S+:\d+, the first line the patch changes", expl, re.M),
+           "the explanation does not say how Fixes: was found")
     expect(s["probe_says"] in expl, "the explanation does not quote the probe")
     if "breaking" in s:
         # the review's findings on the patch that broke callers reached

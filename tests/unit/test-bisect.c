@@ -345,7 +345,11 @@ static void test_checkout_and_tags(void **state)
 
 		snprintf(content, sizeof(content), "version %zu\n", i);
 		make_commit(repo, "HEAD", par, i ? 1 : 0, "f.c", content, 1700000000 + (int64_t)i,
-			    "c\n", &c[i]);
+			    i < 4 ? "c\n" : "ipc: c\n\nSigned-off-by: is not a trailer here\n\n"
+			    "Signed-off-by: A Uthor <author@example.org>\n"
+			    "Acked-by: Rev Iewer <rev@example.org>\n"
+			    "signed-off-by: Main Tainer <maint@example.org>\n"
+			    "Signed-off-by: A Uthor <author@example.org>\n", &c[i]);
 	}
 	{
 		git_object *o;
@@ -368,6 +372,18 @@ static void test_checkout_and_tags(void **state)
 	assert_int_equal(tree_head(t, &ref, h), 0);
 	assert_string_equal(ref, "refs/heads/master");
 
+	{
+		char **sob = NULL;
+
+		assert_int_equal(tree_commit_trailers(t, "HEAD", "Signed-off-by", &sob), 0);
+		assert_int_equal(strv_len(sob), 2);
+		assert_string_equal(sob[0], "A Uthor <author@example.org>");
+		assert_string_equal(sob[1], "Main Tainer <maint@example.org>");
+		strv_free(sob);
+		assert_int_equal(tree_commit_trailers(t, "HEAD~1", "Signed-off-by", &sob), 0);
+		assert_int_equal(strv_len(sob), 0);
+		strv_free(sob);
+	}
 	/* v6.1-rc1 at c3 is no release: below HEAD (c4) the release is v6.0 */
 	assert_int_equal(tree_release_below(t, "HEAD", tag, oid), 0);
 	assert_string_equal(tag, "v6.0");
@@ -406,6 +422,37 @@ static void test_checkout_and_tags(void **state)
 	git_repository_free(repo);
 }
 
+static int on_info(const struct tree_commit_info *ci, void *userdata)
+{
+	snprintf(userdata, 64, "%s|%s", ci->subject, ci->author_email);
+	return 1;
+}
+
+/* A child dated before its parent (clock skew, rebases) is still the
+ * commit shown for its own id. */
+static void test_commit_show(void **state)
+{
+	git_repository *repo;
+	struct tree *t = NULL;
+	git_oid c[2];
+	git_oid *par[1] = { &c[0] };
+	char path[320], hexc[TREE_OID_HEX], got[64] = "";
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/skew.git", dir);
+	assert_int_equal(git_repository_init(&repo, path, 1), 0);
+	make_commit(repo, NULL, NULL, 0, "f", "a\n", 2000000000, "parent, dated later\n", &c[0]);
+	make_commit(repo, NULL, par, 1, "f", "b\n", 1000000000, "child, dated earlier\n", &c[1]);
+	assert_int_equal(tree_open_path(path, NULL, &t), 0);
+	hex(&c[1], hexc);
+	assert_int_equal(tree_commit_show(t, hexc, on_info, got), 0);
+	assert_string_equal(got, "child, dated earlier|author@example.org");
+	assert_int_equal(tree_commit_show(t, "0000000000000000000000000000000000000001", on_info, got),
+			 -ENOENT);
+	tree_free(t);
+	git_repository_free(repo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_random_histories),
 		cmocka_unit_test(test_skips),
 		cmocka_unit_test(test_checkout_and_tags),
+		cmocka_unit_test(test_commit_show),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -139,10 +139,11 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 	return 0;
 }
 
-static int ts_fixes(void *ud, const char *file, unsigned line, char **ret)
+static int ts_fixes(void *ud, const char *file, unsigned line, char **ret, char **ret_how)
 {
 	assert_string_equal(file, "net/foo/foo.c");
 	*ret = strdup("Fixes: 0123456789ab (\"net: foo: add foo_release()\")");
+	*ret_how = strdup("found by bisection: 3 revisions tested");
 	return 0;
 }
 
@@ -481,6 +482,9 @@ static void test_story(void **state)
 					   "the change alters, the model found none: foo_put() is the "
 					   "only caller and gets the same count; f->items is not read"));
 		assert_null(strstr(md, "no review of the change"));
+		/* how the Fixes: tag was found, as the toolstack said */
+		assert_non_null(strstr(md, "\n- Fixes: found by bisection: 3 revisions tested\n"));
+		assert_null(strstr(md, "not bisected"));
 	}
 	{
 		_cleanup_json_ json_t *xj = NULL;
