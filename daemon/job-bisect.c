@@ -407,23 +407,24 @@ static json_t *result(struct bisect *b, const struct tree_bisect_step *s, const 
 	return j;
 }
 
-/* The event, the job's step and the repair after it, all or nothing. */
-static int record(struct bisect *b, json_t *res, const char *repair)
+/* The event (bisect.done, or bisect.failed after the last attempt), the
+ * job's step and the repair after it, all or nothing. */
+static int record(struct job_ctx *ctx, const char *kind, json_t *detail, const char *repair)
 {
-	struct job_ctx *ctx = b->p.ctx;
 	int64_t attempts = 3;
 	int r;
 
 	config_get_int(ctx->cfg, "kfix", NULL, "job-attempts", &attempts);
 	r = store_begin(ctx->store);
-	if (r < 0)
+	if (r < 0) {
+		json_decref(detail);
 		return r;
-	r = store_event_add_json(ctx->store, b->p.bug->id, ctx->job->id, "bisect.done",
-				 json_incref(res));
+	}
+	r = store_event_add_json(ctx->store, ctx->job->bug_id, ctx->job->id, kind, detail);
 	if (r >= 0 && repair)
-		r = store_job_add(ctx->store, b->p.bug->id, "repair", repair, ctx->job->priority,
+		r = store_job_add(ctx->store, ctx->job->bug_id, "repair", repair, ctx->job->priority,
 				  (int)attempts, NULL);
-	if (r >= 0)
+	if (r >= 0 && streq(kind, "bisect.done"))
 		r = job_step_done(ctx, STEP_DONE);
 	if (r < 0) {
 		store_rollback(ctx->store);
@@ -511,25 +512,7 @@ static int bisect(struct bisect *b, const json_t *args, const char *repair)
 		log_info("bisect: %s", why);
 	else if (s.result == TREE_BISECT_FOUND)
 		log_info("bisect: the first bad commit is %.12s", s.commit);
-	return record(b, res, repair);
-}
-
-/* A bisection that fails for good still lets the repair go on. */
-static int repair_anyway(struct job_ctx *ctx, const char *repair)
-{
-	int64_t attempts = 3;
-	int r;
-
-	config_get_int(ctx->cfg, "kfix", NULL, "job-attempts", &attempts);
-	r = store_begin(ctx->store);
-	if (r < 0)
-		return r;
-	r = store_event_add_json(ctx->store, ctx->job->bug_id, ctx->job->id, "bisect.failed",
-				 json_pack("{s:s}", "why", ctx->error ? ctx->error : "?"));
-	if (r >= 0)
-		r = store_job_add(ctx->store, ctx->job->bug_id, "repair", repair,
-				  ctx->job->priority, (int)attempts, NULL);
-	return r < 0 ? (store_rollback(ctx->store), r) : store_commit(ctx->store);
+	return record(ctx, "bisect.done", json_incref(res), repair);
 }
 
 static int job_bisect_run(struct job_ctx *ctx)
@@ -553,8 +536,10 @@ static int job_bisect_run(struct job_ctx *ctx)
 		if (r >= 0)
 			r = bisect(&b, args, repair);
 		if (r < 0) {
+			/* failing for good, it still lets the repair go on */
 			if (repair && (ctx->permanent || ctx->job->attempts >= ctx->job->max_attempts))
-				(void)repair_anyway(ctx, repair);
+				(void)record(ctx, "bisect.failed", json_pack("{s:s}", "why",
+					     ctx->error ? ctx->error : "?"), repair);
 			return r;
 		}
 	}
