@@ -10,7 +10,7 @@
 #   a5  removes the document           (the bug's base: the source as
 #       prepared, so the warm build folder fits it)
 # With [tree] bisect, kfixd reproduces the bug, bisects (kfixd is killed
-# with SIGKILL after the first tested revisions and the job resumes
+# with SIGKILL after the first tested revision and the job resumes
 # without testing them again), must skip a2, which does not build, name
 # a4, put the folder back on its branch, then repair the bug with the
 # scripted model: the patch's Fixes: is a4, the mail says it was found by
@@ -144,7 +144,8 @@ start_kfixd() {
 }
 start_kfixd
 
-# kill -9 once the bisection tested two revisions; then wait for the
+# kill -9 once the bisection tested its good end (while the next one,
+# which does not build, is cheap to redo); then wait for the
 # moderation mail
 killed=0
 for i in $(seq 3600); do
@@ -156,10 +157,10 @@ for i in $(seq 3600); do
 	bj=$(db "SELECT id FROM jobs WHERE kind = 'bisect' LIMIT 1")
 	if [ $killed = 0 ] && [ -n "$bj" ] &&
 	   [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tests"]))' \
-		"$T/state/jobs/$bj/bisect.json" 2>/dev/null)" = 2 ]; then
+		"$T/state/jobs/$bj/bisect.json" 2>/dev/null)" = 1 ]; then
 		kill -9 "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null
 		killed=1
-		kt_log "kill -9 of kfixd after two tested revisions"
+		kt_log "kill -9 of kfixd after the first tested revision"
 		sleep 2
 		start_kfixd
 	fi
