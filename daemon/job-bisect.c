@@ -321,37 +321,22 @@ static int narrow(struct bisect *b, struct tree_bisect_step *ret_step)
 	}
 }
 
-/* "Name <addr>" that a mail header can carry, else NULL. */
-static const char *mailable(const char *who)
-{
-	const char *lt = who ? strchr(who, '<') : NULL;
-
-	if (!lt || strlen(who) > 254 || who[strcspn(who, "\r\n,;\"")] || !strchr(lt, '@') ||
-	    who[strlen(who) - 1] != '>')
-		return NULL;
-	return who;
-}
-
+/* The author and the Signed-off-by chain, each once; whether a mail can
+ * carry them is the mail composer's check (mail_upstream_recipients). */
 static json_t *people(struct bisect *b, const char *commit, const char *author)
 {
-	_cleanup_strv_ char **sob = NULL;
-	json_t *a = json_array();
+	_cleanup_strv_ char **sob = NULL, **all = NULL;
+	json_t *a;
 
-	if (!a)
+	if (author && strv_push(&all, author) < 0)
 		return NULL;
-	if (mailable(author))
-		json_array_append_new(a, json_string(author));
 	if (tree_commit_trailers(b->tree, commit, "Signed-off-by", &sob) >= 0)
-		for (size_t i = 0; sob[i]; i++) {
-			bool dup = false;
-			size_t k;
-			json_t *e;
-
-			json_array_foreach(a, k, e)
-				dup |= streq(json_string_value(e), sob[i]);
-			if (!dup && mailable(sob[i]))
-				json_array_append_new(a, json_string(sob[i]));
-		}
+		for (size_t i = 0; sob[i]; i++)
+			if (!strv_contains(all, sob[i]) && strv_push(&all, sob[i]) < 0)
+				return NULL;
+	a = json_array();
+	for (size_t i = 0; a && all && all[i]; i++)
+		json_array_append_new(a, json_string(all[i]));
 	return a;
 }
 

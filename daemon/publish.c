@@ -769,7 +769,7 @@ static int syzbot_cc(struct pub *p, char ***cc)
 /* The author and Signed-off-by chain of the commit a bisection found,
  * when the patch's Fixes: names it: they wrote and passed the change the
  * patch repairs. */
-static int culprit_cc(struct pub *p, char *const *to, char ***cc)
+static int culprit_people(struct pub *p, char ***ret)
 {
 	_cleanup_json_ json_t *j = NULL;
 	char tag[64];
@@ -781,24 +781,9 @@ static int culprit_cc(struct pub *p, char *const *to, char ***cc)
 	snprintf(tag, sizeof(tag), "\nFixes: %.12s ", json_get_str(j, "culprit"));
 	if (!p->patch->message || !strstr(p->patch->message, tag))
 		return 0;
-	json_array_foreach(json_object_get(j, "cc"), i, e) {
-		const char *who = json_string_value(e);
-		_cleanup_json_ json_t *a = who ? addr_spec(who) : NULL;
-		bool dup = false;
-
-		for (size_t k = 0; a && to && to[k] && !dup; k++) {
-			_cleanup_json_ json_t *b = addr_spec(to[k]);
-
-			dup = json_equal(a, b);
-		}
-		for (size_t k = 0; a && *cc && (*cc)[k] && !dup; k++) {
-			_cleanup_json_ json_t *b = addr_spec((*cc)[k]);
-
-			dup = json_equal(a, b);
-		}
-		if (a && !dup && strv_push(cc, who) < 0)
+	json_array_foreach(json_object_get(j, "cc"), i, e)
+		if (json_is_string(e) && strv_push(ret, json_string_value(e)) < 0)
 			return -ENOMEM;
-	}
 	return 0;
 }
 
@@ -954,7 +939,7 @@ static int hold(struct pub *p)
 
 static int stage_upstream(struct pub *p, const char *by)
 {
-	_cleanup_strv_ char **maint = NULL, **to = NULL, **cc = NULL;
+	_cleanup_strv_ char **maint = NULL, **to = NULL, **cc = NULL, **culprit = NULL;
 	_cleanup_free_ char *mail = NULL, *key = NULL, *err = NULL, *sent_to = NULL,
 			    *report_mid = NULL;
 	_cleanup_(mail_freep) struct mail *report = NULL;
@@ -993,11 +978,11 @@ static int stage_upstream(struct pub *p, const char *by)
 		return job_fail(p->ctx, r, "get_maintainer.pl: %s", err ? err : strerror(-r));
 	r = report_load(p, &report_mid, &report);
 	if (r >= 0)
-		r = mail_upstream_recipients(report, maint, &to, &cc);
+		r = culprit_people(p, &culprit);
+	if (r >= 0)
+		r = mail_upstream_recipients(report, maint, culprit, &to, &cc);
 	if (r >= 0)
 		r = syzbot_cc(p, &cc);
-	if (r >= 0)
-		r = culprit_cc(p, to, &cc);
 	if (r < 0)
 		return job_fail(p->ctx, r, "recipients: %s", strerror(-r));
 	if (strv_len(to) == 0) {

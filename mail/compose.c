@@ -514,7 +514,7 @@ static int add_unique(char ***list, char ***seen, const char *a)
 }
 
 int mail_upstream_recipients(const struct mail *report, char *const *maintainers,
-			     char ***ret_to, char ***ret_cc)
+			     char *const *extra_cc, char ***ret_to, char ***ret_cc)
 {
 	_cleanup_strv_ char **to = NULL, **cc = NULL, **seen = NULL;
 	const struct mail_syzbot *s = report ? mail_syzbot(report) : NULL;
@@ -531,6 +531,9 @@ int mail_upstream_recipients(const struct mail *report, char *const *maintainers
 	}
 	for (size_t i = 0; report && mail_recipients(report)[i]; i++)
 		if (add_unique(&cc, &seen, mail_recipients(report)[i]) < 0)
+			return -ENOMEM;
+	for (size_t i = 0; extra_cc && extra_cc[i]; i++)
+		if (add_unique(&cc, &seen, extra_cc[i]) < 0)
 			return -ENOMEM;
 	if ((!to && !(to = calloc(1, sizeof(char *)))) || (!cc && !(cc = calloc(1, sizeof(char *)))))
 		return -ENOMEM;

@@ -100,11 +100,13 @@ int mail_maintainers(const char *tree_dir, const char *diff, char ***ret,
 		     char **ret_error);
 
 /* Recipients of the upstream patch mail: To the people and lists
- * get_maintainer.pl named, Cc the syzbot address and the report's own
- * recipients (its lists); each address once, compared as addr-specs.
- * report may be NULL (no syzbot report). */
+ * get_maintainer.pl named, Cc the syzbot address, the report's own
+ * recipients (its lists) and extra_cc (e.g. the author and sign-offs of
+ * the commit the patch fixes; may be NULL); each address once, compared
+ * as addr-specs, malformed ones left out.  report may be NULL (no
+ * syzbot report). */
 int mail_upstream_recipients(const struct mail *report, char *const *maintainers,
-			     char ***ret_to, char ***ret_cc);
+			     char *const *extra_cc, char ***ret_to, char ***ret_cc);
 
 /* The trailer order of kernel commits: Fixes, Assisted-by, Reviewed-by,
  * Acked-by, Tested-by, Reported-by, Suggested-by, Closes, Link, others,

@@ -583,7 +583,7 @@ static void test_upstream_recipients(void **state)
 	char *maint[] = { "Eric Dumazet <EDumazet@google.com>", "netdev@vger.kernel.org",
 			  "bad\r\nBcc: x@example.org", NULL };
 
-	assert_int_equal(mail_upstream_recipients(rep, maint, &to, &cc), 0);
+	assert_int_equal(mail_upstream_recipients(rep, maint, NULL, &to, &cc), 0);
 	assert_int_equal(strv_len(to), 2);
 	assert_string_equal(to[0], "Eric Dumazet <EDumazet@google.com>");
 	assert_string_equal(cc[0], "syzbot+4f3a9c0de81b27a6e5d4@syzkaller.appspotmail.com");
@@ -592,6 +592,22 @@ static void test_upstream_recipients(void **state)
 	assert_false(strv_contains(cc, "edumazet@google.com"));
 	assert_false(strv_contains(cc, "netdev@vger.kernel.org"));
 	assert_true(strv_contains(cc, "syzkaller-bugs@googlegroups.com"));
+	strv_free(to);
+	strv_free(cc);
+	to = cc = NULL;
+
+	/* extra Cc (a bisected commit's people): after the others, each
+	 * address once, malformed ones left out, names as they are */
+	{
+		char *extra[] = { "Doe, Jane <Jane@example.org>", "E. D. <edumazet@google.com>",
+				  "Jane D <jane@example.org>", "x <no-at>", "y\n<y@example.org>",
+				  "Sub Maintainer <submaint@example.org>", NULL };
+
+		assert_int_equal(mail_upstream_recipients(rep, maint, extra, &to, &cc), 0);
+		assert_int_equal(strv_len(cc), 1 + 6 - 2 + 2);
+		assert_string_equal(cc[5], "Doe, Jane <Jane@example.org>");
+		assert_string_equal(cc[6], "Sub Maintainer <submaint@example.org>");
+	}
 }
 
 int main(void)
