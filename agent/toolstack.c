@@ -585,14 +585,6 @@ static int on_blame(unsigned final_line, const char *commit, const char *orig_pa
 	return 1;
 }
 
-static int on_subject(const struct tree_commit_info *ci, void *userdata)
-{
-	char **ret = userdata;
-
-	*ret = strdup(ci->subject ?: "");
-	return 1;
-}
-
 static int ts_fixes(void *ud, const char *file, unsigned line, char **ret, char **ret_how)
 {
 	struct toolstack *t = ud;
@@ -608,7 +600,7 @@ static int ts_fixes(void *ud, const char *file, unsigned line, char **ret, char 
 	/* a Fixes: tag must name an ancestor of the base */
 	if (tree_is_ancestor(t->tree, h.commit, t->base) != 1)
 		return -ENOENT;
-	if (tree_commit_show(t->tree, h.commit, on_subject, &subject) < 0 || !subject)
+	if (tree_commit_subject(t->tree, h.commit, &subject) < 0)
 		return -ENOENT;
 	if (asprintf(ret, "Fixes: %.12s (\"%s\")", h.commit, subject) < 0)
 		return -ENOMEM;

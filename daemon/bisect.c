@@ -19,26 +19,13 @@ int bisect_ask(struct store *s, int64_t bug, const char *by, const char *good)
 				    json_pack("{s:s, s:s?}", "by", by, "good", good));
 }
 
-static int pending(struct store *s, int64_t bug)
-{
-	struct store_job **jobs = NULL;
-	size_t n = 0;
-	int r = store_job_list(s, NULL, bug, 0, &jobs, &n), found = 0;
-
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		if (streq(jobs[i]->kind, "bisect") &&
-		    (streq(jobs[i]->state, "queued") || streq(jobs[i]->state, "running")))
-			found = 1;
-	store_job_list_free(jobs, n);
-	return r < 0 ? r : found;
-}
-
 int bisect_request(struct store *s, int64_t bug, const json_t *detail)
 {
 	_cleanup_free_ char *args = NULL;
 	const char *good = json_get_str(detail, "good");
 	_cleanup_json_ json_t *a = json_pack("{s:s?}", "good", good);
-	int r = pending(s, bug);
+	static const char *const kinds[] = { "bisect", NULL };
+	int r = store_job_busy(s, bug, kinds);
 
 	if (r != 0)
 		return r < 0 ? r : store_event_add(s, bug, 0, "request.ignored",

@@ -11,7 +11,7 @@
  * next is chosen, so a job killed halfway runs again without rebuilding
  * what it tested.  The result is an event bisect.done: the culprit with
  * its subject, author and Signed-off-by chain, which the repair's Fixes:
- * and the upstream mail's Cc use.  With {"then": "repair"} (the [tree]
+ * and the upstream mail's Cc use.  With {"repair": ARGS} (the [tree]
  * bisect setting) the repair is queued after it, whatever it found. */
 #include "config.h"
 
@@ -109,22 +109,6 @@ static void count(struct bisect *b, const char *key)
 	json_object_set_new(b->st, key, json_integer(json_get_int(b->st, key, 0) + 1));
 }
 
-static int on_subject(const struct tree_commit_info *ci, void *userdata)
-{
-	char **ret = userdata;
-
-	*ret = strdup(ci->subject ? ci->subject : "");
-	return 1;
-}
-
-static char *subject_of(struct bisect *b, const char *commit)
-{
-	char *s = NULL;
-
-	(void)tree_commit_show(b->tree, commit, on_subject, &s);
-	return s;
-}
-
 static void progress(struct bisect *b, const char *fmt, ...) _printf_(2, 3);
 static void progress(struct bisect *b, const char *fmt, ...)
 {
@@ -217,7 +201,7 @@ static int test(struct bisect *b, const char *commit, const char *what, enum ver
 		*ret = streq_ptr(v, "good") ? V_GOOD : streq_ptr(v, "bad") ? V_BAD : V_SKIP;
 		return 0;
 	}
-	subject = subject_of(b, commit);
+	(void)tree_commit_subject(b->tree, commit, &subject);
 	progress(b, "testing %.12s (%s), %s", commit, subject ? subject : "?", what);
 	t0 = now_seconds();
 	r = try_revision(b, commit, ret, &why, &infra);
@@ -382,7 +366,9 @@ static json_t *result(struct bisect *b, const struct tree_bisect_step *s, const 
 		}
 	}
 	if (!failed && s->result == TREE_BISECT_FOUND) {
-		_cleanup_free_ char *subject = subject_of(b, s->commit), *author = NULL;
+		_cleanup_free_ char *subject = NULL, *author = NULL;
+
+		(void)tree_commit_subject(b->tree, s->commit, &subject);
 		(void)tree_commit_show(b->tree, s->commit, on_author, &author);
 		json_object_set_new(j, "culprit", json_string(s->commit));
 		json_object_set_new(j, "subject", json_string(subject ? subject : ""));

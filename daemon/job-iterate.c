@@ -19,19 +19,11 @@
 
 static bool job_active(struct store *s, int64_t bug)
 {
-	struct store_job **jobs = NULL;
-	bool busy = false;
-	size_t n = 0;
+	static const char *const kinds[] = { "reproduce", "repair", "iterate", "publish",
+					     "retest", NULL };
 
-	if (store_job_list(s, NULL, bug, 0, &jobs, &n) < 0)
-		return true;
-	for (size_t i = 0; i < n; i++)
-		busy |= (streq(jobs[i]->state, "queued") || streq(jobs[i]->state, "running")) &&
-			(streq(jobs[i]->kind, "reproduce") || streq(jobs[i]->kind, "repair") ||
-			 streq(jobs[i]->kind, "iterate") || streq(jobs[i]->kind, "publish") ||
-			 streq(jobs[i]->kind, "retest"));
-	store_job_list_free(jobs, n);
-	return busy;
+	/* an error counts as busy */
+	return store_job_busy(s, bug, kinds) != 0;
 }
 
 /* The bug's newest finished reproduce job, or 0. */

@@ -1044,6 +1044,19 @@ int store_job_list(struct store *s, const char *state, int64_t bug_id,
 	return store_job_query(s, &q, ret, ret_n);
 }
 
+int store_job_busy(struct store *s, int64_t bug_id, const char *const *kinds)
+{
+	struct store_job **jobs = NULL;
+	size_t n = 0;
+	int r = store_job_list(s, NULL, bug_id, 0, &jobs, &n), busy = 0;
+
+	for (size_t i = 0; r >= 0 && i < n && !busy; i++)
+		busy = (streq(jobs[i]->state, "queued") || streq(jobs[i]->state, "running")) &&
+		       strv_contains((char *const *)kinds, jobs[i]->kind);
+	store_job_list_free(jobs, n);
+	return r < 0 ? r : busy;
+}
+
 /* ---- outbox ---- */
 
 #define OUTBOX_COLS                                                            \

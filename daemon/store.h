@@ -159,6 +159,9 @@ int store_job_cancel(struct store *s, int64_t id);
 int store_job_get(struct store *s, int64_t id, struct store_job **ret);
 int store_job_list(struct store *s, const char *state, int64_t bug_id,
 		   int64_t limit, struct store_job ***ret, size_t *ret_n);
+/* 1 when the bug has a queued or running job of one of kinds
+ * (NULL-terminated), 0 when not. */
+int store_job_busy(struct store *s, int64_t bug_id, const char *const *kinds);
 void store_job_free(struct store_job *j);
 void store_job_list_free(struct store_job **items, size_t n);
 DEFINE_CLEANUP(struct store_job, store_job_free)

@@ -27,21 +27,15 @@ int upstream_ask(struct store *s, int64_t bug, const char *by, const char *commi
 static int compare_pending_or_done(struct store *s, int64_t bug)
 {
 	struct store_query q = { .bug_id = bug, .state = "upstream.fix", .limit = 1 };
+	static const char *const kinds[] = { "compare", NULL };
 	struct store_event **ev = NULL;
-	struct store_job **jobs = NULL;
-	size_t n = 0, nj = 0;
-	int r = store_event_query(s, &q, &ev, &n), found = 0;
+	size_t n = 0;
+	int r = store_event_query(s, &q, &ev, &n);
 
 	store_event_list_free(ev, n);
 	if (r < 0 || n > 0)
 		return r < 0 ? r : 1;
-	r = store_job_list(s, NULL, bug, 0, &jobs, &nj);
-	for (size_t i = 0; r >= 0 && i < nj; i++)
-		if (streq(jobs[i]->kind, "compare") &&
-		    (streq(jobs[i]->state, "queued") || streq(jobs[i]->state, "running")))
-			found = 1;
-	store_job_list_free(jobs, nj);
-	return r < 0 ? r : found;
+	return store_job_busy(s, bug, kinds);
 }
 
 int upstream_request(struct store *s, int64_t bug, const json_t *detail)

@@ -43,12 +43,11 @@ static void range_clear(struct range *g)
 	free(g->mark);
 }
 
-static const struct range *sort_range;
-
-static int cmp_order(const void *a, const void *b)
+static int cmp_order(const void *a, const void *b, void *userdata)
 {
-	return git_oid_cmp(&sort_range->c[*(const size_t *)a].oid,
-			   &sort_range->c[*(const size_t *)b].oid);
+	const struct range *g = userdata;
+
+	return git_oid_cmp(&g->c[*(const size_t *)a].oid, &g->c[*(const size_t *)b].oid);
 }
 
 static ssize_t range_find(const struct range *g, const git_oid *oid)
@@ -119,9 +118,7 @@ static int range_link(struct tree *t, struct range *g)
 		return -ENOMEM;
 	for (size_t i = 0; i < g->n; i++)
 		g->order[i] = i;
-	sort_range = g;
-	qsort(g->order, g->n, sizeof(*g->order), cmp_order);
-	sort_range = NULL;
+	qsort_r(g->order, g->n, sizeof(*g->order), cmp_order, g);
 	for (size_t i = 0; i < g->n; i++) {
 		_cleanup_(git_commit_freep) git_commit *c = NULL;
 		unsigned np;

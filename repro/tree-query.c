@@ -365,6 +365,27 @@ int tree_commit_show(struct tree *t, const char *rev, tree_log_fn cb, void *user
 	return 0;
 }
 
+static int on_subject(const struct tree_commit_info *ci, void *userdata)
+{
+	char **ret = userdata;
+
+	*ret = strdup(ci->subject ? ci->subject : "");
+	return 1;
+}
+
+int tree_commit_subject(struct tree *t, const char *rev, char **ret)
+{
+	char *s = NULL;
+	int r = tree_commit_show(t, rev, on_subject, &s);
+
+	if (r < 0)
+		return r;
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
 int tree_blame_lines(struct tree *t, const char *rev, const char *path,
 		     unsigned first, unsigned last, tree_blame_fn cb,
 		     void *userdata)

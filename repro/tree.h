@@ -176,6 +176,8 @@ int tree_log(struct tree *t, const struct tree_log_opts *opts, tree_log_fn cb,
 /* Calls cb once for rev itself (a log from rev sorted by time may start
  * with a parent whose date is later). */
 int tree_commit_show(struct tree *t, const char *rev, tree_log_fn cb, void *userdata);
+/* rev's subject (the first line of its message). */
+int tree_commit_subject(struct tree *t, const char *rev, char **ret);
 
 /* final_line and orig_line are 1-based; orig_path is the path in commit. */
 typedef int (*tree_blame_fn)(unsigned final_line, const char *commit,
