@@ -1,7 +1,8 @@
 #!/bin/bash
 # [tree] ask-syzbot-test: after a moderator approves a patch of a syzbot
 # bug, kfixd mails "#syz test" with the patch inline to syzbot in the
-# report's thread (once per version, also across a kill -9) and the
+# report's thread (once per version, also across a kill -9 after the
+# approval, after the request and after syzbot's answer) and the
 # upstream mail waits.  syzbot's answers come back through the mail
 # webhook and are matched by their thread: "no issue" sends the upstream
 # mail with syzbot's Tested-by; a crash holds the patch (the moderators
@@ -195,7 +196,14 @@ ok "approved: one #syz test mail in the report's thread (also after kill -9), up
 
 # ---- syzbot: no issue -> upstream, with syzbot's Tested-by ----
 answer 1 "$EXT1" ok
+# killed just after the answer was taken: the upstream mail still goes, once
+kill -9 "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null || true
+start_kfixd
 wait_for 60 spooled "kfix-1-v1.$SID@*" || fail "no upstream mail after syzbot's OK: $(ctl jobs | tail -3)"
+sleep 2
+spooled "kfix-1-v1.$SID@*" 1 || fail "the upstream mail went more than once: $(mails "*kfix-1-v1.$SID@*.eml")"
+[ "$(q "SELECT count(*) FROM events WHERE kind = 'patch.syzbot-test' AND bug_id = 1")" = 1 ] ||
+	fail "syzbot's answer was recorded twice"
 up=$(mails "*kfix-1-v1.$SID@*.eml")
 grep -q "^Tested-by: syzbot+$EXT1@syzkaller.appspotmail.com$" "$up" || fail "no Tested-by: $(grep -- '-by:' "$up")"
 grep -q "^Signed-off-by: Mod Erator <mod@example.org>$" "$up" || fail "no sign-off"
@@ -208,7 +216,12 @@ ok "syzbot's OK: the upstream mail went with syzbot's Tested-by"
 
 # ---- syzbot: a crash -> held, the moderators told, a new version asked ----
 ctl approve --by "Mod Erator <mod@example.org>" 2 >/dev/null || fail "approve 2"
+# killed just after the approval: the request still goes, once
+kill -9 "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null || true
+start_kfixd
 wait_for 60 spooled "kfix-2-v1-syztest.$SID@*" || fail "no #syz test mail for bug 2"
+sleep 2
+spooled "kfix-2-v1-syztest.$SID@*" 1 || fail "the request for bug 2 went more than once"
 answer 2 "$EXT2" crash
 wait_for 60 sh -c "[ \"\$(sqlite3 -cmd '.timeout 5000' '$DB' 'SELECT state FROM patches WHERE id = 2')\" = held ]" ||
 	fail "patch 2 not held: $(q 'SELECT state, reason FROM patches WHERE id = 2') $(ctl jobs | tail -3)"
