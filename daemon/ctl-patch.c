@@ -123,19 +123,13 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 	_cleanup_json_ json_t *reviews = NULL;
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	_cleanup_json_ json_t *tests = NULL;
-	struct store *s;
-	int64_t id;
+	struct store *s = c->store;
+	int64_t id = c->id;
 	char t[32];
 	int r;
 
-	if (argc != 2) {
-		ctl_err("patch: usage: kfixctl patch ID");
-		return 2;
-	}
-	if (ctl_parse_id("patch", argv[1], &id) < 0)
-		return 2;
-	if (ctl_store(c, &s) < 0)
-		return 1;
+	(void)argc;
+	(void)argv;
 	r = store_patch_get(s, id, &p);
 	if (r < 0) {
 		ctl_err("patch %lld: %s", (long long)id, r == -ENOENT ? "no such patch" : store_errmsg(s));
@@ -202,18 +196,12 @@ int ctl_patch(struct ctl *c, int argc, char **argv)
 
 int ctl_publish(struct ctl *c, int argc, char **argv)
 {
-	struct store *s;
-	int64_t id;
+	struct store *s = c->store;
+	int64_t id = c->id;
 	int r;
 
-	if (argc != 2) {
-		ctl_err("publish: usage: kfixctl publish PATCH");
-		return 2;
-	}
-	if (ctl_parse_id("publish", argv[1], &id) < 0)
-		return 2;
-	if (ctl_store(c, &s) < 0)
-		return 1;
+	(void)argc;
+	(void)argv;
 	r = publish_queue(s, id, "moderation", NULL);
 	if (r == -ENOENT)
 		ctl_err("publish: no patch %lld", (long long)id);
@@ -235,15 +223,9 @@ int ctl_compare(struct ctl *c, int argc, char **argv)
 {
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 	struct store *s;
-	int64_t id;
+	int64_t id = c->id;
 	int r;
 
-	if (argc < 2 || argc > 3) {
-		ctl_err("compare: usage: kfixctl compare BUG [COMMIT]");
-		return 2;
-	}
-	if (ctl_parse_id("compare", argv[1], &id) < 0)
-		return 2;
 	if (argc == 3 && !rev_valid(argv[2])) {
 		ctl_err("compare: '%s' is not a commit or revision name", argv[2]);
 		return 2;
@@ -396,17 +378,13 @@ int ctl_reject(struct ctl *c, int argc, char **argv)
 
 /* Through the daemon when it runs (it logs the change), else in the
  * store; either way a scheduler.mode event says who. */
-static int set_mode(struct ctl *c, int argc, const char *cmd, const char *mode)
+static int set_mode(struct ctl *c, const char *cmd, const char *mode)
 {
 	_cleanup_json_ json_t *answer = NULL, *body = NULL;
 	struct store *s;
 	char by[64];
 	int ex;
 
-	if (argc != 1) {
-		ctl_err("%s: takes no arguments", cmd);
-		return 2;
-	}
 	snprintf(by, sizeof(by), "kfixctl %s (uid %u)", cmd, (unsigned)getuid());
 	body = json_pack("{s:s, s:s}", "mode", mode, "by", by);
 	if (!body)
@@ -429,18 +407,21 @@ static int set_mode(struct ctl *c, int argc, const char *cmd, const char *mode)
 
 int ctl_pause(struct ctl *c, int argc, char **argv)
 {
+	(void)argc;
 	(void)argv;
-	return set_mode(c, argc, "pause", "paused");
+	return set_mode(c, "pause", "paused");
 }
 
 int ctl_resume(struct ctl *c, int argc, char **argv)
 {
+	(void)argc;
 	(void)argv;
-	return set_mode(c, argc, "resume", "running");
+	return set_mode(c, "resume", "running");
 }
 
 int ctl_drain(struct ctl *c, int argc, char **argv)
 {
+	(void)argc;
 	(void)argv;
-	return set_mode(c, argc, "drain", "draining");
+	return set_mode(c, "drain", "draining");
 }

@@ -55,10 +55,8 @@ int ctl_status(struct ctl *c, int argc, char **argv)
 	bool up;
 	int r;
 
-	if (argc > 1) {
-		ctl_err("status: takes no arguments");
-		return 2;
-	}
+	(void)argc;
+	(void)argv;
 	/* a running daemon answers over its API; else read the store */
 	r = ctl_api_stats(c, &st);
 	up = r >= 0;
@@ -189,20 +187,14 @@ int ctl_bug(struct ctl *c, int argc, char **argv)
 	_cleanup_json_ json_t *usage = NULL, *cause = NULL;
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 	struct store_event **ev = NULL;
-	struct store *s;
+	struct store *s = c->store;
 	size_t n = 0;
-	int64_t id;
+	int64_t id = c->id;
 	char t[32];
 	int r;
 
-	if (argc != 2) {
-		ctl_err("bug: usage: kfixctl bug ID");
-		return 2;
-	}
-	if (ctl_parse_id("bug", argv[1], &id) < 0)
-		return 2;
-	if (ctl_store(c, &s) < 0)
-		return 1;
+	(void)argc;
+	(void)argv;
 	r = store_bug_get(s, id, &b);
 	if (r < 0) {
 		ctl_err("bug %lld: %s", (long long)id, r == -ENOENT ? "no such bug" : store_errmsg(s));
@@ -308,19 +300,13 @@ int ctl_jobs(struct ctl *c, int argc, char **argv)
 int ctl_job(struct ctl *c, int argc, char **argv)
 {
 	_cleanup_(store_job_freep) struct store_job *j = NULL;
-	struct store *s;
-	int64_t id;
+	struct store *s = c->store;
+	int64_t id = c->id;
 	char t[32];
 	int r;
 
-	if (argc != 2) {
-		ctl_err("job: usage: kfixctl job ID");
-		return 2;
-	}
-	if (ctl_parse_id("job", argv[1], &id) < 0)
-		return 2;
-	if (ctl_store(c, &s) < 0)
-		return 1;
+	(void)argc;
+	(void)argv;
 	r = store_job_get(s, id, &j);
 	if (r < 0) {
 		ctl_err("job %lld: %s", (long long)id, r == -ENOENT ? "no such job" : store_errmsg(s));
@@ -369,19 +355,12 @@ static bool job_action_api(struct ctl *c, const char *cmd, int64_t id, int *ret_
 	return true;
 }
 
-static int job_action(struct ctl *c, int argc, char **argv, const char *cmd,
-		      int (*act)(struct store *, int64_t))
+static int job_action(struct ctl *c, const char *cmd, int (*act)(struct store *, int64_t))
 {
+	int64_t id = c->id;
 	struct store *s;
-	int64_t id;
 	int r;
 
-	if (argc != 2) {
-		ctl_err("%s: usage: kfixctl %s JOB", cmd, cmd);
-		return 2;
-	}
-	if (ctl_parse_id(cmd, argv[1], &id) < 0)
-		return 2;
 	/* a running daemon does it; else the store is changed directly */
 	if (job_action_api(c, cmd, id, &r))
 		return r;
@@ -403,12 +382,16 @@ static int job_action(struct ctl *c, int argc, char **argv, const char *cmd,
 
 int ctl_retry(struct ctl *c, int argc, char **argv)
 {
-	return job_action(c, argc, argv, "retry", store_job_retry);
+	(void)argc;
+	(void)argv;
+	return job_action(c, "retry", store_job_retry);
 }
 
 int ctl_cancel(struct ctl *c, int argc, char **argv)
 {
-	return job_action(c, argc, argv, "cancel", store_job_cancel);
+	(void)argc;
+	(void)argv;
+	return job_action(c, "cancel", store_job_cancel);
 }
 
 static int submit_print(struct ctl *c, int64_t id, bool created)

@@ -15,7 +15,16 @@ struct ctl {
 	const char *url;      /* --url: the daemon's API */
 	bool json;
 	struct config *cfg;   /* loaded on first use */
-	struct store *store;  /* opened on first use */
+	struct store *store;  /* opened on first use, or before run with CTL_STORE */
+	int64_t id;           /* the first operand, with CTL_ID */
+};
+
+/* What kfixctl checks before a command runs, so that commands do not
+ * each repeat it. */
+enum {
+	CTL_COUNT = 1 << 0, /* min_args..max_args operands, no options */
+	CTL_ID = 1 << 1,    /* the first operand is a row id, parsed into id */
+	CTL_STORE = 1 << 2, /* the store is opened (after the operands check) */
 };
 
 struct ctl_cmd {
@@ -24,6 +33,8 @@ struct ctl_cmd {
 	const char *args;
 	const char *summary;
 	void (*help)(FILE *f);  /* more for COMMAND --help (NULL: none) */
+	unsigned flags;
+	int min_args, max_args; /* with CTL_COUNT */
 };
 
 /* Subcommands return the process exit code: 0 ok, 1 failure, 2 usage. */

@@ -12,26 +12,31 @@
 #include "ctl.h"
 #include "store.h"
 
+#define NOARGS NULL, CTL_COUNT, 0, 0
+#define ONE_ID NULL, CTL_COUNT | CTL_ID, 1, 1
+#define ONE_ROW NULL, CTL_COUNT | CTL_ID | CTL_STORE, 1, 1
+
 static const struct ctl_cmd commands[] = {
-	{ "status", ctl_status, "", "bugs, jobs and outbox at a glance" },
+	{ "status", ctl_status, "", "bugs, jobs and outbox at a glance", NOARGS },
 	{ "bugs", ctl_bugs, "[--state S] [--limit N]", "list bugs" },
-	{ "bug", ctl_bug, "ID", "show one bug and its history" },
+	{ "bug", ctl_bug, "ID", "show one bug and its history", ONE_ROW },
 	{ "jobs", ctl_jobs, "[--state S] [--limit N]", "list jobs" },
-	{ "job", ctl_job, "ID", "show one job" },
-	{ "retry", ctl_retry, "JOB", "queue a failed, cancelled or done job again" },
-	{ "cancel", ctl_cancel, "JOB", "cancel a queued or running job" },
+	{ "job", ctl_job, "ID", "show one job", ONE_ROW },
+	{ "retry", ctl_retry, "JOB", "queue a failed, cancelled or done job again", ONE_ID },
+	{ "cancel", ctl_cancel, "JOB", "cancel a queued or running job", ONE_ID },
 	{ "submit", ctl_submit, "--title T --id ID [...]", "add a bug by hand" },
 	{ "outbox", ctl_outbox, "[--state S] [--limit N]", "list outgoing mail and pushes" },
 	{ "patches", ctl_patches, "[--state S] [--bug ID]", "list validated patches" },
-	{ "patch", ctl_patch, "ID", "show a patch: diff, explanation, evidence, where sent" },
-	{ "publish", ctl_publish, "ID", "commit, push and mail a patch for moderation" },
+	{ "patch", ctl_patch, "ID", "show a patch: diff, explanation, evidence, where sent", ONE_ROW },
+	{ "publish", ctl_publish, "ID", "commit, push and mail a patch for moderation", ONE_ROW },
 	{ "approve", ctl_approve, "--by 'NAME <ADDR>' ID", "approve a patch: mail it upstream, signed off" },
 	{ "reject", ctl_reject, "[--reason TEXT] ID", "reject a patch" },
-	{ "compare", ctl_compare, "BUG [COMMIT]", "compare the bug's patch with the fix that landed" },
+	{ "compare", ctl_compare, "BUG [COMMIT]", "compare the bug's patch with the fix that landed",
+	  NULL, CTL_COUNT | CTL_ID, 1, 2 },
 	{ "bisect", ctl_bisect, "[--good REV] BUG", "find the commit that introduced the bug" },
-	{ "pause", ctl_pause, "", "take no new jobs (running ones go on)" },
-	{ "resume", ctl_resume, "", "take jobs again" },
-	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd" },
+	{ "pause", ctl_pause, "", "take no new jobs (running ones go on)", NOARGS },
+	{ "resume", ctl_resume, "", "take jobs again", NOARGS },
+	{ "drain", ctl_drain, "", "finish running jobs, take no new ones, then stop kfixd", NOARGS },
 	{ "report", ctl_report, "parse FILE|- | symbolize --vmlinux F [FILE]", "parse or symbolise a crash log" },
 	{ "tree", ctl_tree, "fetch|resolve|show|log-grep NAME ...", "kernel tree mirrors" },
 	{ "mail", ctl_mail, "parse [--json] FILE|-", "show what kfix understands of a mail" },
@@ -40,7 +45,7 @@ static const struct ctl_cmd commands[] = {
 	{ "test-patch", ctl_test_patch, "... --patch FILE [--selftests SPEC]",
 	  "test a fix: base and patched, then their kselftests and KUnit suites" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
-	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory" },
+	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory", NULL, CTL_COUNT, 1, 1 },
 	{ "explore", ctl_explore, "--src DIR [--commit REV] [--vmlinux F] [--index F] TOOL [JSON]",
 	  "answer one of the agent's exploration tools", ctl_explore_help },
 	{ "check-patch", ctl_check_patch, "[--src DIR] [--report F] --patch F",
@@ -90,6 +95,26 @@ static bool command_help(const struct ctl_cmd *cmd, int argc, char **argv)
 			return true;
 		}
 	return false;
+}
+
+/* The checks every command of the table would otherwise repeat: the
+ * exit code (2 usage, 1 failure) when one fails, else -1. */
+static int command_prologue(struct ctl *c, const struct ctl_cmd *cmd, int argc, char **argv)
+{
+	struct store *s;
+
+	if ((cmd->flags & CTL_COUNT) && (argc - 1 < cmd->min_args || argc - 1 > cmd->max_args)) {
+		if (cmd->max_args == 0)
+			ctl_err("%s: takes no arguments", cmd->name);
+		else
+			ctl_err("%s: usage: kfixctl %s %s", cmd->name, cmd->name, cmd->args);
+		return 2;
+	}
+	if ((cmd->flags & CTL_ID) && ctl_parse_id(cmd->name, argv[1], &c->id) < 0)
+		return 2;
+	if ((cmd->flags & CTL_STORE) && ctl_store(c, &s) < 0)
+		return 1;
+	return -1;
 }
 
 static const struct ctl_cmd *find_command(const char *name)
@@ -196,9 +221,11 @@ int main(int argc, char **argv)
 		r = 0;
 	else if (cmd && !cmd->run)
 		r = help_command(argc - optind, argv + optind);
-	else if (cmd)
-		r = cmd->run(&c, argc - optind, argv + optind);
-	else
+	else if (cmd) {
+		r = command_prologue(&c, cmd, argc - optind, argv + optind);
+		if (r < 0)
+			r = cmd->run(&c, argc - optind, argv + optind);
+	} else
 		ctl_err("unknown command '%s' (see kfixctl --help)", argv[optind]);
 	store_close(c.store);
 	config_free(c.cfg);

@@ -38,6 +38,16 @@ ctl frobnicate 2>"$T/err"; [ $? = 2 ] && grep -q "unknown command" "$T/err" || f
 ctl retry 5 2>"$T/err"; [ $? = 1 ] && grep -q "no job 5" "$T/err" || fail "retry missing"
 ctl submit --title x 2>"$T/err"; [ $? = 2 ] || fail "submit without id"
 "$KFIXCTL" -c "$T/nope.conf" status 2>"$T/err"; [ $? = 1 ] && grep -q "nope.conf" "$T/err" || fail "missing config"
+# a wrong count of operands is a usage error for every command that
+# takes a fixed number, found before a config or a store is read
+for a in "bug" "bug 1 2" "job" "patch 1 2" "publish" "retry" "cancel 1 2" "compare" \
+	"compare 1 v6.1 x" "trace" "status x" "pause x" "resume x" "drain x"; do
+	"$KFIXCTL" -c "$T/nope.conf" $a 2>"$T/err"; rc=$?
+	[ $rc = 2 ] && grep -Eq "usage: kfixctl ${a%% *} |takes no arguments" "$T/err" ||
+		fail "'$a': rc $rc, $(cat "$T/err")"
+done
+"$KFIXCTL" -c "$T/nope.conf" job 0 2>"$T/err"; [ $? = 2 ] && grep -q "'0' is not an id" "$T/err" ||
+	fail "job 0: $(cat "$T/err")"
 set -e
 "$KFIXCTL" --help | grep -q "^  retry JOB" || fail "--help lists commands"
 # COMMAND --help answers without a config, a store or the command's arguments
