@@ -67,6 +67,7 @@ int ctl_explore(struct ctl *c, int argc, char **argv);
 void ctl_explore_help(FILE *f);
 int ctl_repair(struct ctl *c, int argc, char **argv);
 int ctl_trace(struct ctl *c, int argc, char **argv);
+int ctl_bundle(struct ctl *c, int argc, char **argv);
 int ctl_build(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);

@@ -21,8 +21,8 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/intake-review.c daemon/intake-review.h daemon/api.c \
 	daemon/dashboard.c daemon/dashboard-views.c daemon/dashboard-internal.h \
 	daemon/html.c daemon/html.h \
-	daemon/stats.c daemon/stats.h
-daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
+	daemon/stats.c daemon/stats.h daemon/scrub.c daemon/scrub.h
+daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
 DAEMON_LIBS = daemon/libdaemon.a $(ALL_MODULE_LIBS) $(SQLITE_LIBS)
 
 sbin_PROGRAMS += kfixd
@@ -32,6 +32,7 @@ kfixd_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
 
 bin_PROGRAMS += kfixctl
 kfixctl_SOURCES = daemon/kfixctl.c daemon/ctl.h daemon/ctl-store.c daemon/ctl-util.c daemon/ctl-patch.c \
+	daemon/ctl-bundle.c \
 	$(CTL_EXTRA_SOURCES)
 kfixctl_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JANSSON_CFLAGS) $(LIBCURL_CFLAGS)
 kfixctl_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)

@@ -32,6 +32,12 @@ tests_unit_test_publish_SOURCES = tests/unit/test-publish.c tests/unit/store-fix
 tests_unit_test_publish_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_publish_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
 
+check_PROGRAMS += tests/unit/test-scrub
+TESTS += tests/unit/test-scrub
+tests_unit_test_scrub_SOURCES = tests/unit/test-scrub.c
+tests_unit_test_scrub_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_scrub_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
 check_PROGRAMS += tests/unit/test-intake-review
 TESTS += tests/unit/test-intake-review
 tests_unit_test_intake_review_SOURCES = tests/unit/test-intake-review.c tests/unit/store-fixture.h
@@ -63,7 +69,7 @@ tests_unit_test_store_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $
 INTEGRATION_TESTS = \
 	tests/integration/check-config.sh \
 	tests/integration/daemon-lifecycle.sh \
-	tests/integration/kfixctl.sh \
+	tests/integration/kfixctl.sh tests/integration/bundle.sh \
 	tests/integration/man-pages.sh \
 	tests/integration/base-build-error.sh \
 	tests/integration/store-faults.sh \

@@ -1,0 +1,92 @@
+#!/bin/bash
+# kfixctl bundle: a job's trajectory, report and manifest in a folder to
+# share, with nothing secret or personal left in it: the config's own
+# secrets (a literal and one read from a file), the API tokens of the
+# environment, credentials of every form the model or a tool could have
+# echoed, and people's addresses, wherever in an event they stand.
+. "$(dirname "$0")/lib.sh"
+command -v sqlite3 >/dev/null || skip "sqlite3 CLI needed"
+
+printf 'feed-token-from-a-file-77\n' > "$T/feed.token"
+write_config "[http]" "	api-token = literal-api-token-XYZ123" \
+	"[feed \"syz\"]" "	token = file:$T/feed.token"
+cat > "$T/report" <<'REP'
+BUG: KASAN: use-after-free in msg_rcv+0x1a2/0x3c0 ipc/msg.c:1123
+Reported-by: syzbot+0123abcd@syzkaller.appspotmail.com
+Cc: Maintainer Person <maintainer@kernel.example>
+REP
+ctl submit --title "KASAN: use-after-free in msg_rcv" --id b1 --report "$T/report" >/dev/null ||
+	fail "submit"
+sqlite3 "$T/state/kfix.db" "INSERT INTO jobs (id, bug_id, kind, state, attempts, max_attempts, error, created)
+	VALUES (5, 1, 'repair', 'failed', 1, 3,
+	        'push to https://bot:push-pass-5150@git.example.org/x.git failed', 0)"
+mkdir -p "$T/state/jobs/5"
+KFIX_API_TOKEN=env-admin-token-31337 python3 - "$T/state/jobs/5/trajectory.jsonl" <<'PY'
+import json, sys
+ev = [
+ {"id": 1, "step": "run", "kind": "run.start", "input": {"model": "m", "api_key": "opaque-key-value-1"}},
+ {"id": 2, "parent": 1, "step": "localise", "kind": "llm.call",
+  "input": {"messages": [{"role": "user", "content": "Authorization: Bearer abc.def-ghi_0123456789"}]},
+  "output": {"text": "use sk-ant-api03-ZYXWVUTSRQPONMLKJIHG0123 and mail alice@example.org"},
+  "tokens": {"in": 120, "out": 30}, "cost": 0.01},
+ {"id": 3, "parent": 1, "step": "patch", "kind": "tool.build",
+  "input": {"cmd": "git clone https://alice:literal-api-token-XYZ123@h/x"},
+  "output": {"log": "feed-token-from-a-file-77 in the log; ALICE@example.org again"},
+  "error": "password=hunter22 refused", "verdict": "failed"},
+ {"id": 4, "parent": 1, "step": "run", "kind": "run.end", "verdict": "failed",
+  "output": {"alice@example.org": "a key that is an address",
+             "env": "token env-admin-token-31337"}},
+]
+with open(sys.argv[1], "w") as f:
+    for e in ev:
+        f.write(json.dumps(e) + "\n")
+PY
+
+KFIX_API_TOKEN=env-admin-token-31337 ctl bundle --output "$T/b" 5 > "$T/out" ||
+	fail "bundle: $(cat "$T/out")"
+grep -q "job 5, 4 events" "$T/out" || fail "summary line: $(cat "$T/out")"
+for f in manifest.json trajectory.jsonl report.txt; do
+	[ -s "$T/b/$f" ] || fail "$f missing"
+done
+for s in opaque-key-value-1 abc.def-ghi_0123456789 sk-ant-api03 alice@ ALICE@ literal-api-token-XYZ123 \
+	feed-token-from-a-file-77 hunter22 env-admin-token-31337 push-pass-5150 syzbot+0123abcd \
+	maintainer@kernel.example; do
+	! grep -rqF -- "$s" "$T/b" || fail "'$s' left in the bundle: $(grep -rF -- "$s" "$T/b")"
+done
+# still a bundle: valid JSON, the story kept, one person one placeholder
+python3 - "$T/b" <<'PY' || fail "bundle content"
+import json, sys
+d = sys.argv[1]
+m = json.load(open(d + "/manifest.json"))
+ev = [json.loads(l) for l in open(d + "/trajectory.jsonl")]
+assert m["schema"] == 1 and m["scrubbed"] is True, m
+assert m["job"] == {"id": 5, "kind": "repair", "state": "failed", "attempts": 1,
+                    "error": m["job"]["error"]}, m["job"]
+assert "git.example.org/x.git failed" in m["job"]["error"], m["job"]
+assert m["bug"]["title"] == "KASAN: use-after-free in msg_rcv", m["bug"]
+assert m["counts"]["events"] == 4 and m["counts"]["summary"]["llm_calls"] == 1, m["counts"]
+assert m["redactions"] >= 12, m["redactions"]
+assert sorted(m["files"]) == ["manifest.json", "report.txt", "trajectory.jsonl"], m["files"]
+assert [e["kind"] for e in ev] == ["run.start", "llm.call", "tool.build", "run.end"]
+assert ev[1]["tokens"] == {"in": 120, "out": 30}
+a = ev[1]["output"]["text"].split("mail ")[1]
+assert a in ev[2]["output"]["log"] and a in ev[3]["output"], (a, ev)
+rep = open(d + "/report.txt").read()
+assert "ipc/msg.c:1123" in rep, rep
+PY
+ok "a bundle keeps the story and none of the secrets or addresses"
+
+set +e
+ctl bundle --output "$T/b" 5 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "cannot create" "$T/err" || fail "an existing folder: rc $rc $(cat "$T/err")"
+ctl bundle --output "$T/c" 99 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "no job 99" "$T/err" && [ ! -e "$T/c" ] || fail "a missing job: rc $rc $(cat "$T/err")"
+ctl bundle 2>"$T/err"; [ $? = 2 ] || fail "no job: not a usage error"
+ctl bundle x 2>"$T/err"; [ $? = 2 ] || fail "a bad id: not a usage error"
+set -e
+# a job that left no trajectory still gives a bundle
+sqlite3 "$T/state/kfix.db" "INSERT INTO jobs (id, bug_id, kind, state, attempts, max_attempts, created)
+	VALUES (6, 1, 'reproduce', 'done', 1, 3, 0)"
+ctl bundle --output "$T/d" 6 >/dev/null || fail "bundle of a job without trajectory"
+[ ! -s "$T/d/trajectory.jsonl" ] && [ -s "$T/d/manifest.json" ] || fail "empty trajectory"
+ok "refusals: an existing folder, a missing job, bad operands"
