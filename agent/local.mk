@@ -105,3 +105,9 @@ TESTS += tests/unit/test-fixcompare
 tests_unit_test_fixcompare_SOURCES = tests/unit/test-fixcompare.c
 tests_unit_test_fixcompare_CFLAGS = $(UNIT_CFLAGS)
 tests_unit_test_fixcompare_LDADD = $(AGENT_LIBS) $(REPRO_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/unit/test-udiff
+TESTS += tests/unit/test-udiff
+tests_unit_test_udiff_SOURCES = tests/unit/test-udiff.c
+tests_unit_test_udiff_CFLAGS = $(UNIT_CFLAGS) $(LIBGIT2_CFLAGS)
+tests_unit_test_udiff_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)

@@ -1,6 +1,11 @@
 /* Unified diffs: a strict reader (untrusted text, bounded) and a small
- * applier.  Only git-style diffs are accepted: libgit2 writes every diff
- * kfix produces, and a patch given by a person comes from git too. */
+ * applier.  libgit2 writes every diff kfix produces, but its reader
+ * (git_diff_from_buffer) refuses what people and syzbot's #syz test mails
+ * send: plain "diff -u" without "diff --git" lines, a time after a path,
+ * paths without a/ and b/, "/dev/null" without a mode line; and its
+ * applier takes a hunk only at its stated line, where this one looks
+ * both ways within a window.  tests/unit/test-udiff.c checks this reader
+ * and applier against libgit2 on the diffs libgit2 writes. */
 #include "config.h"
 
 #include <errno.h>
