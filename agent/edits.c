@@ -92,14 +92,14 @@ static int load(edits_read_fn rd, void *ud, struct edited *files, size_t *n, con
 			return 0;
 		}
 	if (*n >= EDIT_FILES_MAX) {
-		*ret_error = llm_errorf("edits touch more than %d files", EDIT_FILES_MAX);
+		*ret_error = strdup_printf("edits touch more than %d files", EDIT_FILES_MAX);
 		return -EINVAL;
 	}
 	r = rd(ud, path, &data, &len);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0 || len > EDIT_FILE_MAX || strlen(data) != len) {
-		*ret_error = llm_errorf("%s is not a text file of the tree", path);
+		*ret_error = strdup_printf("%s is not a text file of the tree", path);
 		return -EINVAL;
 	}
 	files[*n].path = path;
@@ -227,20 +227,20 @@ static int replace_once(struct edited *f, const char *before, const char *after,
 	char *out;
 
 	if (!*before) {
-		*ret_error = llm_errorf("edit %zu: \"before\" is empty", idx);
+		*ret_error = strdup_printf("edit %zu: \"before\" is empty", idx);
 		return -EINVAL;
 	}
 	if (!hit) {
 		_cleanup_free_ char *near = closest_match(f->new, before);
 
-		*ret_error = llm_errorf("edit %zu: \"before\" text not found in %s "
-					"(copy it exactly, whitespace included). %s", idx, f->path,
-					near ?: "");
+		*ret_error = strdup_printf("edit %zu: \"before\" text not found in %s "
+					   "(copy it exactly, whitespace included). %s", idx, f->path,
+					   near ?: "");
 		return -EINVAL;
 	}
 	if (strstr(hit + 1, before)) {
-		*ret_error = llm_errorf("edit %zu: \"before\" text occurs more than once in %s; "
-					"include more context", idx, f->path);
+		*ret_error = strdup_printf("edit %zu: \"before\" text occurs more than once in %s; "
+					   "include more context", idx, f->path);
 		return -EINVAL;
 	}
 	if (len - nb + na > EDIT_FILE_MAX)
@@ -275,7 +275,7 @@ int edits_apply_fn(edits_read_fn rd, void *ud, const json_t *edits, char **ret_d
 
 	if (!json_is_array(edits) || json_array_size(edits) == 0 ||
 	    json_array_size(edits) > EDITS_MAX) {
-		*ret_error = llm_errorf("edits must be a list of 1 to %d edits", EDITS_MAX);
+		*ret_error = strdup_printf("edits must be a list of 1 to %d edits", EDITS_MAX);
 		return -EINVAL;
 	}
 	json_array_foreach(edits, i, e) {
@@ -284,12 +284,12 @@ int edits_apply_fn(edits_read_fn rd, void *ud, const json_t *edits, char **ret_d
 		struct edited *f;
 
 		if (!file || !before || !after) {
-			*ret_error = llm_errorf("edit %zu lacks file, before or after", i);
+			*ret_error = strdup_printf("edit %zu lacks file, before or after", i);
 			r = -EINVAL;
 			break;
 		}
 		if (!path_ok(file)) {
-			*ret_error = llm_errorf("edit %zu: path is not inside the tree", i);
+			*ret_error = strdup_printf("edit %zu: path is not inside the tree", i);
 			r = -EINVAL;
 			break;
 		}
@@ -315,7 +315,7 @@ int edits_apply_fn(edits_read_fn rd, void *ud, const json_t *edits, char **ret_d
 	if (r < 0)
 		return r;
 	if (out.len == 0) {
-		*ret_error = llm_errorf("the edits change nothing");
+		*ret_error = strdup_printf("the edits change nothing");
 		return -EINVAL;
 	}
 	*ret_diff = buf_steal(&out, NULL);

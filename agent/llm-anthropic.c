@@ -117,7 +117,7 @@ static int decode_blocks(const json_t *content, struct llm_response *resp,
 	json_t *b;
 
 	if (!json_is_array(content)) {
-		*ret_error = llm_errorf("response has no content array");
+		*ret_error = strdup_printf("response has no content array");
 		return -EBADMSG;
 	}
 	json_array_foreach(content, i, b) {
@@ -138,7 +138,7 @@ static int decode_blocks(const json_t *content, struct llm_response *resp,
 			const char *name = json_get_str(b, "name");
 
 			if (!name || !json_is_object(input)) {
-				*ret_error = llm_errorf("tool_use block %zu lacks name or input", i);
+				*ret_error = strdup_printf("tool_use block %zu lacks name or input", i);
 				return -EBADMSG;
 			}
 			json_array_append_new(resp->tool_calls, json_pack("{s:s, s:s, s:O}",
@@ -163,11 +163,11 @@ static int anthropic_decode(const char *body, size_t len, struct llm_response **
 
 	r = json_parse_bounded(body, len, LLM_BODY_MAX, &j, &err);
 	if (r < 0) {
-		*ret_error = llm_errorf("response is not JSON: %s", err.text);
+		*ret_error = strdup_printf("response is not JSON: %s", err.text);
 		return -EBADMSG;
 	}
 	if (streq_ptr(json_get_str(j, "type"), "error")) {
-		*ret_error = llm_errorf("endpoint error: %s",
+		*ret_error = strdup_printf("endpoint error: %s",
 			json_get_str(json_object_get(j, "error"), "message") ?: "unknown");
 		return -EPROTO;
 	}

@@ -130,8 +130,8 @@ static char *first_difference(const json_t *want, const json_t *got)
 		_cleanup_free_ char *ea = str_escape(a + from, strlen(a + from), 120);
 		_cleanup_free_ char *eb = str_escape(b + from, strlen(b + from), 120);
 
-		return llm_errorf("at byte %zu: recorded \"%s\", got \"%s\"", i,
-				  ea ?: "", eb ?: "");
+		return strdup_printf("at byte %zu: recorded \"%s\", got \"%s\"", i,
+				     ea ?: "", eb ?: "");
 	}
 }
 
@@ -228,7 +228,7 @@ void llm_call_replay(struct llm_call *c)
 	int r;
 
 	if (!e) {
-		llm_call_complete(c, -ENOMSG, llm_errorf(
+		llm_call_complete(c, -ENOMSG, strdup_printf(
 			"replay: request %u is beyond the end of the cassette (%zu exchanges)",
 			l->exchange, json_array_size(l->replay)));
 		return;
@@ -237,7 +237,7 @@ void llm_call_replay(struct llm_call *c)
 		_cleanup_free_ char *diff = first_difference(json_object_get(e, "request"),
 							     c->request);
 
-		llm_call_complete(c, -ENOMSG, llm_errorf(
+		llm_call_complete(c, -ENOMSG, strdup_printf(
 			"replay: request %u diverges from the cassette %s", l->exchange,
 			diff ?: ""));
 		return;
@@ -247,7 +247,7 @@ void llm_call_replay(struct llm_call *c)
 	err = json_get_str(e, "error");
 	body = json_get_str(e, "body");
 	if (err || !body) {
-		llm_call_complete(c, -EIO, llm_errorf("replay: recorded failure: %s", err ?: "no body"));
+		llm_call_complete(c, -EIO, strdup_printf("replay: recorded failure: %s", err ?: "no body"));
 		return;
 	}
 	r = l->provider->decode(body, strlen(body), &c->response, &msg);

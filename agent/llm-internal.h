@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "common/buf.h"
+#include "common/strutil.h"
 #include "llm.h"
 
 /* Largest response body accepted from an endpoint. */
@@ -75,7 +76,8 @@ struct llm {
 struct llm_response *llm_response_alloc(void);
 /* Parses a model's tool-call argument text into an object. */
 int llm_parse_arguments(const char *text, json_t **ret, char **ret_error);
-char *llm_errorf(const char *fmt, ...) _printf_(1, 2);
+/* The old name of strdup_printf(), kept while udiff.c still uses it. */
+#define llm_errorf strdup_printf
 
 /* For llm-cassette.c, from llm.c: an empty struct llm, the provider of a
  * name (NULL if unknown), and ending a call (accounting, observer,

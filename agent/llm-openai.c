@@ -107,7 +107,7 @@ static int decode_tool_calls(const json_t *calls, json_t *out, char **ret_error)
 	json_t *c;
 
 	if (calls && !json_is_array(calls) && !json_is_null(calls)) {
-		*ret_error = llm_errorf("tool_calls is not an array");
+		*ret_error = strdup_printf("tool_calls is not an array");
 		return -EBADMSG;
 	}
 	json_array_foreach(calls, i, c) {
@@ -117,7 +117,7 @@ static int decode_tool_calls(const json_t *calls, json_t *out, char **ret_error)
 		int r;
 
 		if (!name) {
-			*ret_error = llm_errorf("tool call %zu has no function name", i);
+			*ret_error = strdup_printf("tool call %zu has no function name", i);
 			return -EBADMSG;
 		}
 		/* Some servers send arguments as an object rather than text. */
@@ -146,13 +146,13 @@ static int openai_decode(const char *body, size_t len, struct llm_response **ret
 
 	r = json_parse_bounded(body, len, LLM_BODY_MAX, &j, &err);
 	if (r < 0) {
-		*ret_error = llm_errorf("response is not JSON: %s", err.text);
+		*ret_error = strdup_printf("response is not JSON: %s", err.text);
 		return -EBADMSG;
 	}
 	choice = json_array_get(json_object_get(j, "choices"), 0);
 	msg = json_object_get(choice, "message");
 	if (!json_is_object(msg)) {
-		*ret_error = llm_errorf("response has no choices[0].message");
+		*ret_error = strdup_printf("response has no choices[0].message");
 		return -EBADMSG;
 	}
 	resp = llm_response_alloc();

@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -19,18 +18,6 @@
 /* Longest Retry-After honoured: a server asking for more gets it capped so
  * a job never sleeps unboundedly on a stranger's say-so. */
 #define RETRY_AFTER_MAX_USEC (300ull * 1000000)
-
-char *llm_errorf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
 
 struct llm_response *llm_response_alloc(void)
 {
@@ -64,13 +51,13 @@ int llm_parse_arguments(const char *text, json_t **ret, char **ret_error)
 
 	r = json_parse_bounded(text, strlen(text), LLM_ARGS_MAX, &j, &err);
 	if (r < 0) {
-		*ret_error = llm_errorf("tool call arguments are not JSON: %s",
-					r == -E2BIG ? "too large" : err.text);
+		*ret_error = strdup_printf("tool call arguments are not JSON: %s",
+					   r == -E2BIG ? "too large" : err.text);
 		return -EBADMSG;
 	}
 	if (!json_is_object(j)) {
 		json_decref(j);
-		*ret_error = llm_errorf("tool call arguments are not an object");
+		*ret_error = strdup_printf("tool call arguments are not an object");
 		return -EBADMSG;
 	}
 	*ret = j;
@@ -193,7 +180,7 @@ static int replay_from_config(const struct config *c, const char *name, struct l
 		return 0;
 	r = llm_replay(*l, path);
 	if (r < 0) {
-		*ret_error = llm_errorf("[llm \"%s\"] replay %s: %s", name, path, strerror(-r));
+		*ret_error = strdup_printf("[llm \"%s\"] replay %s: %s", name, path, strerror(-r));
 		llm_free(*l);
 		*l = NULL;
 	}
@@ -213,7 +200,7 @@ int llm_new_from_config(const struct config *c, const char *name,
 	if (!name) {
 		r = config_subsections(c, "llm", &names);
 		if (r < 0 || !names || !names[0]) {
-			*ret_error = llm_errorf("no [llm \"NAME\"] section in the configuration");
+			*ret_error = strdup_printf("no [llm \"NAME\"] section in the configuration");
 			return -ENOENT;
 		}
 		name = names[0];
@@ -221,12 +208,12 @@ int llm_new_from_config(const struct config *c, const char *name,
 	(void)config_get_string(c, "llm", name, "provider", &s.provider);
 	(void)config_get_string(c, "llm", name, "url", &s.url);
 	if (config_get_string(c, "llm", name, "model", &s.model) < 0) {
-		*ret_error = llm_errorf("[llm \"%s\"] has no model", name);
+		*ret_error = strdup_printf("[llm \"%s\"] has no model", name);
 		return -ENOENT;
 	}
 	r = config_get_secret(c, "llm", name, "api-key", &key);
 	if (r < 0 && r != -ENOENT) {
-		*ret_error = llm_errorf("[llm \"%s\"] api-key: %s", name, strerror(-r));
+		*ret_error = strdup_printf("[llm \"%s\"] api-key: %s", name, strerror(-r));
 		return r;
 	}
 	s.api_key = key;
@@ -245,12 +232,12 @@ int llm_new_from_config(const struct config *c, const char *name,
 	(void)config_get_string(c, "llm", name, "price-output", &pout);
 	if (parse_price(temp, &s.temperature) < 0 || parse_price(pin, &s.price_input) < 0 ||
 	    parse_price(pout, &s.price_output) < 0) {
-		*ret_error = llm_errorf("[llm \"%s\"]: temperature and prices must be numbers >= 0", name);
+		*ret_error = strdup_printf("[llm \"%s\"]: temperature and prices must be numbers >= 0", name);
 		return -EINVAL;
 	}
 	r = llm_new(&s, ret);
 	if (r < 0) {
-		*ret_error = llm_errorf("[llm \"%s\"]: %s", name, strerror(-r));
+		*ret_error = strdup_printf("[llm \"%s\"]: %s", name, strerror(-r));
 		return r;
 	}
 	return replay_from_config(c, name, ret, ret_error);
@@ -361,7 +348,7 @@ static void call_script(struct llm_call *c)
 	c->attempts = 1;
 	r = l->script(l->script_ud, c->request, &o);
 	if (r < 0) {
-		llm_call_complete(c, r, llm_errorf("scripted model failed: %s", strerror(-r)));
+		llm_call_complete(c, r, strdup_printf("scripted model failed: %s", strerror(-r)));
 		return;
 	}
 	err = json_get_str(o, "error");
@@ -523,7 +510,7 @@ static char *http_error_text(const struct llm_call *c, long status)
 {
 	_cleanup_free_ char *excerpt = str_escape(c->resp.data ?: "", c->resp.len, 300);
 
-	return llm_errorf("HTTP %ld from endpoint: %s", status, excerpt ?: "");
+	return strdup_printf("HTTP %ld from endpoint: %s", status, excerpt ?: "");
 }
 
 static void transfer_done(struct llm_call *c, CURLcode cc)
@@ -541,8 +528,8 @@ static void transfer_done(struct llm_call *c, CURLcode cc)
 			return;
 		}
 		llm_call_complete(c, cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO,
-			      llm_errorf("transfer failed after %u attempt(s): %s",
-					 c->attempts, curl_easy_strerror(cc)));
+			      strdup_printf("transfer failed after %u attempt(s): %s",
+					    c->attempts, curl_easy_strerror(cc)));
 		return;
 	}
 	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -583,7 +570,7 @@ static uint64_t launch_ready(struct llm *l)
 		if (l->active >= l->s.concurrency)
 			continue;
 		if (call_launch(c) < 0)
-			llm_call_complete(c, -EIO, llm_errorf("could not start the transfer"));
+			llm_call_complete(c, -EIO, strdup_printf("could not start the transfer"));
 	}
 	return next;
 }

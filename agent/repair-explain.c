@@ -301,7 +301,7 @@ int repair_explain(struct repair_ctx *c, const char *diff, const json_t *hyp,
 	if (r < 0)
 		return r;
 	if (!json_get_str(args, "subject") || !json_get_str(args, "body")) {
-		*ret_error = llm_errorf("the explanation lacks a subject or body");
+		*ret_error = strdup_printf("the explanation lacks a subject or body");
 		return -EBADMSG;
 	}
 	r = commit_message(c, json_get_str(args, "subject"), json_get_str(args, "body"), diff, &msg);

@@ -132,7 +132,7 @@ static char *digest_hex(const char *s)
 
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		h = (h ^ *p) * 1099511628211ull;
-	return llm_errorf("%016llx", (unsigned long long)h);
+	return strdup_printf("%016llx", (unsigned long long)h);
 }
 
 /* Cut at a line end within max bytes, saying so. */
@@ -219,7 +219,7 @@ static int model_call(struct repair_ctx *c, struct convo *v, const char *prompt,
 	if (r < 0) {
 		e.error = err ?: strerror(-r);
 		(void)trajectory_add(c->traj, &e, NULL);
-		*ret_error = llm_errorf("model call for %s failed: %s", v->step, err ?: strerror(-r));
+		*ret_error = strdup_printf("model call for %s failed: %s", v->step, err ?: strerror(-r));
 		return r;
 	}
 	out = json_pack("{s:s?, s:O}", "text", resp->text, "tool_calls", resp->tool_calls);
@@ -250,8 +250,8 @@ static int ask_expert(struct repair_ctx *c, const json_t *args, char **ret)
 	int r;
 
 	if (!q || !*q || strlen(q) > EXPERT_QUESTION_MAX) {
-		*ret = llm_errorf("error: ask_expert needs a question of at most %d bytes",
-				  EXPERT_QUESTION_MAX);
+		*ret = strdup_printf("error: ask_expert needs a question of at most %d bytes",
+				     EXPERT_QUESTION_MAX);
 		return *ret ? 0 : -ENOMEM;
 	}
 	repair_set_var(c, "question", q);
@@ -259,9 +259,9 @@ static int ask_expert(struct repair_ctx *c, const json_t *args, char **ret)
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		*ret = llm_errorf("error: the expert gave no answer (%s)", err ?: strerror(-r));
+		*ret = strdup_printf("error: the expert gave no answer (%s)", err ?: strerror(-r));
 	else
-		*ret = llm_errorf("%s", json_get_str(ans, "answer") ?: "(the expert said nothing)");
+		*ret = strdup_printf("%s", json_get_str(ans, "answer") ?: "(the expert said nothing)");
 	return *ret ? 0 : -ENOMEM;
 }
 
@@ -281,11 +281,11 @@ static int tool_answer(struct repair_ctx *c, struct convo *v, const char *name,
 	json_object_set_new(v->calls_seen, key, json_integer(times));
 	if (times > c->p->turns.repeats) {
 		v->stop = "the same call was made again and again";
-		raw = llm_errorf("error: %s was called %lld times with these arguments; its answer "
-				 "does not change", name, (long long)times);
+		raw = strdup_printf("error: %s was called %lld times with these arguments; its answer "
+				    "does not change", name, (long long)times);
 	} else if (v->answer_bytes >= c->p->turns.step_answers) {
 		v->stop = "the step's tool answers reached their size limit";
-		raw = llm_errorf("error: this step's tool answers reached %zu bytes", v->answer_bytes);
+		raw = strdup_printf("error: this step's tool answers reached %zu bytes", v->answer_bytes);
 	} else if (streq(name, "ask_expert") && c->ts->explore && !streq(v->step, EXPERT_STEP)) {
 		r = ask_expert(c, args, &raw);
 		if (r < 0)
@@ -296,7 +296,7 @@ static int tool_answer(struct repair_ctx *c, struct convo *v, const char *name,
 		if (r == -ENOENT)
 			r = repair_exec_call(c, v->step, name, args, &raw);
 		if (r == -ENOENT)
-			raw = llm_errorf("error: there is no tool %s in this step", name);
+			raw = strdup_printf("error: there is no tool %s in this step", name);
 		else if (r < 0)
 			return r;
 	}
@@ -397,7 +397,7 @@ static int convo_start(struct repair_ctx *c, struct convo *v, const char *prompt
 	if (r >= 0)
 		r = prompt_render(c->p->prompts_dir, prompt, c->vars, &user);
 	if (r < 0) {
-		*ret_error = llm_errorf("prompt %s: %s", prompt, strerror(-r));
+		*ret_error = strdup_printf("prompt %s: %s", prompt, strerror(-r));
 		return r;
 	}
 	if (c->turns >= c->p->turns.job_turns)
@@ -471,7 +471,7 @@ int repair_converse(struct repair_ctx *c, const char *step, const char *prompt,
 		if (r > 0)
 			return 0;
 	}
-	*ret_error = llm_errorf("the model did not call %s", names[0]);
+	*ret_error = strdup_printf("the model did not call %s", names[0]);
 	return -EBADMSG;
 }
 

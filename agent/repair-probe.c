@@ -136,7 +136,7 @@ static int gated_diff(struct repair_ctx *c, const json_t *edits, char **ret_diff
 
 	r = c->ts->apply(c->ts->ud, edits, &diff, &err);
 	if (r == -EINVAL || (r >= 0 && !diff)) {
-		*ret_refusal = llm_errorf("the edits do not apply: %s", err ?: "?");
+		*ret_refusal = strdup_printf("the edits do not apply: %s", err ?: "?");
 		return *ret_refusal ? 0 : -ENOMEM;
 	}
 	if (r < 0)
@@ -145,7 +145,7 @@ static int gated_diff(struct repair_ctx *c, const json_t *edits, char **ret_diff
 	if (r < 0)
 		return r;
 	if (!gate_verdicts_accepted(v)) {
-		*ret_refusal = llm_errorf("refused: %s", gate_verdicts_failure(v));
+		*ret_refusal = strdup_printf("refused: %s", gate_verdicts_failure(v));
 		return *ret_refusal ? 0 : -ENOMEM;
 	}
 	*ret_diff = TAKE_PTR(diff);
@@ -170,9 +170,9 @@ static int probe_diff(struct repair_ctx *c, const json_t *args, char **ret_diff,
 	}
 	json_array_foreach(edits, i, e)
 		if (!probe_edit_ok(e)) {
-			*ret_refusal = llm_errorf("probe edit %zu must only add lines, each containing "
-						  "\"%s\" (put candidate changes in patch_edits)",
-						  i, KFIX_PROBE_MARKER);
+			*ret_refusal = strdup_printf("probe edit %zu must only add lines, each containing "
+						     "\"%s\" (put candidate changes in patch_edits)",
+						     i, KFIX_PROBE_MARKER);
 			return *ret_refusal ? 0 : -ENOMEM;
 		}
 	if (json_is_array(patch))
@@ -193,8 +193,8 @@ static int probe_round(struct repair_ctx *c, const char *step, const json_t *arg
 
 	*ret_ran = false;
 	if (c->probe_rounds >= PROBE_ROUNDS_MAX) {
-		*ret_answer = llm_errorf("error: the %d probe rounds of this repair are spent",
-					 PROBE_ROUNDS_MAX);
+		*ret_answer = strdup_printf("error: the %d probe rounds of this repair are spent",
+					    PROBE_ROUNDS_MAX);
 		return *ret_answer ? 0 : -ENOMEM;
 	}
 	r = probe_diff(c, args, &diff, &refusal);
@@ -203,7 +203,7 @@ static int probe_round(struct repair_ctx *c, const char *step, const json_t *arg
 	if (refusal) {
 		repair_event(c, step, "guardrail", 0, json_incref((json_t *)args), NULL,
 			     "probe refused", refusal);
-		*ret_answer = llm_errorf("error: %s", refusal);
+		*ret_answer = strdup_printf("error: %s", refusal);
 		return *ret_answer ? 0 : -ENOMEM;
 	}
 	c->probe_rounds++;
@@ -219,15 +219,15 @@ static int probe_round(struct repair_ctx *c, const char *step, const json_t *arg
 		repair_event(c, step, "tool.probe", t0, json_pack("{s:s}", "diff", diff),
 			     json_pack("{s:s}", "compiler", msgs ?: ""), "build-error", NULL);
 		repair_outcome_clear(&o);
-		*ret_answer = llm_errorf("error: the probe does not compile:\n%s", msgs ?: "");
+		*ret_answer = strdup_printf("error: the probe does not compile:\n%s", msgs ?: "");
 		return *ret_answer ? 0 : -ENOMEM;
 	}
 	if (r < 0) {
 		repair_event(c, step, "tool.probe", t0, json_pack("{s:s}", "diff", diff), NULL,
 			     "probe failed", strerror(-r));
 		repair_outcome_clear(&o);
-		*ret_answer = llm_errorf("error: the probe could not be run (%s); go on without it",
-					 strerror(-r));
+		*ret_answer = strdup_printf("error: the probe could not be run (%s); go on without it",
+					    strerror(-r));
 		return *ret_answer ? 0 : -ENOMEM;
 	}
 	lines = probe_lines(o.log);
@@ -288,7 +288,7 @@ static int edits_diff(struct repair_ctx *c, const json_t *args, char **ret_diff,
 	r = gated_diff(c, json_object_get(args, "edits"), ret_diff, &refusal);
 	if (r < 0 || !refusal)
 		return r;
-	*ret_answer = llm_errorf("error: %s", refusal);
+	*ret_answer = strdup_printf("error: %s", refusal);
 	return *ret_answer ? 0 : -ENOMEM;
 }
 
@@ -312,9 +312,9 @@ static int compile_round(struct repair_ctx *c, const char *step, const json_t *a
 	if (r == -ENOEXEC) {
 		_cleanup_free_ char *msgs = compiler_messages(log);
 
-		*ret_answer = llm_errorf("error: does not compile:\n%s", msgs ?: "");
+		*ret_answer = strdup_printf("error: does not compile:\n%s", msgs ?: "");
 	} else if (r < 0)
-		*ret_answer = llm_errorf("error: the compile check could not run (%s)", strerror(-r));
+		*ret_answer = strdup_printf("error: the compile check could not run (%s)", strerror(-r));
 	else
 		*ret_answer = strdup("The touched files compile (not linked, not run: only "
 				     "propose_patch tests the fix).\n");
@@ -350,12 +350,12 @@ static int checkpatch_round(struct repair_ctx *c, const char *step, const json_t
 		     r < 0 ? "not-run" : res.n_errors ? "errors" : "clean",
 		     r < 0 ? strerror(-r) : NULL);
 	if (r < 0)
-		*ret_answer = llm_errorf("error: checkpatch.pl could not run (%s)", strerror(-r));
+		*ret_answer = strdup_printf("error: checkpatch.pl could not run (%s)", strerror(-r));
 	else
-		*ret_answer = llm_errorf("checkpatch.pl: %u error(s), %u warning(s)%s\n%s",
-					 res.n_errors, res.n_warnings,
-					 res.n_errors ? " (a patch with errors is rejected)" : "",
-					 res.report);
+		*ret_answer = strdup_printf("checkpatch.pl: %u error(s), %u warning(s)%s\n%s",
+					    res.n_errors, res.n_warnings,
+					    res.n_errors ? " (a patch with errors is rejected)" : "",
+					    res.report);
 	return *ret_answer ? 0 : -ENOMEM;
 }
 

@@ -543,7 +543,7 @@ static int hypothesise(struct repair_ctx *c, char **ret_error)
 	hyps = json_object_get(args, "hypotheses");
 	if (json_array_size(hyps) == 0) {
 		json_decref(ranked);
-		*ret_error = llm_errorf("the model stated no hypothesis");
+		*ret_error = strdup_printf("the model stated no hypothesis");
 		return -EBADMSG;
 	}
 	text = format_hypotheses(hyps);
@@ -852,18 +852,18 @@ static int patch_act(struct repair_ctx *c, const char *tool, const json_t *args,
 	pa->corrections++;
 	repair_event(c, pa->step, "guardrail", 0, NULL, json_pack("{s:s?}", "error", pa->err),
 		     "edits sent back", NULL);
-	*ret_feedback = llm_errorf("error: the edits do not apply: %s\nCorrect them and call "
-				   "propose_patch again.", pa->err ?: "?");
+	*ret_feedback = strdup_printf("error: the edits do not apply: %s\nCorrect them and call "
+				      "propose_patch again.", pa->err ?: "?");
 	return *ret_feedback ? 1 : -ENOMEM;
 }
 
 void repair_set_hypothesis(struct repair_ctx *c, unsigned hyp_idx)
 {
 	const json_t *hyp = json_array_get(c->hypotheses, hyp_idx);
-	_cleanup_free_ char *t = llm_errorf("%s\nEvidence: %s\nFix idea: %s",
-					    json_get_str(hyp, "root_cause") ?: "",
-					    json_get_str(hyp, "evidence") ?: "",
-					    json_get_str(hyp, "fix_idea") ?: "");
+	_cleanup_free_ char *t = strdup_printf("%s\nEvidence: %s\nFix idea: %s",
+					       json_get_str(hyp, "root_cause") ?: "",
+					       json_get_str(hyp, "evidence") ?: "",
+					       json_get_str(hyp, "fix_idea") ?: "");
 
 	repair_set_var(c, "hypothesis", t ?: "");
 }
@@ -875,11 +875,11 @@ static void set_target_var(struct repair_ctx *c, int loc)
 	_cleanup_free_ char *t = NULL;
 
 	if (l)
-		t = llm_errorf("This candidate fixes it at location %d: %s: %s() lines %lld-%lld "
-			       "(change other places only where the fix needs them).\n\n", loc + 1,
-			       json_get_str(l, "file") ?: "?", json_get_str(l, "function") ?: "?",
-			       (long long)json_get_int(l, "start_line", 0),
-			       (long long)json_get_int(l, "end_line", 0));
+		t = strdup_printf("This candidate fixes it at location %d: %s: %s() lines %lld-%lld "
+				  "(change other places only where the fix needs them).\n\n", loc + 1,
+				  json_get_str(l, "file") ?: "?", json_get_str(l, "function") ?: "?",
+				  (long long)json_get_int(l, "start_line", 0),
+				  (long long)json_get_int(l, "end_line", 0));
 	repair_set_var(c, "target", t ?: "");
 }
 
@@ -891,9 +891,9 @@ static void set_refine_var(struct repair_ctx *c, int parent)
 	_cleanup_free_ char *t = NULL;
 
 	if (diff)
-		t = llm_errorf("Refine this earlier patch, which ended %s (the edits apply to the "
-			       "unpatched tree: write again every change you keep):\n%s\n",
-			       attempt_score_name(search_node_score(c->search, parent)), diff);
+		t = strdup_printf("Refine this earlier patch, which ended %s (the edits apply to the "
+				  "unpatched tree: write again every change you keep):\n%s\n",
+				  attempt_score_name(search_node_score(c->search, parent)), diff);
 	repair_set_var(c, "refine", t ?: "");
 }
 
@@ -926,13 +926,13 @@ int repair_attempt(struct repair_ctx *c, const char *step, unsigned hyp_idx, int
 	a->diff = pa.diff;
 	err = pa.err;
 	if (r == -EINVAL || (r >= 0 && !a->diff)) {
-		_cleanup_free_ char *key = llm_errorf("unusable edits %u", search_iterations(c->search));
+		_cleanup_free_ char *key = strdup_printf("unusable edits %u", search_iterations(c->search));
 
 		a->node = search_add(c->search, 0, hyp_idx, key, NULL);
 		set_result(a, SCORE_UNUSABLE, err, "the edits do not apply: %s", err ?: "?");
 		search_score(c->search, a->node, SCORE_UNUSABLE);
 	} else if (r < 0) {
-		*ret_error = llm_errorf("applying edits: %s", err ?: strerror(-r));
+		*ret_error = strdup_printf("applying edits: %s", err ?: strerror(-r));
 		return r;
 	} else {
 		a->node = search_add(c->search, parent, hyp_idx, a->diff, &dup);
@@ -1139,13 +1139,13 @@ static int setup(struct repair_ctx *c, char **ret_error)
 	if (r >= 0)
 		r = trajectory_open(path, &c->traj);
 	if (r < 0) {
-		*ret_error = llm_errorf("cannot write to %s: %s", c->p->out_dir, strerror(-r));
+		*ret_error = strdup_printf("cannot write to %s: %s", c->p->out_dir, strerror(-r));
 		return r;
 	}
 	r = load_tools(c);
 	if (r < 0) {
-		*ret_error = llm_errorf("cannot load %s/tools.json: %s",
-					c->p->prompts_dir ?: prompt_default_dir(), strerror(-r));
+		*ret_error = strdup_printf("cannot load %s/tools.json: %s",
+					   c->p->prompts_dir ?: prompt_default_dir(), strerror(-r));
 		return r;
 	}
 	c->vars = json_object();
@@ -1280,7 +1280,7 @@ int repair_run(const struct repair_params *p, const struct repair_toolstack *ts,
 		r = write_summary(&c);
 	if (r < 0) {
 		if (ret_error)
-			*ret_error = err ? TAKE_PTR(err) : llm_errorf("%s", strerror(-r));
+			*ret_error = err ? TAKE_PTR(err) : strdup_printf("%s", strerror(-r));
 		repair_summary_free(c.sum);
 	} else
 		*ret = c.sum;

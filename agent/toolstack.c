@@ -504,22 +504,22 @@ static int setup_syz(struct toolstack *t, const char *vname, char **ret_error)
 
 	r = syz_tools_find(t->vm.syzkaller, &t->syz_bin, &missing);
 	if (r < 0) {
-		*ret_error = missing ? llm_errorf("%s is missing: build syzkaller there", missing)
-				     : llm_errorf("a syz reproducer needs [vm \"%s\"] syzkaller = DIR",
-						  vname);
+		*ret_error = missing ? strdup_printf("%s is missing: build syzkaller there", missing)
+				     : strdup_printf("a syz reproducer needs [vm \"%s\"] syzkaller = DIR",
+						     vname);
 		return r == -EINVAL ? -ENOENT : r;
 	}
 	r = read_file_bounded(t->o.repro, SYZ_PROG_MAX, &prog, &len);
 	if (r < 0) {
-		*ret_error = llm_errorf("the syz reproducer cannot be read: %s", strerror(-r));
+		*ret_error = strdup_printf("the syz reproducer cannot be read: %s", strerror(-r));
 		return r;
 	}
 	r = syz_opts_from_program(prog, len, &t->syz);
 	if (r == -ENOENT)
 		syz_opts_default(&t->syz);
 	else if (r < 0) {
-		*ret_error = llm_errorf("the syz reproducer's options are not syzbot's or hold a "
-					"value syz-execprog does not take");
+		*ret_error = strdup_printf("the syz reproducer's options are not syzbot's or hold a "
+					   "value syz-execprog does not take");
 		return r;
 	}
 	t->binary = strdup(t->o.repro);
@@ -540,7 +540,7 @@ static int setup_kernels(struct toolstack *t, char **ret_error)
 	if (r >= 0)
 		r = vm_opts_from_config(t->o.cfg, vname, &t->vm);
 	if (r < 0) {
-		*ret_error = llm_errorf("[build \"%s\"] or [vm \"%s\"]: %s", bname, vname, strerror(-r));
+		*ret_error = strdup_printf("[build \"%s\"] or [vm \"%s\"]: %s", bname, vname, strerror(-r));
 		return r;
 	}
 	t->bo.src = t->o.src;
@@ -559,7 +559,7 @@ static int setup_kernels(struct toolstack *t, char **ret_error)
 			return -ENOMEM;
 		r = run_compile_repro(t->o.repro, NULL, t->binary, t->bo.sandbox, &msg);
 		if (r < 0) {
-			*ret_error = llm_errorf("the reproducer does not compile: %s", msg ?: strerror(-r));
+			*ret_error = strdup_printf("the reproducer does not compile: %s", msg ?: strerror(-r));
 			return r;
 		}
 	} else if (endswith(t->o.repro, ".syz")) {
@@ -677,13 +677,13 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 	}
 	r = tree_open_path(o->src, o->scratch, &t->tree);
 	if (r < 0) {
-		*ret_error = llm_errorf("cannot open the tree %s: %s", o->src, strerror(-r));
+		*ret_error = strdup_printf("cannot open the tree %s: %s", o->src, strerror(-r));
 		return r;
 	}
 	r = tree_resolve(t->tree, o->commit ?: "HEAD", t->base);
 	if (r < 0) {
-		*ret_error = llm_errorf("cannot resolve %s in %s: %s", o->commit ?: "HEAD",
-					o->src, tree_error(t->tree));
+		*ret_error = strdup_printf("cannot resolve %s in %s: %s", o->commit ?: "HEAD",
+					   o->src, tree_error(t->tree));
 		return r;
 	}
 	t->have_base = !tree_is_snapshot(t->tree);

@@ -292,6 +292,18 @@ bool strv_contains(char *const *v, const char *s)
 	return false;
 }
 
+char *strdup_printf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
 int error_set(char **ret_error, int r, const char *fmt, ...)
 {
 	va_list ap;

@@ -61,6 +61,9 @@ char *strdup_safe(const char *s); /* NULL stays NULL */
  * (the ones made stay set, for the caller's cleanup to free). */
 bool strdup_each(char **dst[], const char *const src[], size_t n);
 
+/* asprintf() as an expression, for "*ret_error = strdup_printf(...)":
+ * NULL on ENOMEM. */
+char *strdup_printf(const char *fmt, ...) _printf_(1, 2);
 /* Formats a message into *ret_error (when ret_error is not NULL; left NULL
  * on ENOMEM) and returns r, so that "return error_set(ret_error, -EINVAL,
  * ...)" reports and fails in one statement. */

@@ -469,6 +469,24 @@ static void test_json_text(void **state)
 	assert_true(json_is_null(json_object_get(back, "none")));
 }
 
+static void test_strdup_printf(void **state)
+{
+	_cleanup_free_ char *s = NULL, *empty = NULL, *big = NULL;
+	char long_arg[5000];
+
+	(void)state;
+	s = strdup_printf("edit %zu: %s not found in %s", (size_t)3, "foo", "a.c");
+	assert_string_equal(s, "edit 3: foo not found in a.c");
+	empty = strdup_printf("%s", "");
+	assert_string_equal(empty, "");
+	memset(long_arg, 'x', sizeof(long_arg) - 1);
+	long_arg[sizeof(long_arg) - 1] = '\0';
+	big = strdup_printf("[%s]", long_arg);
+	assert_int_equal(strlen(big), sizeof(long_arg) + 1);
+	assert_int_equal(big[0], '[');
+	assert_int_equal(big[sizeof(long_arg)], ']');
+}
+
 /* Every URL kfix takes goes through one parser: hosts lower-case and
  * without IPv6 brackets, credentials and ports seen, junk refused. */
 static void test_url(void **state)
@@ -532,6 +550,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_valid_kept),
 		cmocka_unit_test(test_utf8_agrees_with_jansson),
 		cmocka_unit_test(test_json_text),
+		cmocka_unit_test(test_strdup_printf),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_config_good),
 		cmocka_unit_test(test_config_errors),
