@@ -97,6 +97,23 @@ static int put_folded_ascii(struct buf *b, const char *text, size_t col)
 	return 0;
 }
 
+/* The bytes of the next encoded word: all that is left when it fits, else
+ * a multiple of 3 that ends on a UTF-8 character.  GMime's reader joins
+ * adjacent words before decoding, so base64 padding in a word another
+ * follows would end the text there. */
+static size_t word_len(const unsigned char *p, size_t n)
+{
+	size_t k;
+
+	if (n <= WORD_BYTES)
+		return n;
+	for (k = WORD_BYTES - WORD_BYTES % 3; k >= 3; k -= 3)
+		if ((p[k] & 0xc0) != 0x80)
+			return k;
+	/* not UTF-8: no character to keep whole */
+	return WORD_BYTES;
+}
+
 /* Encoded words of at most WORD_BYTES each, never splitting a UTF-8
  * character, one per folded line.  Not GMime's g_mime_utils_header_encode_*:
  * they choose Q or B per word (a lowercase "?b?" in phrases), leave a long
@@ -109,10 +126,8 @@ static int put_encoded(struct buf *b, const char *text)
 	bool first = true;
 
 	while (n > 0) {
-		size_t k = MIN(n, (size_t)WORD_BYTES);
+		size_t k = word_len(p, n);
 
-		while (k < n && k > 1 && (p[k] & 0xc0) == 0x80)
-			k--;
 		if ((!first && buf_puts(b, "\n ") < 0) || buf_puts(b, "=?UTF-8?B?") < 0 ||
 		    put_b64(b, p, k) < 0 || buf_puts(b, "?=") < 0)
 			return -E2BIG;
