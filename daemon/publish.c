@@ -8,6 +8,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include <git2.h>
+
 #include "common/buf.h"
 #include "common/conf.h"
 #include "common/fileio.h"
@@ -59,16 +61,53 @@ static void pub_clear(struct pub *p)
 	free(p->msg_copy);
 }
 
-static bool is_trailer_line(const char *l)
+/* Whether line l (up to its newline) is trailer t as "Key: value".  libgit2
+ * also takes "Key:value", "Key : value" and continuation lines; kfix keeps
+ * to one "Key: value" a line, so that a trailer is the line it came from. */
+static bool line_is_trailer(const char *l, const git_message_trailer *t)
 {
-	const char *colon = strchr(l, ':');
+	size_t k = strlen(t->key), v = strlen(t->value), n = strcspn(l, "\n");
 
-	if (!colon || colon == l || colon[1] != ' ')
+	if (strncmp(l, t->key, k) != 0 || l[k] != ':' || l[k + 1] != ' ')
 		return false;
-	for (const char *c = l; c < colon; c++)
-		if (!isalnum((unsigned char)*c) && *c != '-')
+	l += k + 2;
+	n -= k + 2;
+	while (n > 0 && (*l == ' ' || *l == '\t')) {
+		l++;
+		n--;
+	}
+	return n == v && strncmp(l, t->value, n) == 0;
+}
+
+/* Whether the paragraph at p is, line for line, the trailers libgit2 read. */
+static bool block_is_trailers(const char *p, const git_message_trailer_array *a)
+{
+	size_t i = 0;
+
+	for (const char *l = p; *l; i++) {
+		if (i >= a->count || !line_is_trailer(l, &a->trailers[i]))
 			return false;
-	return true;
+		l += strcspn(l, "\n");
+		l += *l == '\n';
+	}
+	return i == a->count;
+}
+
+/* Whether libgit2 finds trailers in text and paragraph p holds just those. */
+static int last_para_is_trailers(const char *text, const char *p, bool *ret)
+{
+	git_message_trailer_array found = { 0 };
+
+	if (git_libgit2_init() < 0)
+		return -ENOMEM;
+	if (git_message_trailers(&found, text) < 0) {
+		git_libgit2_shutdown();
+		return -ENOMEM;
+	}
+	*ret = found.count > 0 && block_is_trailers(p, &found);
+	git_message_trailer_array_free(&found);
+	git_libgit2_shutdown();
+	return 0;
 }
 
 int publish_split_message(char *msg, struct publish_msg *ret)
@@ -76,6 +115,8 @@ int publish_split_message(char *msg, struct publish_msg *ret)
 	struct publish_msg m = { 0 };
 	char *nl, *last_para, *p;
 	size_t len;
+	bool trailers = false;
+	int r;
 
 	len = strlen(msg);
 	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
@@ -89,7 +130,6 @@ int publish_split_message(char *msg, struct publish_msg *ret)
 		*ret = m;
 		return 0;
 	}
-	*nl = '\0';
 	m.body = nl + 1;
 	while (*m.body == '\n')
 		m.body++;
@@ -104,21 +144,15 @@ int publish_split_message(char *msg, struct publish_msg *ret)
 		p++;
 	while (last_para && last_para > m.body && last_para[-1] == '\n')
 		last_para--;
-	for (char *l = p; l && *l;) {
-		char *e = strchr(l, '\n');
-
-		if (e)
-			*e = '\0';
-		if (!is_trailer_line(l)) {
-			if (e)
-				*e = '\n';
-			m.n_trailers = 0;
-			*ret = m;
-			return 0;
-		}
-		if (e)
-			*e = '\n';
-		l = e ? e + 1 : NULL;
+	/* from the newline on, so that libgit2 takes only the first line as
+	 * the subject, which is never a trailer */
+	r = last_para_is_trailers(nl, p, &trailers);
+	if (r < 0)
+		return r;
+	*nl = '\0';
+	if (!trailers) {
+		*ret = m;
+		return 0;
 	}
 	for (char *l = p; l && *l && m.n_trailers < ARRAY_SIZE(m.trailer);) {
 		char *e = strchr(l, '\n'), *colon;

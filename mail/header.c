@@ -10,6 +10,9 @@
 
 #include "header-internal.h"
 
+/* after our headers: glib redefines MIN/MAX itself */
+#include <glib.h>
+
 /* git format-patch folds a plain subject at 78 columns (RFC 5322's
  * recommended line length): a subject git leaves on one line stays on one
  * here too, which tools that compare the two (b4) expect. */
@@ -46,29 +49,26 @@ static char *clean_text(const char *s)
 	return buf_take_str(&b);
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/* The bytes of one encoded word (39 make a line under 78 columns). */
+#define WORD_BYTES 39
 
 static int put_b64(struct buf *b, const unsigned char *p, size_t n)
 {
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-		char q[4];
+	/* the size g_base64_encode_step asks for, without line breaks */
+	char out[(WORD_BYTES / 3 + 1) * 4 + 4];
+	int state = 0, save = 0;
+	size_t len;
 
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		q[0] = b64[(v >> 18) & 63];
-		q[1] = b64[(v >> 12) & 63];
-		q[2] = i + 1 < n ? b64[(v >> 6) & 63] : '=';
-		q[3] = i + 2 < n ? b64[v & 63] : '=';
-		if (buf_append(b, q, 4) < 0)
-			return -E2BIG;
-	}
-	return 0;
+	if (n > WORD_BYTES)
+		return -E2BIG;
+	len = g_base64_encode_step(p, n, FALSE, out, &state, &save);
+	len += g_base64_encode_close(FALSE, out + len, &state, &save);
+	return buf_append(b, out, len) < 0 ? -E2BIG : 0;
 }
 
-/* Appends text as words folded at FOLD_WIDTH; col is the current column. */
+/* Appends text as words folded at FOLD_WIDTH; col is the current column.
+ * Not g_mime_utils_unstructured_header_fold: it breaks a word longer than
+ * a line inside the word with a tab, which unfolding keeps in the text. */
 static int put_folded_ascii(struct buf *b, const char *text, size_t col)
 {
 	const char *p = text;
@@ -97,8 +97,28 @@ static int put_folded_ascii(struct buf *b, const char *text, size_t col)
 	return 0;
 }
 
-/* Encoded words of at most 39 bytes each (lines stay under 78), never splitting a UTF-8
- * character, one per folded line. */
+/* The bytes of the next encoded word: all that is left when it fits, else
+ * a multiple of 3 that ends on a UTF-8 character.  GMime's reader joins
+ * adjacent words before decoding, so base64 padding in a word another
+ * follows would end the text there. */
+static size_t word_len(const unsigned char *p, size_t n)
+{
+	size_t k;
+
+	if (n <= WORD_BYTES)
+		return n;
+	for (k = WORD_BYTES - WORD_BYTES % 3; k >= 3; k -= 3)
+		if ((p[k] & 0xc0) != 0x80)
+			return k;
+	/* not UTF-8: no character to keep whole */
+	return WORD_BYTES;
+}
+
+/* Encoded words of at most WORD_BYTES each, never splitting a UTF-8
+ * character, one per folded line.  Not GMime's g_mime_utils_header_encode_*:
+ * they choose Q or B per word (a lowercase "?b?" in phrases), leave a long
+ * word in one encoded word far past 78 columns and copy invalid UTF-8 into
+ * the header unencoded. */
 static int put_encoded(struct buf *b, const char *text)
 {
 	const unsigned char *p = (const unsigned char *)text;
@@ -106,10 +126,8 @@ static int put_encoded(struct buf *b, const char *text)
 	bool first = true;
 
 	while (n > 0) {
-		size_t k = MIN(n, (size_t)39);
+		size_t k = word_len(p, n);
 
-		while (k < n && k > 1 && (p[k] & 0xc0) == 0x80)
-			k--;
 		if ((!first && buf_puts(b, "\n ") < 0) || buf_puts(b, "=?UTF-8?B?") < 0 ||
 		    put_b64(b, p, k) < 0 || buf_puts(b, "?=") < 0)
 			return -E2BIG;
@@ -160,7 +178,9 @@ int header_check_address(const char *a)
 	return addr_spec_ok(lt + 1, strlen(lt + 1) - 1) ? 0 : -EINVAL;
 }
 
-/* "Name <addr>" with the name quoted or encoded as needed. */
+/* "Name <addr>" with the name quoted or encoded as needed.  Not GMime's
+ * InternetAddressList: it encodes only the words that need it, in Latin-1
+ * when they fit, as "=?iso-8859-1?b?...?=". */
 static int put_address(struct buf *b, const char *a)
 {
 	const char *lt = strrchr(a, '<');

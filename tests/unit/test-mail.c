@@ -502,6 +502,61 @@ static void test_compose_long_and_encoded(void **state)
 	assert_true(startswith(mail_subject(back), "[PATCH RFC v3] word\xc3\xa9" "ab word"));
 }
 
+/* Every header line of out is 7-bit text of at most 78 columns. */
+static void assert_header_lines_safe(const char *out)
+{
+	for (const char *l = out; *l != '\n'; l = strchr(l, '\n') + 1) {
+		const char *e = strchr(l, '\n');
+
+		assert_non_null(e);
+		assert_true(e - l <= 78);
+		for (const char *c = l; c < e; c++)
+			assert_true(*c >= ' ' && *c < 0x7f);
+	}
+}
+
+/* Hostile titles and names: a very long non-ASCII word, invalid UTF-8,
+ * control characters and CR/LF stay inside their header field. */
+static void test_compose_hostile_header_text(void **state)
+{
+	char *to[] = { "J\xc3\xb6rg Maint <j@example.org>", "Say \"hi\" \\ x <q@example.org>", NULL };
+	struct patch_mail p = {
+		.from = "kfix <kfix@kfix.example.org>", .message_id = "m4@kfix.example.org",
+		.to = to, .diff = diff1,
+	};
+	char word[2 * 100 + 1] = "", euro[4 * 40 + 1] = "";
+	const char *titles[] = { word, "x: bad \xff\xfe utf-8", "x: \x01\x1b[31m\x7f ctl",
+				 "x: \xc3\xa9\r\nBcc: evil@example.org", euro };
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		strcat(word, "\xc3\xa9");
+	for (int i = 0; i < 40; i++)
+		strcat(euro, "a\xe2\x82\xac");
+	for (size_t i = 0; i < ARRAY_SIZE(titles); i++) {
+		_cleanup_free_ char *out = NULL;
+		_cleanup_(mail_freep) struct mail *back = NULL;
+
+		p.summary = titles[i];
+		assert_int_equal(mail_compose_patch(&p, &out, NULL), 0);
+		assert_header_lines_safe(out);
+		assert_null(strstr(out, "\nBcc:"));
+		assert_non_null(strstr(out, "\nTo: =?UTF-8?B?SsO2cmcgTWFpbnQ=?= <j@example.org>,\n"
+					    " \"Say \\\"hi\\\" \\\\ x\" <q@example.org>\n"));
+		back = parse_str(out);
+		assert_true(startswith(mail_subject(back), "[PATCH] "));
+		if (i == 0 || i == 4)
+			assert_string_equal(mail_subject(back) + 8, titles[i]);
+		if (i == 2)
+			assert_string_equal(mail_subject(back), "[PATCH] x: [31m ctl");
+		if (i == 3) {
+			assert_non_null(strstr(out, "\nSubject: =?UTF-8?B?"
+						    "W1BBVENIXSB4OiDDqSBCY2M6IGV2aWxAZXhhbXBsZS5vcmc=?=\n"));
+			assert_string_equal(mail_subject(back), "[PATCH] x: \xc3\xa9 Bcc: evil@example.org");
+		}
+	}
+}
+
 static void test_trailer_order(void **state)
 {
 	struct mail_trailer t[] = {
@@ -627,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_refusal),
 		cmocka_unit_test(test_compose_headers),
 		cmocka_unit_test(test_compose_long_and_encoded),
+		cmocka_unit_test(test_compose_hostile_header_text),
 		cmocka_unit_test(test_trailer_order),
 		cmocka_unit_test(test_subject_fold_like_git),
 		cmocka_unit_test(test_syz_test_request),

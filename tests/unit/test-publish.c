@@ -174,6 +174,42 @@ static void test_split_trailer_limit(void **state)
 	assert_string_equal(m.body, "Body.");
 }
 
+/* libgit2 reads the trailers; a block it reads other than line for line
+ * ("Key:value", a continuation line, an empty value that takes the next
+ * line as its own, trailers above a "---" line) is body text. */
+static void test_split_libgit2_rules(void **state)
+{
+	static const char *const last[] = {
+		"Cc: a@example.org\nAcked-by: \nLink: l",
+		"Cc : a@example.org",
+		"Signed-off-by: A <a@example.org>\nprose\nCc: b@example.org",
+		"Cc: a@example.org\n# a comment",
+	};
+	char spaced[] = "s: x\n\nWhy.\n\nCc:  a@example.org\nLink: l";
+	char cut[] = "s: x\n\nWhy.\n---\nmore\n\nReported-by: a@example.org";
+	struct publish_msg m;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
+		char msg[512], body[512];
+
+		snprintf(msg, sizeof(msg), "s: x\n\nFirst paragraph.\n\n%s\n", last[i]);
+		snprintf(body, sizeof(body), "First paragraph.\n\n%s", last[i]);
+		assert_int_equal(publish_split_message(msg, &m), 0);
+		if (strcmp(m.body, body) != 0)
+			fail_msg("case %zu: body \"%s\"", i, m.body);
+		assert_int_equal(m.n_trailers, 0);
+	}
+	/* the value is the line's text after ": ", as it always was */
+	assert_int_equal(publish_split_message(spaced, &m), 0);
+	assert_int_equal(m.n_trailers, 2);
+	assert_string_equal(m.trailer[0].value, " a@example.org");
+	assert_string_equal(m.body, "Why.");
+	assert_int_equal(publish_split_message(cut, &m), 0);
+	assert_int_equal(m.n_trailers, 0);
+	assert_string_equal(m.body, "Why.\n---\nmore\n\nReported-by: a@example.org");
+}
+
 /* ---- the moderation mail of a patch (a plain source folder: mail only) ---- */
 
 struct pubfix {
@@ -353,6 +389,7 @@ int main(void)
 		cmocka_unit_test(test_split_last_paragraph),
 		cmocka_unit_test(test_split_blank_lines),
 		cmocka_unit_test(test_split_trailer_limit),
+		cmocka_unit_test(test_split_libgit2_rules),
 		cmocka_unit_test_setup_teardown(test_moderation_mail, pub_setup, pub_teardown),
 		cmocka_unit_test_setup_teardown(test_no_message, pub_setup, pub_teardown),
 	};
