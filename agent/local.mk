@@ -4,6 +4,7 @@ agent_libagent_a_SOURCES = \
 	agent/llm.c agent/llm.h agent/llm-internal.h agent/llm-cassette.c \
 	agent/llm-openai.c agent/llm-anthropic.c \
 	agent/udiff.c agent/udiff-internal.h \
+	agent/diagnose.c agent/diagnose.h \
 	agent/crashinfo.c agent/crashinfo-internal.h \
 	agent/gates.c agent/gates.h agent/gates-internal.h \
 	agent/gates-path.c agent/gates-resources.c \
@@ -111,3 +112,9 @@ TESTS += tests/unit/test-udiff
 tests_unit_test_udiff_SOURCES = tests/unit/test-udiff.c
 tests_unit_test_udiff_CFLAGS = $(UNIT_CFLAGS) $(LIBGIT2_CFLAGS)
 tests_unit_test_udiff_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)
+
+check_PROGRAMS += tests/unit/test-diagnose
+TESTS += tests/unit/test-diagnose
+tests_unit_test_diagnose_SOURCES = tests/unit/test-diagnose.c
+tests_unit_test_diagnose_CFLAGS = $(UNIT_CFLAGS)
+tests_unit_test_diagnose_LDADD = $(AGENT_LIBS) $(COMMON_LIBS) $(CMOCKA_LIBS)

@@ -1268,7 +1268,10 @@ int repair_run(const struct repair_params *p, const struct repair_toolstack *ts,
 	if (r >= 0)
 		r = workflow(&c, &err);
 	if (c.traj) {
+		/* why it ended, for whoever diagnoses the run from its trajectory */
+		_cleanup_json_ json_t *why = json_pack("{s:s?}", "reason", c.sum ? c.sum->reason : NULL);
 		struct traj_event end = { .step = "run", .kind = "run.end", .parent = c.run_event,
+					  .output = why,
 					  .start_usec = c.t_start,
 					  .duration_usec = trajectory_now() - c.t_start,
 					  .verdict = c.sum ? repair_result_name(c.sum->result) : NULL,

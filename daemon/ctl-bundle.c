@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/diagnose.h"
 #include "agent/trajectory.h"
 #include "common/buf.h"
 #include "common/conf.h"
@@ -130,9 +131,6 @@ static void bundle_clear(struct bundle *b)
 
 static int bundle_load(struct ctl *c, struct store *s, int64_t id, struct bundle *b)
 {
-	_cleanup_free_ char *path = NULL;
-	struct config *cfg;
-	char sub[64];
 	size_t n;
 	int r;
 
@@ -144,18 +142,21 @@ static int bundle_load(struct ctl *c, struct store *s, int64_t id, struct bundle
 	if (b->bug && b->bug->report &&
 	    read_file_bounded(b->bug->report, BUNDLE_REPORT_MAX, &b->report, &n) < 0)
 		b->report = NULL;
-	r = ctl_config(c, &cfg);
-	if (r < 0)
-		return r;
-	snprintf(sub, sizeof(sub), "jobs/%lld/trajectory.jsonl", (long long)id);
-	r = config_state_path(cfg, sub, &path);
-	if (r < 0)
-		return r;
-	if (access(path, F_OK) != 0)
-		b->events = json_array();
-	else if (trajectory_load(path, &b->events) < 0)
-		return -EIO;
-	return b->events ? 0 : -ENOMEM;
+	r = ctl_job_trajectory(c, id, &b->events);
+	return r == -ENOMEM ? r : r < 0 ? -EIO : 0;
+}
+
+/* The failure's family and the step it is attributed to, when the run
+ * ended. */
+static json_t *failure(const json_t *events)
+{
+	_cleanup_(diagnosis_freep) struct diagnosis *d = NULL;
+	json_t *last = json_array_get(events, json_array_size(events) - 1);
+
+	if (!streq(json_get_str(last, "kind") ?: "", "run.end") ||
+	    diagnose_trajectory(events, NULL, &d) < 0)
+		return NULL;
+	return diagnosis_json(d);
 }
 
 static json_t *manifest(const struct bundle *b, size_t redactions)
@@ -167,7 +168,7 @@ static json_t *manifest(const struct bundle *b, size_t redactions)
 
 	strftime(now, sizeof(now), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 	return json_pack("{s:i, s:s, s:s, s:{s:I, s:s, s:s, s:i, s:s?}, s:o?, s:{s:I, s:o?},"
-			 " s:b, s:I, s:[s, s, s?]}",
+			 " s:o?, s:b, s:I, s:[s, s, s?]}",
 			 "schema", BUNDLE_SCHEMA, "kfix", PACKAGE_VERSION, "created", now,
 			 "job", "id", (json_int_t)b->job->id, "kind", b->job->kind,
 			 "state", b->job->state, "attempts", b->job->attempts,
@@ -176,7 +177,7 @@ static json_t *manifest(const struct bundle *b, size_t redactions)
 						   "title", b->bug->title, "state", b->bug->state)
 				       : NULL,
 			 "counts", "events", (json_int_t)json_array_size(b->events),
-			 "summary", summary,
+			 "summary", summary, "diagnosis", failure(b->events),
 			 "scrubbed", 1, "redactions", (json_int_t)redactions,
 			 "files", "manifest.json", "trajectory.jsonl",
 			 b->report ? "report.txt" : NULL);

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "agent/trajectory.h"
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -118,4 +120,24 @@ int ctl_print_json(json_t *j)
 
 	json_decref(j);
 	return r < 0 ? 1 : 0;
+}
+
+int ctl_job_trajectory(struct ctl *c, int64_t id, json_t **ret)
+{
+	_cleanup_free_ char *path = NULL;
+	struct config *cfg;
+	char sub[64];
+	int r = ctl_config(c, &cfg);
+
+	if (r < 0)
+		return r;
+	snprintf(sub, sizeof(sub), "jobs/%lld/trajectory.jsonl", (long long)id);
+	r = config_state_path(cfg, sub, &path);
+	if (r < 0)
+		return r;
+	if (access(path, F_OK) != 0) {
+		*ret = json_array();
+		return *ret ? 0 : -ENOMEM;
+	}
+	return trajectory_load(path, ret);
 }

@@ -68,6 +68,7 @@ void ctl_explore_help(FILE *f);
 int ctl_repair(struct ctl *c, int argc, char **argv);
 int ctl_trace(struct ctl *c, int argc, char **argv);
 int ctl_bundle(struct ctl *c, int argc, char **argv);
+int ctl_diagnose(struct ctl *c, int argc, char **argv);
 int ctl_build(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);
@@ -87,6 +88,8 @@ int ctl_api_action(struct ctl *c, const char *cmd, const char *path, const json_
 int ctl_api_stats(struct ctl *c, struct store_stats *ret);
 int ctl_store(struct ctl *c, struct store **ret);
 int ctl_parse_id(const char *cmd, const char *s, int64_t *ret);
+/* A job's trajectory events; an empty array when it left none. */
+int ctl_job_trajectory(struct ctl *c, int64_t id, json_t **ret);
 void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Formats a unix time as "YYYY-MM-DD HH:MM" (UTC), "-" for 0. */
 const char *ctl_time(int64_t t, char *buf, size_t n);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "agent/diagnose.h"
 #include "agent/trajectory.h"
 #include "budget.h"
 #include "common/conf.h"
@@ -693,6 +694,22 @@ static int traj_row(struct buf *b, const json_t *e, int64_t t0)
 	return r < 0 ? r : html_fmt(b, "</td></tr>");
 }
 
+/* Why an ended run failed, as kfixctl diagnose says it. */
+static int job_diagnosis(struct buf *b, const json_t *ev)
+{
+	_cleanup_(diagnosis_freep) struct diagnosis *d = NULL;
+	json_t *last = json_array_get(ev, json_array_size(ev) - 1);
+
+	if (!streq(json_get_str(last, "kind") ?: "", "run.end") ||
+	    diagnose_trajectory(ev, NULL, &d) < 0 || d->family == DIAG_NONE)
+		return 0;
+	return html_fmt(b, "<h2>Diagnosis</h2><dl id=\"diagnosis\"><dt>Failure</dt><dd>%s: %s</dd>"
+			"<dt>Step</dt><dd>%s (event %D)</dd><dt>Evidence</dt><dd>%s</dd>"
+			"<dt>Recovery</dt><dd>rerun from %s: %s</dd></dl>",
+			diag_family_name(d->family), d->why, d->step, d->event, d->evidence,
+			d->from, d->directive);
+}
+
 static int job_trajectory(struct front *f, struct buf *b, int64_t id)
 {
 	_cleanup_free_ char *path = NULL;
@@ -719,6 +736,8 @@ static int job_trajectory(struct front *f, struct buf *b, int64_t id)
 		     (int64_t)json_get_int(sum, "llm_calls", 0), (int64_t)json_get_int(sum, "tokens_in", 0),
 		     (int64_t)json_get_int(sum, "tokens_out", 0),
 		     json_real_value(json_object_get(sum, "cost")));
+	if (r >= 0)
+		r = job_diagnosis(b, ev);
 	if (r >= 0)
 		r = html_fmt(b, "<table id=\"trajectory\"><tr><th>#</th><th>At</th><th>Step</th>"
 			     "<th>Kind</th><th>Took</th><th>Tokens in/out</th><th>Cost</th>"

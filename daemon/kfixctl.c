@@ -45,6 +45,8 @@ static const struct ctl_cmd commands[] = {
 	{ "test-patch", ctl_test_patch, "... --patch FILE [--selftests SPEC]",
 	  "test a fix: base and patched, then their kselftests and KUnit suites" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
+	{ "diagnose", ctl_diagnose, "[--fix PATCH] JOB",
+	  "why a repair failed: the failure, the step and event, a recovery" },
 	{ "bundle", ctl_bundle, "[--output DIR] JOB",
 	  "a job's trajectory, report and manifest, scrubbed of secrets and addresses, to share" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory", NULL, CTL_COUNT, 1, 1 },

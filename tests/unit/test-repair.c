@@ -23,6 +23,7 @@
 #include "agent/repair-internal.h"
 #include "agent/repair.h"
 #include "agent/search.h"
+#include "agent/diagnose.h"
 #include "agent/trajectory.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -759,6 +760,28 @@ static void test_search_locations(void **state)
 	free(t.built);
 }
 
+/* The hopeless run's own trajectory, diagnosed: every candidate ran and
+ * still crashed; with the developers' fix known to be in another file,
+ * the cause moves up to the localisation, which never looked there. */
+static void diagnosed_hopeless(const json_t *ev)
+{
+	char *fix[] = { (char *)"net/bar/bar.c", NULL };
+	struct diagnosis *d = NULL;
+
+	assert_int_equal(diagnose_trajectory(ev, NULL, &d), 0);
+	assert_int_equal(d->family, DIAG_VALIDATION);
+	assert_string_equal(d->from, "hypotheses");
+	assert_non_null(strstr(d->evidence, "still crashes"));
+	diagnosis_free(d);
+	assert_int_equal(diagnose_trajectory(ev, fix, &d), 0);
+	assert_int_equal(d->family, DIAG_LOCALISATION);
+	assert_string_equal(d->step, "localise");
+	assert_true(d->event > 0);
+	assert_non_null(strstr(d->evidence, "net/foo/foo.c"));
+	assert_non_null(strstr(d->directive, "net/bar/bar.c"));
+	diagnosis_free(d);
+}
+
 static void test_hopeless_search_stops(void **state)
 {
 	_cleanup_(llm_freep) struct llm *l = NULL;
@@ -786,6 +809,7 @@ static void test_hopeless_search_stops(void **state)
 	assert_null(s->diff);
 	ev = events(out);
 	assert_int_equal(count(ev, "run.end", "gave-up"), 1);
+	diagnosed_hopeless(ev);
 	free(t.built);
 }
 
