@@ -243,6 +243,38 @@ int llm_new_from_config(const struct config *c, const char *name,
 	return replay_from_config(c, name, ret, ret_error);
 }
 
+void llm_agent_conf_free(struct llm_agent_conf *ac)
+{
+	free(ac->llm);
+	free(ac->iterate_llm);
+	*ac = (struct llm_agent_conf){ 0 };
+}
+
+/* An unset key (no schema default) is NULL in *ret. */
+static int strdup_config(const struct config *c, const char *key, char **ret)
+{
+	const char *v;
+
+	if (config_get_string(c, "agent", NULL, key, &v) < 0)
+		return 0;
+	*ret = strdup(v);
+	return *ret ? 0 : -ENOMEM;
+}
+
+int llm_agent_conf_from_config(const struct config *c, struct llm_agent_conf *ret)
+{
+	_cleanup_(llm_agent_conf_free) struct llm_agent_conf ac = { 0 };
+	int r;
+
+	if ((r = strdup_config(c, "llm", &ac.llm)) < 0 ||
+	    (r = strdup_config(c, "iterate-llm", &ac.iterate_llm)) < 0 ||
+	    (r = config_get_bool(c, "agent", NULL, "record", &ac.record)) < 0)
+		return r;
+	*ret = ac;
+	ac = (struct llm_agent_conf){ 0 };
+	return 0;
+}
+
 static void call_free(struct llm_call *c)
 {
 	if (!c)

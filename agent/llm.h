@@ -81,6 +81,16 @@ int llm_new_from_config(const struct config *c, const char *name,
 void llm_free(struct llm *l);
 DEFINE_CLEANUP(struct llm, llm_free);
 
+/* Which model the repair workflow talks to ([agent] llm, iterate-llm,
+ * record), read once when a repair starts. */
+struct llm_agent_conf {
+	char *llm;		/* [llm "NAME"]; NULL: the first section */
+	char *iterate_llm;	/* for review iterations; NULL: llm */
+	bool record;		/* keep the exchanges as a cassette */
+};
+int llm_agent_conf_from_config(const struct config *c, struct llm_agent_conf *ret);
+void llm_agent_conf_free(struct llm_agent_conf *ac);
+
 /* A scripted model for tests of the callers: fn gets the neutral request
  * and returns a neutral response object
  * {"text", "tool_calls", "input_tokens", "output_tokens", "error"}. */

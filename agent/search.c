@@ -41,30 +41,29 @@ const char *attempt_score_name(enum attempt_score s)
 
 int search_limits_from_config(const struct config *c, struct search_limits *ret)
 {
-	struct search_limits l = SEARCH_LIMITS_DEFAULT;
-	const char *cost = NULL;
-	int64_t v;
+	int64_t branching, depth, iterations, stagnation, tokens;
+	uint64_t wall;
+	const char *cost;
+	char *end;
+	double d;
+	int r;
 
-	if (config_get_int(c, "agent", NULL, "branching", &v) >= 0)
-		l.branching = (unsigned)v;
-	if (config_get_int(c, "agent", NULL, "depth", &v) >= 0)
-		l.depth = (unsigned)v;
-	if (config_get_int(c, "agent", NULL, "max-iterations", &v) >= 0)
-		l.max_iterations = (unsigned)v;
-	if (config_get_int(c, "agent", NULL, "stagnation", &v) >= 0)
-		l.stagnation = (unsigned)v;
-	if (config_get_int(c, "agent", NULL, "max-tokens", &v) >= 0)
-		l.max_tokens = (uint64_t)v;
-	(void)config_get_duration(c, "agent", NULL, "wall-clock", &l.wall_usec);
-	if (config_get_string(c, "agent", NULL, "max-cost", &cost) >= 0 && cost) {
-		char *end;
-		double d = strtod(cost, &end);
-
-		if (end == cost || *end || d < 0)
-			return -EINVAL;
-		l.max_cost = d;
-	}
-	*ret = l;
+	if ((r = config_get_int(c, "agent", NULL, "branching", &branching)) < 0 ||
+	    (r = config_get_int(c, "agent", NULL, "depth", &depth)) < 0 ||
+	    (r = config_get_int(c, "agent", NULL, "max-iterations", &iterations)) < 0 ||
+	    (r = config_get_int(c, "agent", NULL, "stagnation", &stagnation)) < 0 ||
+	    (r = config_get_int(c, "agent", NULL, "max-tokens", &tokens)) < 0 ||
+	    (r = config_get_duration(c, "agent", NULL, "wall-clock", &wall)) < 0 ||
+	    (r = config_get_string(c, "agent", NULL, "max-cost", &cost)) < 0)
+		return r;
+	d = strtod(cost, &end);
+	if (end == cost || *end || d < 0)
+		return -EINVAL;
+	*ret = (struct search_limits){
+		.branching = (unsigned)branching, .depth = (unsigned)depth,
+		.max_iterations = (unsigned)iterations, .stagnation = (unsigned)stagnation,
+		.max_tokens = (uint64_t)tokens, .max_cost = d, .wall_usec = wall,
+	};
 	return 0;
 }
 

@@ -29,6 +29,7 @@
 
 struct toolstack {
 	struct toolstack_opts o;
+	struct toolstack_conf conf;
 	struct tree *tree;
 	char base[TREE_OID_HEX];
 	bool have_base;
@@ -417,20 +418,12 @@ static int ts_selftests(void *ud, const char *diff, struct repair_outcome *ret)
 	return selftest_summary(&e->base, &patched, &ret->selftests);
 }
 
-/* Where the symbol indexes live: [agent] index-dir, else the cache
- * folder's index/, else the scratch folder. */
+/* Without a configuration the index stays with the job's scratch files. */
 static char *index_path(const struct toolstack *t)
 {
-	_cleanup_free_ char *dir = NULL, *cache = NULL;
+	const char *dir = t->conf.index_dir ?: t->o.scratch;
 	char *path = NULL;
 
-	if (t->o.cfg && config_get_path(t->o.cfg, "agent", NULL, "index-dir", &dir) >= 0)
-		;
-	else if (t->o.cfg && config_get_path(t->o.cfg, "kfix", NULL, "cache-dir", &cache) >= 0 &&
-		 asprintf(&dir, "%s/index", cache) < 0)
-		return NULL;
-	if (!dir && t->o.scratch && !(dir = strdup(t->o.scratch)))
-		return NULL;
 	if (!dir || mkdir_p(dir, 0755) < 0 || asprintf(&path, "%s/%s.tags", dir, t->base) < 0)
 		return NULL;
 	return path;
@@ -485,11 +478,60 @@ static int ts_explore(void *ud, const char *name, const json_t *args, char **ret
 static int first_section(const struct config *cfg, const char *section, char **ret)
 {
 	_cleanup_strv_ char **names = NULL;
+	int r = config_subsections(cfg, section, &names);
 
-	if (config_subsections(cfg, section, &names) < 0 || !names || !names[0])
-		return -ENOENT;
+	if (r < 0 || !names || !names[0])
+		return r == -ENOMEM ? r : 0;
 	*ret = strdup(names[0]);
 	return *ret ? 0 : -ENOMEM;
+}
+
+void toolstack_conf_free(struct toolstack_conf *tc)
+{
+	free(tc->build);
+	free(tc->vm);
+	free(tc->index_dir);
+	free(tc->selftests);
+	*tc = (struct toolstack_conf){ 0 };
+}
+
+/* Symbol indexes live in [agent] index-dir, else in the cache folder's
+ * index/: both outlive a job, so the next job on the base finds them. */
+static int index_dir_from_config(const struct config *c, char **ret)
+{
+	_cleanup_free_ char *cache = NULL;
+
+	if (config_get_path(c, "agent", NULL, "index-dir", ret) >= 0)
+		return 0;
+	if (config_get_path(c, "kfix", NULL, "cache-dir", &cache) < 0)
+		return 0;
+	return asprintf(ret, "%s/index", cache) < 0 ? -ENOMEM : 0;
+}
+
+int toolstack_conf_from_config(const struct config *c, const char *tree,
+			       struct toolstack_conf *ret)
+{
+	_cleanup_(toolstack_conf_free) struct toolstack_conf tc = { 0 };
+	const char *spec = NULL;
+	int r;
+
+	if ((r = first_section(c, "build", &tc.build)) < 0 ||
+	    (r = first_section(c, "vm", &tc.vm)) < 0 ||
+	    (r = index_dir_from_config(c, &tc.index_dir)) < 0 ||
+	    (r = config_get_duration(c, "agent", NULL, "selftest-timeout",
+				     &tc.selftest_timeout_usec)) < 0)
+		return r;
+	if (!tree || config_get_string(c, "tree", tree, "selftests", &spec) < 0 || !spec) {
+		r = config_get_string(c, "agent", NULL, "selftests", &spec);
+		if (r < 0)
+			return r;
+	}
+	tc.selftests = strdup(spec);
+	if (!tc.selftests)
+		return -ENOMEM;
+	*ret = tc;
+	tc = (struct toolstack_conf){ 0 };
+	return 0;
 }
 
 #define SYZ_PROG_MAX (1u << 20) /* as large as a C reproducer may be */
@@ -530,11 +572,11 @@ static int setup_syz(struct toolstack *t, const char *vname, char **ret_error)
  * reproducer; without them the toolstack only reads the tree. */
 static int setup_kernels(struct toolstack *t, char **ret_error)
 {
-	_cleanup_free_ char *bname = NULL, *vname = NULL, *msg = NULL;
+	const char *bname = t->conf.build, *vname = t->conf.vm;
+	_cleanup_free_ char *msg = NULL;
 	int r;
 
-	if (!t->o.cfg || !t->o.kconfig || !t->o.repro ||
-	    first_section(t->o.cfg, "build", &bname) < 0 || first_section(t->o.cfg, "vm", &vname) < 0)
+	if (!t->o.cfg || !t->o.kconfig || !t->o.repro || !bname || !vname)
 		return 0;
 	r = build_opts_from_config(t->o.cfg, bname, &t->bo, &t->build_dir);
 	if (r >= 0)
@@ -546,14 +588,8 @@ static int setup_kernels(struct toolstack *t, char **ret_error)
 	t->bo.src = t->o.src;
 	t->bo.config = t->o.kconfig;
 	t->bo.dir = t->build_dir;
-	if (!t->o.tree ||
-	    config_get_string(t->o.cfg, "tree", t->o.tree, "selftests", &t->st_spec) < 0 ||
-	    !t->st_spec)
-		(void)config_get_string(t->o.cfg, "agent", NULL, "selftests", &t->st_spec);
-	if (!t->st_spec)
-		t->st_spec = "auto";
-	if (config_get_duration(t->o.cfg, "agent", NULL, "selftest-timeout", &t->st_timeout) < 0)
-		t->st_timeout = 120 * 1000000ULL;
+	t->st_spec = t->conf.selftests;
+	t->st_timeout = t->conf.selftest_timeout_usec;
 	if (endswith(t->o.repro, ".c")) {
 		if (asprintf(&t->binary, "%s/repro", t->o.scratch) < 0)
 			return -ENOMEM;
@@ -655,6 +691,8 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
+	if (o->cfg && (r = toolstack_conf_from_config(o->cfg, o->tree, &t->conf)) < 0)
+		return r;
 	{
 		_cleanup_free_ char *git = NULL;
 
@@ -721,6 +759,7 @@ void toolstack_free(struct toolstack *t)
 		st_entry_free(&t->st[i]);
 	free(t->base_kernel);
 	vm_opts_free(&t->vm);
+	toolstack_conf_free(&t->conf);
 	free(t);
 }
 

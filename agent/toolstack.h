@@ -5,6 +5,8 @@
 #ifndef KFIX_AGENT_TOOLSTACK_H
 #define KFIX_AGENT_TOOLSTACK_H
 
+#include <stdint.h>
+
 #include "agent/repair.h"
 #include "common/macro.h"
 
@@ -20,6 +22,19 @@ struct toolstack_opts {
 	const struct config *cfg;
 	const char *tree;	/* [tree "NAME"] of the bug, for its selftests; may be NULL */
 };
+
+/* What the toolstack reads from the configuration, read once when it
+ * starts. */
+struct toolstack_conf {
+	char *build, *vm;	/* the first [build] and [vm] sections; NULL: none */
+	char *index_dir;	/* symbol indexes; NULL: the scratch folder */
+	char *selftests;	/* the tree's selection rule, else [agent]'s */
+	uint64_t selftest_timeout_usec;
+};
+/* tree is the bug's [tree "NAME"], or NULL. */
+int toolstack_conf_from_config(const struct config *c, const char *tree,
+			       struct toolstack_conf *ret);
+void toolstack_conf_free(struct toolstack_conf *tc);
 
 int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char **ret_error);
 void toolstack_free(struct toolstack *t);

@@ -75,16 +75,45 @@ static int parse(int argc, char **argv, struct repair_args *a)
 	return 0;
 }
 
+/* The command's settings beyond repair_params, read before it starts. */
+struct repair_cmd_conf {
+	struct llm_agent_conf llm;
+	char *cache_dir;	/* NULL: no configuration */
+	char *prompts_dir;	/* NULL: the built-in prompts */
+};
+
+static void repair_cmd_conf_free(struct repair_cmd_conf *rc)
+{
+	llm_agent_conf_free(&rc->llm);
+	free(rc->cache_dir);
+	free(rc->prompts_dir);
+	*rc = (struct repair_cmd_conf){ 0 };
+}
+
+static int repair_cmd_conf_from_config(const struct config *cfg, struct repair_cmd_conf *ret)
+{
+	_cleanup_(repair_cmd_conf_free) struct repair_cmd_conf rc = { 0 };
+	int r;
+
+	r = llm_agent_conf_from_config(cfg, &rc.llm);
+	if (r < 0)
+		return r;
+	/* unset paths stay NULL: the command does without them */
+	(void)config_get_path(cfg, "kfix", NULL, "cache-dir", &rc.cache_dir);
+	(void)config_get_path(cfg, "agent", NULL, "prompts-dir", &rc.prompts_dir);
+	*ret = rc;
+	rc = (struct repair_cmd_conf){ 0 };
+	return 0;
+}
+
 static int make_llm(struct ctl *c, const struct repair_args *a, struct config *cfg,
-		    struct llm **ret)
+		    const char *configured, struct llm **ret)
 {
 	_cleanup_free_ char *err = NULL;
 	_cleanup_strv_ char **names = NULL;
-	const char *name = a->llm;
+	const char *name = a->llm ?: configured;
 	int r;
 
-	if (!name && cfg)
-		(void)config_get_string(cfg, "agent", NULL, "llm", &name);
 	if (a->replay && !name && (!cfg || config_subsections(cfg, "llm", &names) < 0 ||
 				   !names || !names[0])) {
 		r = llm_new_for_replay(a->replay, ret);
@@ -108,12 +137,10 @@ static int make_llm(struct ctl *c, const struct repair_args *a, struct config *c
 	return r;
 }
 
-static int src_from_tree(struct config *cfg, const char *name, char **ret)
+static int src_from_tree(const char *cache, const char *name, char **ret)
 {
 	/* a configured tree's worktree is prepared by kfixd's tree jobs */
-	_cleanup_free_ char *cache = NULL;
-
-	if (!cfg || config_get_path(cfg, "kfix", NULL, "cache-dir", &cache) < 0)
+	if (!cache)
 		return -ENOENT;
 	return asprintf(ret, "%s/worktrees/%s", cache, name) < 0 ? -ENOMEM : 0;
 }
@@ -149,7 +176,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
 	_cleanup_free_ char *report = NULL, *hints = NULL, *err = NULL, *out = NULL;
 	_cleanup_free_ char *scratch = NULL, *src = NULL, *kb = NULL, *state = NULL;
-	_cleanup_free_ char *prompts = NULL;
+	_cleanup_(repair_cmd_conf_free) struct repair_cmd_conf rc = { 0 };
 	struct config *cfg = NULL;
 	struct repair_params p;
 	struct toolstack_opts to = {};
@@ -162,7 +189,8 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	if (access(c->config_path, F_OK) == 0 && ctl_config(c, &cfg) < 0)
 		return 1;
 	repair_params_default(&p);
-	if (cfg && repair_params_from_config(cfg, &p) < 0) {
+	if (cfg && (repair_params_from_config(cfg, &p) < 0 ||
+		    repair_cmd_conf_from_config(cfg, &rc) < 0)) {
 		ctl_err("invalid [agent] settings");
 		return 1;
 	}
@@ -171,7 +199,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 		ctl_err("cannot read the report or hints: %s", strerror(-r));
 		return 1;
 	}
-	if (a.tree && src_from_tree(cfg, a.tree, &src) < 0) {
+	if (a.tree && src_from_tree(rc.cache_dir, a.tree, &src) < 0) {
 		ctl_err("tree %s: no cache-dir configured", a.tree);
 		return 1;
 	}
@@ -193,7 +221,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 		ctl_err("%s", err ?: strerror(-r));
 		return 1;
 	}
-	if (make_llm(c, &a, cfg, &llm) < 0)
+	if (make_llm(c, &a, cfg, rc.llm.llm, &llm) < 0)
 		return 1;
 	p.report = report;
 	p.report_len = rlen;
@@ -205,9 +233,8 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	p.out_dir = out;
 	p.kb_path = kb;
 	/* $KFIX_PROMPTS_DIR wins over [agent] prompts-dir (tests) */
-	if (cfg && !getenv("KFIX_PROMPTS_DIR") &&
-	    config_get_path(cfg, "agent", NULL, "prompts-dir", &prompts) >= 0)
-		p.prompts_dir = prompts;
+	if (!getenv("KFIX_PROMPTS_DIR") && rc.prompts_dir)
+		p.prompts_dir = rc.prompts_dir;
 	p.progress = progress;
 	p.progress_ud = &t0;
 	if (llm_is_replay(llm))

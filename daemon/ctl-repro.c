@@ -481,22 +481,9 @@ static int session_setup(struct ctl *c, struct session *s)
 	s->bo.src = s->a.src;
 	s->bo.config = s->a.kconfig;
 	s->bo.dir = s->build_dir;
-	{
-		int64_t v;
-
-		s->runs = s->a.runs;
-		if (!s->runs)
-			s->runs = config_get_int(cfg, "vm", s->vm_name, "runs", &v) >= 0 ? (int)v : 3;
-		s->attempts = s->a.attempts;
-		if (!s->attempts)
-			s->attempts = s->a.runs
-					      ? 2 * s->runs
-					      : (config_get_int(cfg, "vm", s->vm_name,
-								"max-attempts", &v) >= 0
-							 ? (int)v
-							 : 6);
-		s->attempts = MAX(s->attempts, s->runs);
-	}
+	s->runs = s->a.runs ?: s->vm.runs;
+	s->attempts = s->a.attempts ?: (s->a.runs ? 2 * s->runs : s->vm.max_attempts);
+	s->attempts = MAX(s->attempts, s->runs);
 	return 0;
 }
 
@@ -710,8 +697,9 @@ static int selftests_select(struct ctl *c, struct session *s, bool built)
 		(void)config_get_string(cfg, "tree", s->a.tree, "selftests", &spec);
 	if (!spec)
 		(void)config_get_string(cfg, "agent", NULL, "selftests", &spec);
-	if (config_get_duration(cfg, "agent", NULL, "selftest-timeout", &s->st_timeout) < 0)
-		s->st_timeout = 120 * 1000000ULL;
+	r = config_get_duration(cfg, "agent", NULL, "selftest-timeout", &s->st_timeout);
+	if (r < 0)
+		return r;
 	r = read_file_bounded(s->a.patch, PATCH_MAX, &patch, &len);
 	if (r < 0)
 		return input_error(s, "bad-patch", "cannot read the --patch file");

@@ -101,19 +101,19 @@ static void cap_to_budget(struct pipeline *p, const struct budget_left *left)
 static int make_llm(struct pipeline *p, bool iterating, struct llm **ret)
 {
 	_cleanup_free_ char *err = NULL, *path = NULL;
-	bool record = false;
-	const char *name = NULL;
+	_cleanup_(llm_agent_conf_free) struct llm_agent_conf ac = { 0 };
 	int r;
 
-	if (!iterating || config_get_string(p->ctx->cfg, "agent", NULL, "iterate-llm", &name) < 0)
-		(void)config_get_string(p->ctx->cfg, "agent", NULL, "llm", &name);
-	r = llm_new_from_config(p->ctx->cfg, name, ret, &err);
+	r = llm_agent_conf_from_config(p->ctx->cfg, &ac);
+	if (r < 0)
+		return job_fail(p->ctx, r, "model: %s", strerror(-r));
+	r = llm_new_from_config(p->ctx->cfg, iterating && ac.iterate_llm ? ac.iterate_llm : ac.llm,
+				ret, &err);
 	if (r < 0) {
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, r, "model: %s", err ? err : strerror(-r));
 	}
-	(void)config_get_bool(p->ctx->cfg, "agent", NULL, "record", &record);
-	if (record && !llm_is_replay(*ret)) {
+	if (ac.record && !llm_is_replay(*ret)) {
 		r = job_file(p, "cassette.jsonl", &path);
 		if (r >= 0)
 			r = llm_record(*ret, path);

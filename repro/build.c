@@ -130,13 +130,15 @@ static int remote_from_config(const struct config *cfg, const char *name,
 {
 	_cleanup_free_ char *key = NULL, *kh = NULL;
 	const char *host = NULL, *user = NULL, *dir = NULL;
-	int64_t port = 22;
+	int64_t port;
 	int r;
 
 	*rm = (struct build_remote){ 0 };
 	if (config_get_string(cfg, "build", name, "host", &host) < 0 || streq(host, "local"))
 		return 0;
-	(void)config_get_int(cfg, "build", name, "ssh-port", &port);
+	r = config_get_int(cfg, "build", name, "ssh-port", &port);
+	if (r < 0)
+		return r;
 	rm->port = (int)port;
 	r = parse_remote_host(host, rm);
 	if (r < 0)
@@ -150,8 +152,9 @@ static int remote_from_config(const struct config *cfg, const char *name,
 	if (config_get_path(cfg, "build", name, "known-hosts", &kh) >= 0 &&
 	    (r = copy_bounded(rm->known_hosts, sizeof(rm->known_hosts), kh, strlen(kh))) < 0)
 		return r;
-	if (config_get_string(cfg, "build", name, "remote-dir", &dir) < 0)
-		dir = "kfix-build";
+	r = config_get_string(cfg, "build", name, "remote-dir", &dir);
+	if (r < 0)
+		return r;
 	return copy_bounded(rm->dir, sizeof(rm->dir), dir, strlen(dir));
 }
 
@@ -159,20 +162,18 @@ int build_opts_from_config(const struct config *cfg, const char *name,
 			   struct build_opts *opts, char **ret_dir)
 {
 	_cleanup_free_ char *dir = NULL, *cache = NULL;
-	int64_t jobs = 0;
+	const char *sb;
+	int64_t jobs;
 	int r;
 
-	if (config_get_int(cfg, "build", name, "jobs", &jobs) >= 0)
-		opts->jobs = (int)jobs;
-	(void)config_get_bool(cfg, "build", name, "ccache", &opts->ccache);
-	{
-		const char *sb = "bwrap";
-
-		(void)config_get_string(cfg, "build", name, "sandbox", &sb);
-		if (sandbox_kind_parse(sb, &opts->sandbox) < 0)
-			return -EINVAL;
-	}
-	(void)config_get_duration(cfg, "build", name, "timeout", &opts->timeout_usec);
+	if ((r = config_get_int(cfg, "build", name, "jobs", &jobs)) < 0 ||
+	    (r = config_get_bool(cfg, "build", name, "ccache", &opts->ccache)) < 0 ||
+	    (r = config_get_string(cfg, "build", name, "sandbox", &sb)) < 0 ||
+	    (r = config_get_duration(cfg, "build", name, "timeout", &opts->timeout_usec)) < 0)
+		return r;
+	opts->jobs = (int)jobs;
+	if (sandbox_kind_parse(sb, &opts->sandbox) < 0)
+		return -EINVAL;
 	r = remote_from_config(cfg, name, &opts->remote);
 	if (r < 0)
 		return r;

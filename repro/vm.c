@@ -105,6 +105,8 @@ int vm_opts_from_config(const struct config *cfg, const char *name, struct vm_op
 	    (r = get_int(cfg, name, "count", &o.count)) < 0 ||
 	    (r = get_int(cfg, name, "memory", &o.memory)) < 0 ||
 	    (r = get_int(cfg, name, "cpus", &o.cpus)) < 0 ||
+	    (r = get_int(cfg, name, "runs", &o.runs)) < 0 ||
+	    (r = get_int(cfg, name, "max-attempts", &o.max_attempts)) < 0 ||
 	    (r = config_get_bool(cfg, "vm", name, "leak-check", &o.leak_check)) < 0 ||
 	    (r = config_get_duration(cfg, "vm", name, "boot-timeout", &o.boot_timeout_usec)) < 0 ||
 	    (r = config_get_duration(cfg, "vm", name, "run-timeout", &o.run_timeout_usec)) < 0)

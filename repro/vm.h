@@ -25,6 +25,8 @@ struct vm_opts {
 	char *cmdline;		 /* extra kernel command line */
 	char *syzkaller;	 /* a syzkaller build on this host; NULL: none */
 	int count, memory, cpus;
+	/* a reproducer's runs per kernel, and the attempts allowed for them */
+	int runs, max_attempts;
 	/* kmemleak scans after the reproducer on patched kernels */
 	bool leak_check;
 	uint64_t boot_timeout_usec, run_timeout_usec;

@@ -24,7 +24,9 @@
 #include "agent/repair.h"
 #include "agent/search.h"
 #include "agent/diagnose.h"
+#include "agent/toolstack.h"
 #include "agent/trajectory.h"
+#include "common/conf.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
@@ -1579,6 +1581,55 @@ static int teardown(void **state)
 	return getenv("KFIX_KEEP_TEST") ? 0 : rm_rf(tree);
 }
 
+/* The schema's defaults are the ones the structs get for unset keys. */
+static void test_conf_from_config(void **state)
+{
+	struct config *c = NULL;
+	struct search_limits l, d = SEARCH_LIMITS_DEFAULT;
+	_cleanup_(llm_agent_conf_free) struct llm_agent_conf ac = { 0 };
+	_cleanup_(toolstack_conf_free) struct toolstack_conf tc = { 0 };
+
+	(void)state;
+	assert_int_equal(config_new_empty(&c), 0);
+	assert_int_equal(search_limits_from_config(c, &l), 0);
+	assert_memory_equal(&l, &d, sizeof(l));
+	assert_int_equal(llm_agent_conf_from_config(c, &ac), 0);
+	assert_null(ac.llm);
+	assert_null(ac.iterate_llm);
+	assert_false(ac.record);
+	assert_int_equal(toolstack_conf_from_config(c, "net", &tc), 0);
+	assert_null(tc.build);
+	assert_null(tc.vm);
+	assert_string_equal(tc.index_dir, "/var/cache/kfix/index");
+	assert_string_equal(tc.selftests, "auto");
+	assert_int_equal(tc.selftest_timeout_usec, 120 * 1000000ULL);
+	toolstack_conf_free(&tc);
+	llm_agent_conf_free(&ac);
+
+	assert_int_equal(config_set(c, "agent", NULL, "max-cost", "lots"), 0);
+	assert_int_equal(search_limits_from_config(c, &l), -EINVAL);
+	assert_int_equal(config_set(c, "agent", NULL, "llm", "fast"), 0);
+	assert_int_equal(config_set(c, "agent", NULL, "iterate-llm", "slow"), 0);
+	assert_int_equal(config_set(c, "agent", NULL, "record", "true"), 0);
+	assert_int_equal(llm_agent_conf_from_config(c, &ac), 0);
+	assert_string_equal(ac.llm, "fast");
+	assert_string_equal(ac.iterate_llm, "slow");
+	assert_true(ac.record);
+	assert_int_equal(config_set(c, "build", "b1", "jobs", "4"), 0);
+	assert_int_equal(config_set(c, "vm", "v1", "count", "2"), 0);
+	assert_int_equal(config_set(c, "tree", "net", "selftests", "net"), 0);
+	assert_int_equal(config_set(c, "agent", NULL, "index-dir", "/srv/index"), 0);
+	assert_int_equal(toolstack_conf_from_config(c, "net", &tc), 0);
+	assert_string_equal(tc.build, "b1");
+	assert_string_equal(tc.vm, "v1");
+	assert_string_equal(tc.index_dir, "/srv/index");
+	assert_string_equal(tc.selftests, "net");
+	toolstack_conf_free(&tc);
+	assert_int_equal(toolstack_conf_from_config(c, "mm", &tc), 0);
+	assert_string_equal(tc.selftests, "auto");
+	config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1603,6 +1654,7 @@ int main(void)
 		cmocka_unit_test(test_review_rejects),
 		cmocka_unit_test(test_review_minimised),
 		cmocka_unit_test(test_review_off),
+		cmocka_unit_test(test_conf_from_config),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -22,6 +22,7 @@ extern char **environ;
 
 #include <cmocka.h>
 
+#include "common/conf.h"
 #include "common/fileio.h"
 #include "common/strutil.h"
 #include "repro/build.h"
@@ -29,6 +30,7 @@ extern char **environ;
 #include "repro/probe.h"
 #include "repro/run.h"
 #include "repro/ssh-internal.h"
+#include "repro/vm.h"
 
 /* The guest command's trailer: how a program ended and its output. */
 static void test_trailer(void **state)
@@ -873,6 +875,35 @@ static void test_leak_scan(void **state)
 	unlink(repro);
 }
 
+/* An unset key reads as the schema's default; a set one as written. */
+static void test_opts_from_config(void **state)
+{
+	struct config *c = NULL;
+	struct build_opts bo = { 0 };
+	_cleanup_free_ char *dir = NULL;
+	_cleanup_(vm_opts_free) struct vm_opts vo = { 0 };
+
+	(void)state;
+	assert_int_equal(config_new_empty(&c), 0);
+	assert_int_equal(config_set(c, "build", "remote", "host", "builder.example.org"), 0);
+	assert_int_equal(config_set(c, "vm", "big", "runs", "7"), 0);
+	assert_int_equal(build_opts_from_config(c, "remote", &bo, &dir), 0);
+	assert_int_equal(bo.jobs, 0);
+	assert_false(bo.ccache);
+	assert_int_equal(bo.sandbox, SANDBOX_BWRAP);
+	assert_int_equal(bo.remote.port, 22);
+	assert_string_equal(bo.remote.user, "kfix");
+	assert_string_equal(bo.remote.dir, "kfix-build");
+	assert_string_equal(dir, "/var/cache/kfix/builds");
+	assert_int_equal(vm_opts_from_config(c, "big", &vo), 0);
+	assert_int_equal(vo.runs, 7);
+	assert_int_equal(vo.max_attempts, 6);
+	vm_opts_free(&vo);
+	assert_int_equal(vm_opts_from_config(c, "small", &vo), 0);
+	assert_int_equal(vo.runs, 3);
+	config_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -883,7 +914,7 @@ int main(void)
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
 		cmocka_unit_test(test_syz_argv),     cmocka_unit_test(test_sync_plan),
 		cmocka_unit_test(test_sandbox),      cmocka_unit_test(test_trace_read),
-		cmocka_unit_test(test_leak_scan),
+		cmocka_unit_test(test_leak_scan),    cmocka_unit_test(test_opts_from_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
