@@ -21,36 +21,91 @@ static size_t on_body(char *p, size_t size, size_t n, void *userdata)
 	return buf_append(userdata, p, size * n) < 0 ? 0 : size * n;
 }
 
-/* The daemon's URL: --url, else [http] url, else the first [http] listen
- * address (https when the daemon serves TLS). */
-static int api_url(struct ctl *c, char **ret)
+/* The [http] keys kfixctl reads to reach the daemon. */
+struct ctl_api_conf {
+	char *url;			/* NULL: no address known */
+	char *api_token, *admin_token;	/* NULL: unset or unreadable */
+};
+
+static void ctl_api_conf_clear(struct ctl_api_conf *c)
 {
+	if (c->api_token)
+		explicit_bzero(c->api_token, strlen(c->api_token));
+	if (c->admin_token)
+		explicit_bzero(c->admin_token, strlen(c->admin_token));
+	free(c->url);
+	free(c->api_token);
+	free(c->admin_token);
+	*c = (struct ctl_api_conf){};
+}
+
+/* [http] url, else the first [http] listen address (https when the
+ * daemon serves TLS).  A token that cannot be read is left NULL: the
+ * request then goes without it, as with none configured. */
+static int ctl_api_conf_from_config(const struct config *cfg, struct ctl_api_conf *ret)
+{
+	_cleanup_(ctl_api_conf_clear) struct ctl_api_conf c = {};
 	_cleanup_strv_ char **listen = NULL;
 	_cleanup_free_ char *cert = NULL;
-	struct config *cfg;
 	const char *url;
+	int r;
+
+	if (config_get_string(cfg, "http", NULL, "url", &url) >= 0) {
+		if (!(c.url = strdup(url)))
+			return -ENOMEM;
+	} else if (config_get_list(cfg, "http", NULL, "listen", &listen) >= 0 && listen &&
+		   listen[0]) {
+		r = asprintf(&c.url, "%s://%s",
+			     config_get_path(cfg, "http", NULL, "tls-cert", &cert) >= 0 ? "https"
+											 : "http",
+			     listen[0]);
+		if (r < 0) {
+			c.url = NULL;
+			return -ENOMEM;
+		}
+	}
+	if (config_get_secret(cfg, "http", NULL, "api-token", &c.api_token) < 0)
+		c.api_token = NULL;
+	if (config_get_secret(cfg, "http", NULL, "admin-token", &c.admin_token) < 0)
+		c.admin_token = NULL;
+	*ret = c;
+	c = (struct ctl_api_conf){};
+	return 0;
+}
+
+static int api_conf(struct ctl *c, struct ctl_api_conf *ret)
+{
+	struct config *cfg;
+
+	if (ctl_config(c, &cfg) < 0)
+		return -EINVAL;
+	return ctl_api_conf_from_config(cfg, ret);
+}
+
+/* The daemon's URL: --url, else the configured one. */
+static int api_url(struct ctl *c, char **ret)
+{
+	_cleanup_(ctl_api_conf_clear) struct ctl_api_conf conf = {};
+	int r;
 
 	if (c->url) {
 		*ret = strdup(c->url);
 		return *ret ? 0 : -ENOMEM;
 	}
-	if (ctl_config(c, &cfg) < 0)
-		return -EINVAL;
-	if (config_get_string(cfg, "http", NULL, "url", &url) >= 0) {
-		*ret = strdup(url);
-		return *ret ? 0 : -ENOMEM;
-	}
-	if (config_get_list(cfg, "http", NULL, "listen", &listen) < 0 || !listen || !listen[0])
+	r = api_conf(c, &conf);
+	if (r < 0)
+		return r;
+	if (!conf.url)
 		return -ENOTCONN;
-	return asprintf(ret, "%s://%s",
-			config_get_path(cfg, "http", NULL, "tls-cert", &cert) >= 0 ? "https" : "http",
-			listen[0]) < 0 ? -ENOMEM : 0;
+	*ret = TAKE_PTR(conf.url);
+	return 0;
 }
 
 static int api_token(struct ctl *c, bool admin, char **ret)
 {
+	_cleanup_(ctl_api_conf_clear) struct ctl_api_conf conf = {};
 	const char *env = getenv(admin ? "KFIX_ADMIN_TOKEN" : "KFIX_API_TOKEN");
-	struct config *cfg;
+	int r;
 
 	if (env && *env) {
 		*ret = strdup(env);
@@ -60,12 +115,17 @@ static int api_token(struct ctl *c, bool admin, char **ret)
 		*ret = strdup(env);
 		return *ret ? 0 : -ENOMEM;
 	}
-	if (ctl_config(c, &cfg) < 0)
-		return -EINVAL;
-	if (config_get_secret(cfg, "http", NULL, admin ? "admin-token" : "api-token", ret) >= 0)
-		return 0;
+	r = api_conf(c, &conf);
+	if (r < 0)
+		return r;
 	/* the admin token reads too */
-	return admin ? -ENOKEY : config_get_secret(cfg, "http", NULL, "admin-token", ret);
+	if (!admin && conf.api_token)
+		*ret = TAKE_PTR(conf.api_token);
+	else if (conf.admin_token)
+		*ret = TAKE_PTR(conf.admin_token);
+	else
+		return -ENOKEY;
+	return 0;
 }
 
 /* One request; 0 with the JSON answer and its status whatever the status,

@@ -360,6 +360,15 @@ int daemon_load_config(const char *path, struct config **ret, char **ret_error)
 	return 0;
 }
 
+/* [kfix] log-level as a syslog priority, read at start and on reload. */
+static int log_level_from_config(const struct config *cfg, int *ret)
+{
+	const char *lvl;
+	int r = config_get_string(cfg, "kfix", NULL, "log-level", &lvl);
+
+	return r < 0 ? r : log_parse_level(lvl, ret);
+}
+
 /* Reload: a config that does not load leaves the running one in place. */
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 		  void *userdata)
@@ -367,7 +376,6 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 	struct daemon *d = userdata;
 	_cleanup_free_ char *err = NULL;
 	struct config *nc = NULL;
-	const char *lvl;
 	int prio, r;
 
 	sd_notify(0, "RELOADING=1");
@@ -379,13 +387,13 @@ static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si,
 		log_error("reload failed, keeping the old configuration");
 		config_free(nc);
 	} else {
-		workers_set_config(d->workers, nc);
+		if (workers_set_config(d->workers, nc) < 0)
+			log_warning("the workers keep their old [kfix] settings");
 		outbox_set_config(d->outbox, nc);
 		front_set_config(d->front, nc);
 		config_free(d->cfg);
 		d->cfg = nc;
-		if (config_get_string(d->cfg, "kfix", NULL, "log-level", &lvl) >= 0 &&
-		    log_parse_level(lvl, &prio) >= 0)
+		if (log_level_from_config(d->cfg, &prio) >= 0)
 			log_set_level(prio);
 		log_info("configuration reloaded from %s", d->config_path);
 		/* a new tree or archive may have work waiting */
@@ -401,7 +409,6 @@ int daemon_new(const char *config_path, const char *self_exe,
 	_cleanup_free_ char *err = NULL;
 	struct daemon *d = calloc(1, sizeof(*d));
 	char host[64] = "localhost";
-	const char *lvl;
 	int prio, r;
 
 	if (!d)
@@ -418,8 +425,7 @@ int daemon_new(const char *config_path, const char *self_exe,
 		daemon_free(d);
 		return r;
 	}
-	if (config_get_string(d->cfg, "kfix", NULL, "log-level", &lvl) >= 0 &&
-	    log_parse_level(lvl, &prio) >= 0)
+	if (log_level_from_config(d->cfg, &prio) >= 0)
 		log_set_level(prio);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(d->owner, sizeof(d->owner), "%s:%d", host, (int)getpid());

@@ -69,17 +69,31 @@ static int url_host(const char *text, char *host, size_t n)
 	return 0;
 }
 
-static int host_allowed(const struct config *cfg, const char *url)
+int fetch_conf_from_config(const struct config *cfg, struct fetch_conf *ret)
 {
-	_cleanup_strv_ char **hosts = NULL;
+	char **hosts = NULL;
+	int r = config_get_list(cfg, "kfix", NULL, "text-hosts", &hosts);
+
+	if (r < 0)
+		return r;
+	*ret = (struct fetch_conf){ .text_hosts = hosts };
+	return 0;
+}
+
+void fetch_conf_clear(struct fetch_conf *c)
+{
+	strv_free(c->text_hosts);
+	c->text_hosts = NULL;
+}
+
+static int host_allowed(const struct fetch_conf *fc, const char *url)
+{
 	char host[256];
 	int r = url_host(url, host, sizeof(host));
 
 	if (r < 0)
 		return r;
-	if (config_get_list(cfg, "kfix", NULL, "text-hosts", &hosts) < 0 || !hosts)
-		return streq(host, "syzkaller.appspot.com") ? 0 : -EPERM;
-	return strv_contains(hosts, host) ? 0 : -EPERM;
+	return strv_contains(fc->text_hosts, host) ? 0 : -EPERM;
 }
 
 static int download(const char *url, size_t max, struct buf *ret, char **ret_error)
@@ -121,7 +135,7 @@ static const char *field_value(const struct store_bug *b, const char *field)
 	     : streq(field, "repro_syz") ? b->repro_syz : b->kernel_config;
 }
 
-static int fetch_one(const struct config *cfg, struct store *store, const struct store_bug *b,
+static int fetch_one(const struct fetch_conf *fc, struct store *store, const struct store_bug *b,
 		     const char *dir, const struct fetch_text *t, char **ret_error)
 {
 	const char *url = field_value(b, t->field);
@@ -129,7 +143,7 @@ static int fetch_one(const struct config *cfg, struct store *store, const struct
 	struct buf data = {};
 	int r;
 
-	r = host_allowed(cfg, url);
+	r = host_allowed(fc, url);
 	if (r < 0)
 		return error_set(ret_error, -EPERM, "%s: the link's host is not in [kfix] text-hosts",
 				 t->field);
@@ -151,9 +165,13 @@ static int fetch_one(const struct config *cfg, struct store *store, const struct
 int fetch_bug_texts(const struct config *cfg, struct store *store, const struct store_bug *b,
 		    int *ret_fetched, char **ret_error)
 {
+	_cleanup_(fetch_conf_clear) struct fetch_conf fc = {};
 	_cleanup_free_ char *dir = NULL;
 	int r, n = 0;
 
+	r = fetch_conf_from_config(cfg, &fc);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < FETCH_TEXTS; i++) {
 		if (!fetch_is_link(field_value(b, fetch_texts[i].field)))
 			continue;
@@ -168,7 +186,7 @@ int fetch_bug_texts(const struct config *cfg, struct store *store, const struct 
 			if (r < 0)
 				return error_set(ret_error, r, "cannot create %s: %s", dir, strerror(-r));
 		}
-		r = fetch_one(cfg, store, b, dir, &fetch_texts[i], ret_error);
+		r = fetch_one(&fc, store, b, dir, &fetch_texts[i], ret_error);
 		if (r < 0)
 			return r;
 		n++;

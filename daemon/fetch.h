@@ -17,6 +17,13 @@ struct config;
 struct store;
 struct store_bug;
 
+struct fetch_conf {
+	char **text_hosts;	/* [kfix] text-hosts: the only hosts contacted */
+};
+
+int fetch_conf_from_config(const struct config *cfg, struct fetch_conf *ret);
+void fetch_conf_clear(struct fetch_conf *c);
+
 bool fetch_is_link(const char *value);
 /* Downloads every text of b that is an http(s) link into
  * STATE-DIR/artifacts/bug-ID/ and stores the file's path in its place.

@@ -13,6 +13,84 @@
 #include "mailq.h"
 #include "front.h"
 
+static void secret_free(char *s)
+{
+	if (s)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void front_conf_clear(struct front_conf *c)
+{
+	strv_free(c->listen);
+	secret_free(c->api_token);
+	secret_free(c->admin_token);
+	free(c->tls_cert);
+	free(c->tls_key);
+	*c = (struct front_conf){};
+}
+
+/* An unset token is NULL: that scope has no token. */
+static int token_from_config(const struct config *cfg, const char *key, char **ret)
+{
+	int r = config_get_secret(cfg, "http", NULL, key, ret);
+
+	if (r == -ENOENT) {
+		*ret = NULL;
+		return 0;
+	}
+	return r;
+}
+
+static int limits_from_config(const struct config *cfg, struct http_limits *l)
+{
+	int64_t maxconn, per_ip;
+	int r = config_get_size(cfg, "http", NULL, "max-body", &l->max_body);
+
+	if (r >= 0)
+		r = config_get_size(cfg, "http", NULL, "max-header", &l->max_header);
+	if (r >= 0)
+		r = config_get_int(cfg, "http", NULL, "max-connections", &maxconn);
+	if (r >= 0)
+		r = config_get_int(cfg, "http", NULL, "max-connections-per-ip", &per_ip);
+	if (r >= 0)
+		r = config_get_duration(cfg, "http", NULL, "timeout", &l->timeout_usec);
+	if (r >= 0)
+		r = config_get_duration(cfg, "http", NULL, "request-timeout", &l->request_usec);
+	if (r >= 0)
+		r = config_get_size(cfg, "http", NULL, "max-buffered", &l->max_buffered);
+	if (r < 0)
+		return r;
+	l->max_connections = (unsigned)maxconn;
+	l->max_per_ip = (unsigned)per_ip;
+	return 0;
+}
+
+int front_conf_from_config(const struct config *cfg, struct front_conf *ret)
+{
+	_cleanup_(front_conf_clear) struct front_conf c = {};
+	int r = config_get_list(cfg, "http", NULL, "listen", &c.listen);
+
+	if (r >= 0)
+		r = limits_from_config(cfg, &c.limits);
+	if (r >= 0)
+		r = config_get_size(cfg, "http", NULL, "max-forge-body", &c.max_forge_body);
+	if (r >= 0)
+		r = token_from_config(cfg, "api-token", &c.api_token);
+	if (r >= 0)
+		r = token_from_config(cfg, "admin-token", &c.admin_token);
+	if (r < 0)
+		return r;
+	/* checked at start only: a reload keeps the running TLS */
+	if (config_get_path(cfg, "http", NULL, "tls-cert", &c.tls_cert) < 0)
+		c.tls_cert = NULL;
+	else if (config_get_path(cfg, "http", NULL, "tls-key", &c.tls_key) < 0)
+		c.tls_key = NULL;
+	*ret = c;
+	c = (struct front_conf){};
+	return 0;
+}
+
 void front_free(struct front *f)
 {
 	if (!f)
@@ -32,27 +110,25 @@ void front_set_config(struct front *f, const struct config *cfg)
 {
 	if (f) {
 		f->cfg = cfg;
-		if (f->mailq)
-			mailq_set_config(f->mailq, cfg);
+		if (f->mailq && mailq_set_config(f->mailq, cfg) < 0)
+			log_warning("the mail queue keeps its old [mail] limits");
 	}
 }
 
-static int load_secrets(struct front *f);
-
-/* The listen addresses of cfg, for a reload; [http] listen is
- * ignored when systemd passed the sockets. */
-static int reload_listeners(struct front *f, const struct config *cfg)
+static int set_tokens(struct front *f, const struct front_conf *c)
 {
-	_cleanup_strv_ char **addrs = NULL;
+	return http_server_set_tokens(f->http, c->api_token, c->admin_token);
+}
+
+/* [http] listen is ignored when systemd passed the sockets. */
+static int reload_listeners(struct front *f, const struct front_conf *c)
+{
 	const char *failed = NULL;
 	int r;
 
 	if (f->n_fds > 0)
 		return 0;
-	r = config_get_list(cfg, "http", NULL, "listen", &addrs);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	r = http_server_set_listen(f->http, addrs, &failed);
+	r = http_server_set_listen(f->http, c->listen, &failed);
 	if (r < 0) {
 		log_error("reload: cannot listen on %s: %s", failed ? failed : "?", strerror(-r));
 		return r;
@@ -68,8 +144,8 @@ static int reload_listeners(struct front *f, const struct config *cfg)
 
 int front_reload(struct front *f, const struct config *cfg)
 {
+	_cleanup_(front_conf_clear) struct front_conf c = {}, old = {};
 	_cleanup_free_ char *err = NULL;
-	const struct config *old = f->cfg;
 	int r;
 
 	/* everything that can fail on a mistake in the file is checked
@@ -81,16 +157,17 @@ int front_reload(struct front *f, const struct config *cfg)
 		log_error("reload: %s", err ? err : strerror(-r));
 		return r;
 	}
-	f->cfg = cfg;
-	r = load_secrets(f);
+	r = front_conf_from_config(cfg, &c);
 	if (r >= 0)
-		r = reload_listeners(f, cfg);
+		r = set_tokens(f, &c);
+	if (r >= 0)
+		r = reload_listeners(f, &c);
 	if (r < 0) {
-		f->cfg = old;
-		if (load_secrets(f) < 0)
+		if (front_conf_from_config(f->cfg, &old) < 0 || set_tokens(f, &old) < 0)
 			log_warning("reload: the API tokens could not be restored");
 		return r;
 	}
+	f->cfg = cfg;
 	/* checked above: only a lack of memory makes these fail */
 	r = webhooks_reload(f->hooks, cfg, &err);
 	if (r >= 0)
@@ -105,62 +182,21 @@ bool front_alive(const struct front *f)
 	return !f || !f->http || http_server_alive(f->http);
 }
 
-static int load_limits(const struct config *cfg, struct http_limits *l)
+static int load_tls(struct front *f, const struct front_conf *c)
 {
-	int64_t maxconn = 256, per_ip = 32;
-	int r = config_get_size(cfg, "http", NULL, "max-body", &l->max_body);
-
-	if (r >= 0)
-		r = config_get_size(cfg, "http", NULL, "max-header", &l->max_header);
-	if (r >= 0)
-		r = config_get_int(cfg, "http", NULL, "max-connections", &maxconn);
-	if (r >= 0)
-		r = config_get_int(cfg, "http", NULL, "max-connections-per-ip", &per_ip);
-	if (r >= 0)
-		r = config_get_duration(cfg, "http", NULL, "timeout", &l->timeout_usec);
-	if (r >= 0)
-		r = config_get_duration(cfg, "http", NULL, "request-timeout", &l->request_usec);
-	if (r >= 0)
-		r = config_get_size(cfg, "http", NULL, "max-buffered", &l->max_buffered);
-	l->max_connections = (unsigned)maxconn;
-	l->max_per_ip = (unsigned)per_ip;
-	return r;
-}
-
-static int load_secrets(struct front *f)
-{
-	_cleanup_free_ char *rt = NULL, *at = NULL;
-	int r = config_get_secret(f->cfg, "http", NULL, "api-token", &rt);
-
-	if (r < 0 && r != -ENOENT)
-		return r;
-	r = config_get_secret(f->cfg, "http", NULL, "admin-token", &at);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	r = http_server_set_tokens(f->http, rt, at);
-	if (rt)
-		explicit_bzero(rt, strlen(rt));
-	if (at)
-		explicit_bzero(at, strlen(at));
-	return r;
-}
-
-static int load_tls(struct front *f)
-{
-	_cleanup_free_ char *cert = NULL, *key = NULL, *cpem = NULL, *kpem = NULL;
+	_cleanup_free_ char *cpem = NULL, *kpem = NULL;
 	size_t n;
 	int r;
 
-	if (config_get_path(f->cfg, "http", NULL, "tls-cert", &cert) < 0)
+	if (!c->tls_cert)
 		return 0;
-	r = config_get_path(f->cfg, "http", NULL, "tls-key", &key);
-	if (r < 0) {
+	if (!c->tls_key) {
 		log_error("[http] tls-cert needs tls-key");
 		return -EINVAL;
 	}
-	r = read_file_bounded(cert, 1024 * 1024, &cpem, &n);
+	r = read_file_bounded(c->tls_cert, 1024 * 1024, &cpem, &n);
 	if (r >= 0)
-		r = read_file_bounded(key, 1024 * 1024, &kpem, &n);
+		r = read_file_bounded(c->tls_key, 1024 * 1024, &kpem, &n);
 	if (r < 0) {
 		log_error("cannot read the TLS certificate or key: %s", strerror(-r));
 		return r;
@@ -170,9 +206,8 @@ static int load_tls(struct front *f)
 	return r;
 }
 
-static int listen_all(struct front *f, int n_fds)
+static int listen_all(struct front *f, const struct front_conf *c, int n_fds)
 {
-	_cleanup_strv_ char **addrs = NULL;
 	int r;
 
 	for (int i = 0; i < n_fds; i++) {
@@ -184,12 +219,10 @@ static int listen_all(struct front *f, int n_fds)
 	}
 	if (n_fds > 0)
 		return 0;
-	if (config_get_list(f->cfg, "http", NULL, "listen", &addrs) < 0)
-		return 0;
-	for (size_t i = 0; addrs && addrs[i]; i++) {
-		r = http_server_listen(f->http, addrs[i]);
+	for (size_t i = 0; c->listen && c->listen[i]; i++) {
+		r = http_server_listen(f->http, c->listen[i]);
 		if (r < 0) {
-			log_error("cannot listen on %s: %s", addrs[i], strerror(-r));
+			log_error("cannot listen on %s: %s", c->listen[i], strerror(-r));
 			return r;
 		}
 	}
@@ -201,8 +234,8 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 	      struct front **ret)
 {
 	_cleanup_(front_freep) struct front *f = calloc(1, sizeof(*f));
+	_cleanup_(front_conf_clear) struct front_conf c = {};
 	_cleanup_free_ char *err = NULL;
-	struct http_limits limits = { 0 };
 	int r;
 
 	if (!f)
@@ -213,23 +246,18 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 	f->n_fds = n_fds;
 	r = config_state_path(cfg, NULL, &f->state_dir);
 	if (r >= 0)
-		r = load_limits(cfg, &limits);
+		r = front_conf_from_config(cfg, &c);
 	if (r >= 0)
 		r = metrics_new(&f->metrics);
 	if (r >= 0)
-		r = http_server_new(event, &limits, f->metrics, &f->http);
-	if (r >= 0) {
-		/* forge events are small JSON; only mail needs max-body */
-		uint64_t forge = 1u << 20;
-
-		r = config_get_size(cfg, "http", NULL, "max-forge-body", &forge);
-		if (r >= 0)
-			r = http_server_set_body_limit(f->http, "/hooks/forge", forge);
-	}
+		r = http_server_new(event, &c.limits, f->metrics, &f->http);
+	/* forge events are small JSON; only mail needs max-body */
 	if (r >= 0)
-		r = load_secrets(f);
+		r = http_server_set_body_limit(f->http, "/hooks/forge", c.max_forge_body);
 	if (r >= 0)
-		r = load_tls(f);
+		r = set_tokens(f, &c);
+	if (r >= 0)
+		r = load_tls(f, &c);
 	if (r >= 0)
 		r = api_setup(f);
 	if (r >= 0)
@@ -243,7 +271,7 @@ int front_new(sd_event *event, const struct config *cfg, struct store *store,
 		log_error("%s", err ? err : strerror(-r));
 		return r;
 	}
-	r = listen_all(f, n_fds);
+	r = listen_all(f, &c, n_fds);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < http_server_n_listeners(f->http); i++) {

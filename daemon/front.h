@@ -10,9 +10,25 @@
 
 #include "common/macro.h"
 
+#include "hooks/http.h"
+
 struct config;
 struct store;
 struct front;
+
+/* The [http] keys the front reads at start; on reload only listen and
+ * the tokens take effect. */
+struct front_conf {
+	char **listen;
+	struct http_limits limits;
+	uint64_t max_forge_body;
+	char *api_token, *admin_token; /* NULL: unset */
+	char *tls_cert, *tls_key;      /* NULL: unset */
+};
+
+int front_conf_from_config(const struct config *cfg, struct front_conf *ret);
+/* Frees the strings, wiping the tokens. */
+void front_conf_clear(struct front_conf *c);
 
 /* Serves the n_fds sockets passed by systemd (from SD_LISTEN_FDS_START)
  * or else the [http] listen addresses; starts the [feed] pollers.  Mail

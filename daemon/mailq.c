@@ -48,7 +48,7 @@ struct waiter {
 struct mailq {
 	sd_event *event;
 	struct store *store;
-	const struct config *cfg;
+	struct mailq_conf conf;
 	char *self_exe, *config_path;
 	struct child child;
 	uint64_t child_deadline;
@@ -153,6 +153,19 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return timer_update(q);
 }
 
+int mailq_conf_from_config(const struct config *cfg, struct mailq_conf *ret)
+{
+	struct mailq_conf c;
+	int r = config_get_duration(cfg, "mail", NULL, "parse-timeout", &c.parse_timeout_usec);
+
+	if (r >= 0)
+		r = config_get_size(cfg, "mail", NULL, "parse-memory-max", &c.parse_memory_max);
+	if (r < 0)
+		return r;
+	*ret = c;
+	return 0;
+}
+
 int mailq_new(sd_event *event, struct store *store, const struct config *cfg,
 	      const char *self_exe, const char *config_path, struct mailq **ret)
 {
@@ -163,7 +176,9 @@ int mailq_new(sd_event *event, struct store *store, const struct config *cfg,
 		return -ENOMEM;
 	q->event = sd_event_ref(event);
 	q->store = store;
-	q->cfg = cfg;
+	r = mailq_conf_from_config(cfg, &q->conf);
+	if (r < 0)
+		return r;
 	q->self_exe = strdup(self_exe ? self_exe : "");
 	q->config_path = strdup(config_path ? config_path : "");
 	if (!q->self_exe || !q->config_path)
@@ -196,9 +211,9 @@ void mailq_free(struct mailq *q)
 	free(q);
 }
 
-void mailq_set_config(struct mailq *q, const struct config *cfg)
+int mailq_set_config(struct mailq *q, const struct config *cfg)
 {
-	q->cfg = cfg;
+	return mailq_conf_from_config(cfg, &q->conf);
 }
 
 int mailq_wait(struct mailq *q, struct http_request *req, int64_t id)
@@ -220,7 +235,6 @@ int mailq_wait(struct mailq *q, struct http_request *req, int64_t id)
 
 int mailq_spawn(struct mailq *q)
 {
-	uint64_t timeout = 5ULL * 60 * 1000000;
 	int64_t n = 0, parsing = 0;
 	int r;
 
@@ -241,12 +255,11 @@ int mailq_spawn(struct mailq *q)
 		return 0;
 	}
 	q->again = false;
-	(void)config_get_duration(q->cfg, "mail", NULL, "parse-timeout", &timeout);
 	r = child_spawn(&q->child, q->event, q->self_exe, q->config_path, "--run-mailq",
 			on_helper_exit, q);
 	if (r < 0)
 		return r;
-	q->child_deadline = clock_mono_usec() + timeout;
+	q->child_deadline = clock_mono_usec() + q->conf.parse_timeout_usec;
 	return timer_update(q);
 }
 
@@ -285,15 +298,13 @@ static void limit_memory(uint64_t max)
 #endif
 }
 
-static int parse(const struct config *cfg, const struct store_inbox *in, struct mail **ret_m,
+static int parse(uint64_t memory_max, const struct store_inbox *in, struct mail **ret_m,
 		 struct intake_mail **ret_im, char **ret_error)
 {
 	_cleanup_(mail_freep) struct mail *m = NULL;
-	uint64_t max = 512ULL << 20;
 	int r;
 
-	(void)config_get_size(cfg, "mail", NULL, "parse-memory-max", &max);
-	limit_memory(max);
+	limit_memory(memory_max);
 	r = mail_parse(in->payload, in->payload_len, 0, &m, ret_error);
 	if (r >= 0)
 		r = intake_mail_new(m, ret_im);
@@ -303,12 +314,13 @@ static int parse(const struct config *cfg, const struct store_inbox *in, struct 
 	return r;
 }
 
-static int apply(struct store *s, const struct config *cfg, const struct store_inbox *in)
+static int apply(struct store *s, const struct config *cfg, const struct mailq_conf *qc,
+		 const struct store_inbox *in)
 {
 	_cleanup_(mail_freep) struct mail *m = NULL;
 	_cleanup_(intake_mail_freep) struct intake_mail *im = NULL;
 	_cleanup_free_ char *err = NULL, *key = NULL;
-	int r = parse(cfg, in, &m, &im, &err);
+	int r = parse(qc->parse_memory_max, in, &m, &im, &err);
 
 	if (r < 0) {
 		if (r == -ENOMEM && !err)
@@ -332,7 +344,8 @@ static int apply(struct store *s, const struct config *cfg, const struct store_i
 
 /* Claimed before it is parsed: a mail that kills the parser is given up
  * after its second try (store_inbox_recover()), not parsed for ever. */
-static int process_one(struct store *s, const struct config *cfg, int64_t id)
+static int process_one(struct store *s, const struct config *cfg, const struct mailq_conf *qc,
+		       int64_t id)
 {
 	_cleanup_(store_inbox_freep) struct store_inbox *in = NULL;
 	int r = store_inbox_claim(s, id);
@@ -342,21 +355,24 @@ static int process_one(struct store *s, const struct config *cfg, int64_t id)
 	if (r >= 0)
 		r = store_inbox_get(s, id, &in);
 	if (r >= 0)
-		r = apply(s, cfg, in);
+		r = apply(s, cfg, qc, in);
 	return r;
 }
 
 static int run(struct store *s, const struct config *cfg)
 {
-	int r = store_inbox_recover(s), done = 0;
+	struct mailq_conf qc;
+	int r = mailq_conf_from_config(cfg, &qc), done = 0;
 
+	if (r >= 0)
+		r = store_inbox_recover(s);
 	while (r >= 0 && done < MAILQ_RUN_MAX) {
 		int64_t ids[MAILQ_QUERY];
 		size_t n = 0;
 
 		r = store_inbox_pending(s, "mail", ids, ARRAY_SIZE(ids), &n);
 		for (size_t i = 0; r >= 0 && i < n; i++, done++)
-			r = process_one(s, cfg, ids[i]);
+			r = process_one(s, cfg, &qc, ids[i]);
 		if (n == 0)
 			break;
 	}

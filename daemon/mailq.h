@@ -28,12 +28,21 @@ struct http_request;
 struct store;
 struct mailq;
 
+/* [mail] keys the queue reads; defaults are the schema's. */
+struct mailq_conf {
+	uint64_t parse_timeout_usec;	/* the helper's time limit */
+	uint64_t parse_memory_max;	/* memory one mail's parse may take */
+};
+
+int mailq_conf_from_config(const struct config *cfg, struct mailq_conf *ret);
+
 int mailq_new(sd_event *event, struct store *store, const struct config *cfg,
 	      const char *self_exe, const char *config_path, struct mailq **ret);
 /* Answers every held request (202) and stops the helper. */
 void mailq_free(struct mailq *ib);
 DEFINE_CLEANUP(struct mailq, mailq_free)
-void mailq_set_config(struct mailq *ib, const struct config *cfg);
+/* A reload: the next helper uses cfg's limits; untouched on failure. */
+int mailq_set_config(struct mailq *ib, const struct config *cfg);
 /* Holds req until the row id is processed, then answers it with the
  * row's state (202 "pending" when too many wait); the caller has
  * suspended req.  Always answers it, now or later. */

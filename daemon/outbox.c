@@ -44,19 +44,17 @@ struct spool {
 	char *dir;
 };
 
-static int spool_open(const struct config *cfg, void **ret_state, char **ret_error)
+static int spool_open(const struct outbox_conf *c, void **ret_state, char **ret_error)
 {
 	struct spool *sp = calloc(1, sizeof(*sp));
 	int r;
 
 	if (!sp)
 		return -ENOMEM;
-	r = config_get_path(cfg, "mail", NULL, "spool-dir", &sp->dir);
-	if (r < 0) {
+	sp->dir = strdup(c->spool_dir);
+	if (!sp->dir) {
 		free(sp);
-		if (ret_error)
-			*ret_error = strdup("mail.transport is spool but mail.spool-dir is not set");
-		return -EINVAL;
+		return -ENOMEM;
 	}
 	r = mkdir_p(sp->dir, 0750);
 	if (r < 0) {
@@ -157,31 +155,20 @@ static void smtp_close(void *state)
 	free(sm);
 }
 
-static int smtp_open(const struct config *cfg, void **ret_state, char **ret_error)
+static int smtp_open(const struct outbox_conf *c, void **ret_state, char **ret_error)
 {
-	struct smtp *sm = calloc(1, sizeof(*sm));
-	const char *url = NULL, *user = NULL;
-	int r;
+	struct smtp *sm;
 
+	/* not configured: mail waits in the outbox (see outbox_new) */
+	if (!c->smtp_url)
+		return -ENOENT;
+	sm = calloc(1, sizeof(*sm));
 	if (!sm)
 		return -ENOMEM;
-	if (config_get_string(cfg, "mail", NULL, "smtp-url", &url) < 0 || !url) {
-		/* not configured: mail waits in the outbox (see outbox_new) */
-		free(sm);
-		return -ENOENT;
-	}
-	sm->url = strdup(url);
-	if (config_get_string(cfg, "mail", NULL, "smtp-user", &user) == 0 && user) {
-		sm->user = strdup(user);
-		r = config_get_secret(cfg, "mail", NULL, "smtp-password", &sm->password);
-		if (r < 0 && r != -ENOENT) {
-			smtp_close(sm);
-			if (ret_error)
-				*ret_error = strdup("cannot read mail.smtp-password");
-			return r;
-		}
-	}
-	if (!sm->url || (user && !sm->user)) {
+	sm->url = strdup(c->smtp_url);
+	sm->user = c->smtp_user ? strdup(c->smtp_user) : NULL;
+	sm->password = c->smtp_password ? strdup(c->smtp_password) : NULL;
+	if (!sm->url || (c->smtp_user && !sm->user) || (c->smtp_password && !sm->password)) {
 		smtp_close(sm);
 		return -ENOMEM;
 	}
@@ -225,23 +212,93 @@ static const struct outbox_transport *transport_find(const char *name)
 	return NULL;
 }
 
+void outbox_conf_clear(struct outbox_conf *c)
+{
+	if (c->smtp_password)
+		explicit_bzero(c->smtp_password, strlen(c->smtp_password));
+	free(c->spool_dir);
+	free(c->smtp_url);
+	free(c->smtp_user);
+	free(c->smtp_password);
+	*c = (struct outbox_conf){};
+}
+
+static int error_dup(char **ret_error, int r, const char *msg)
+{
+	if (ret_error)
+		*ret_error = strdup(msg);
+	return r;
+}
+
+/* Only the chosen transport's keys are read: a spool setup needs no
+ * SMTP password at hand. */
+static int smtp_conf_from_config(const struct config *cfg, struct outbox_conf *c,
+				 char **ret_error)
+{
+	const char *url, *user;
+	int r;
+
+	if (config_get_string(cfg, "mail", NULL, "smtp-url", &url) < 0)
+		return 0;
+	if (!(c->smtp_url = strdup(url)))
+		return -ENOMEM;
+	if (config_get_string(cfg, "mail", NULL, "smtp-user", &user) < 0)
+		return 0;
+	if (!(c->smtp_user = strdup(user)))
+		return -ENOMEM;
+	r = config_get_secret(cfg, "mail", NULL, "smtp-password", &c->smtp_password);
+	if (r == -ENOENT)
+		c->smtp_password = NULL;
+	else if (r < 0)
+		return error_dup(ret_error, r, "cannot read mail.smtp-password");
+	return 0;
+}
+
+int outbox_conf_from_config(const struct config *cfg, struct outbox_conf *ret,
+			    char **ret_error)
+{
+	_cleanup_(outbox_conf_clear) struct outbox_conf c = {};
+	const char *tname;
+	int r = config_get_int(cfg, "mail", NULL, "max-tries", &c.max_tries);
+
+	if (r >= 0)
+		r = config_get_string(cfg, "mail", NULL, "transport", &tname);
+	if (r < 0)
+		return r;
+	c.transport = transport_find(tname);
+	if (c.transport == &spool_transport &&
+	    config_get_path(cfg, "mail", NULL, "spool-dir", &c.spool_dir) < 0)
+		return error_dup(ret_error, -EINVAL,
+				 "mail.transport is spool but mail.spool-dir is not set");
+	if (c.transport == &smtp_transport) {
+		r = smtp_conf_from_config(cfg, &c, ret_error);
+		if (r < 0)
+			return r;
+	}
+	*ret = c;
+	c = (struct outbox_conf){};
+	return 0;
+}
+
 int outbox_new(const struct config *cfg, struct store *store,
 	       struct outbox **ret, char **ret_error)
 {
-	_cleanup_free_ struct outbox *o = calloc(1, sizeof(*o));
-	const char *tname = "smtp";
+	_cleanup_(outbox_conf_clear) struct outbox_conf conf = {};
+	_cleanup_free_ struct outbox *o = NULL;
 	int r;
 
+	r = outbox_conf_from_config(cfg, &conf, ret_error);
+	if (r < 0)
+		return r;
+	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
 	o->store = store;
 	o->cfg = cfg;
-	o->max_tries = 20;
-	config_get_int(cfg, "mail", NULL, "max-tries", &o->max_tries);
-	config_get_string(cfg, "mail", NULL, "transport", &tname);
-	o->mail = transport_find(tname);
+	o->max_tries = conf.max_tries;
+	o->mail = conf.transport;
 	if (o->mail) {
-		r = o->mail->open(cfg, &o->mail_state, ret_error);
+		r = o->mail->open(&conf, &o->mail_state, ret_error);
 		if (r == -ENOENT && o->mail == &smtp_transport)
 			o->mail = NULL; /* the default transport, not set up yet */
 		else if (r < 0)

@@ -14,12 +14,26 @@
 struct config;
 struct store;
 struct store_outbox;
+struct outbox_transport;
+
+/* The [mail] keys the outbox reads; defaults are the schema's. */
+struct outbox_conf {
+	int64_t max_tries;
+	const struct outbox_transport *transport; /* NULL: an unknown one */
+	char *spool_dir;			  /* spool only */
+	char *smtp_url, *smtp_user, *smtp_password; /* smtp only; NULL: unset */
+};
+
+/* Fails with the message outbox_new gives for a transport not set up. */
+int outbox_conf_from_config(const struct config *cfg, struct outbox_conf *ret,
+			    char **ret_error);
+void outbox_conf_clear(struct outbox_conf *c);
 
 /* A transport's answer: 0 delivered, -EAGAIN try again later, any other
  * negative errno a permanent failure (the entry is parked). */
 struct outbox_transport {
 	const char *name;
-	int (*open)(const struct config *cfg, void **ret_state, char **ret_error);
+	int (*open)(const struct outbox_conf *c, void **ret_state, char **ret_error);
 	int (*deliver)(void *state, const struct store_outbox *o, char **ret_error);
 	void (*close)(void *state);
 };

@@ -26,7 +26,7 @@ struct running {
 
 struct workers {
 	sd_event *event;
-	struct config *cfg;
+	struct worker_conf conf;
 	struct store *store;
 	char *config_path, *self_exe, *owner;
 	sd_event_source *renew;
@@ -40,21 +40,24 @@ static void ids(const struct running *rj, char *bug, char *job)
 	snprintf(job, 32, "%lld", (long long)rj->job_id);
 }
 
-static int config_int(const struct workers *w, const char *key, int64_t dflt)
+int worker_conf_from_config(const struct config *cfg, struct worker_conf *ret)
 {
-	int64_t v = dflt;
+	struct worker_conf c = { 0 };
+	int64_t n;
+	int r;
 
-	config_get_int(w->cfg, "kfix", NULL, key, &v);
-	return (int)v;
-}
-
-static uint64_t config_usec(const struct workers *w, const char *key,
-			    uint64_t dflt)
-{
-	uint64_t v = dflt;
-
-	config_get_duration(w->cfg, "kfix", NULL, key, &v);
-	return v;
+	r = config_get_int(cfg, "kfix", NULL, "workers", &n);
+	if (r >= 0)
+		r = config_get_duration(cfg, "kfix", NULL, "lease", &c.lease_usec);
+	if (r >= 0)
+		r = config_get_duration(cfg, "kfix", NULL, "job-timeout", &c.job_timeout_usec);
+	if (r >= 0)
+		r = config_get_duration(cfg, "kfix", NULL, "retry-delay", &c.retry_delay_usec);
+	if (r < 0)
+		return r;
+	c.workers = MIN((int)n, WORKERS_MAX);
+	*ret = c;
+	return 0;
 }
 
 static void running_free(struct running *rj)
@@ -101,7 +104,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
 		snprintf(why, sizeof(why), "job process killed by signal %s",
 			 strsignal(si->si_status));
 	r = store_job_fail(w->store, rj->job_id, w->owner, why,
-			   config_usec(w, "retry-delay", 60000000), false, &final);
+			   w->conf.retry_delay_usec, false, &final);
 	if (r == -ESTALE)
 		log_job(LOG_DEBUG, bug, job, "%s (already recorded)", why);
 	else if (r < 0)
@@ -163,7 +166,7 @@ static int spawn(struct workers *w, int slot, struct store_job *j)
 	r = sd_event_add_child(w->event, &rj->child, rj->pid, WEXITED, on_child, rj);
 	if (r >= 0)
 		r = sd_event_add_time_relative(w->event, &rj->timeout, CLOCK_MONOTONIC,
-					       config_usec(w, "job-timeout", 0),
+					       w->conf.job_timeout_usec,
 					       1000000, on_timeout, rj);
 	ids(rj, bug, job);
 	if (r < 0) {
@@ -180,7 +183,7 @@ static int spawn(struct workers *w, int slot, struct store_job *j)
 /* The configured number of job slots. */
 static int slots(const struct workers *w)
 {
-	return MIN(config_int(w, "workers", 2), WORKERS_MAX);
+	return w->conf.workers;
 }
 
 int workers_fill(struct workers *w)
@@ -194,7 +197,7 @@ int workers_fill(struct workers *w)
 		if (w->slot[i])
 			continue;
 		r = store_job_lease(w->store, w->owner,
-				    config_usec(w, "lease", 600000000), &j);
+				    w->conf.lease_usec, &j);
 		if (r == -ENOENT)
 			return 0;
 		if (r < 0)
@@ -237,7 +240,7 @@ static bool job_ended_itself(struct workers *w, const struct running *rj)
 static int on_renew(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct workers *w = userdata;
-	uint64_t lease = config_usec(w, "lease", 600000000);
+	uint64_t lease = w->conf.lease_usec;
 
 	for (int i = 0; i < WORKERS_MAX; i++) {
 		struct running *rj = w->slot[i];
@@ -293,17 +296,22 @@ static int reclaim_dead_owners(struct workers *w)
 	return r;
 }
 
-int workers_new(sd_event *event, struct config *cfg, struct store *store,
+int workers_new(sd_event *event, const struct config *cfg, struct store *store,
 		const char *config_path, const char *self_exe,
 		const char *owner, struct workers **ret)
 {
-	struct workers *w = calloc(1, sizeof(*w));
+	struct worker_conf conf;
+	struct workers *w;
 	int r;
 
+	r = worker_conf_from_config(cfg, &conf);
+	if (r < 0)
+		return r;
+	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->event = event;
-	w->cfg = cfg;
+	w->conf = conf;
 	w->store = store;
 	w->config_path = strdup(config_path);
 	w->self_exe = strdup(self_exe);
@@ -327,9 +335,9 @@ int workers_new(sd_event *event, struct config *cfg, struct store *store,
 	return 0;
 }
 
-void workers_set_config(struct workers *w, struct config *cfg)
+int workers_set_config(struct workers *w, const struct config *cfg)
 {
-	w->cfg = cfg;
+	return worker_conf_from_config(cfg, &w->conf);
 }
 
 void workers_set_wake(struct workers *w, struct wake wake)

@@ -5,6 +5,7 @@
 #define KFIX_WORKER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <systemd/sd-event.h>
 
 #include "child.h"
@@ -13,10 +14,21 @@ struct config;
 struct store;
 struct workers;
 
-int workers_new(sd_event *event, struct config *cfg, struct store *store,
+/* [kfix] keys the worker slots read; defaults are the schema's. */
+struct worker_conf {
+	int workers;		 /* job slots */
+	uint64_t lease_usec;	 /* a job's lease, renewed while it runs */
+	uint64_t job_timeout_usec;
+	uint64_t retry_delay_usec; /* after a job process died */
+};
+
+int worker_conf_from_config(const struct config *cfg, struct worker_conf *ret);
+
+int workers_new(sd_event *event, const struct config *cfg, struct store *store,
 		const char *config_path, const char *self_exe,
 		const char *owner, struct workers **ret);
-void workers_set_config(struct workers *w, struct config *cfg);
+/* A reload: later leases and jobs use cfg's values; untouched on failure. */
+int workers_set_config(struct workers *w, const struct config *cfg);
 /* Called when a job process ends. */
 void workers_set_wake(struct workers *w, struct wake wake);
 /* Leases runnable jobs until every slot is busy. */

@@ -63,13 +63,9 @@ struct todo {
 
 struct feed {
 	struct feeds *fs;
-	char *name, *base, *ns, *tree, *token;
+	char *name;
 	char *artifacts; /* <state-dir>/artifacts/<name> */
-	char **trees, **types, **subsystems;
-	bool c_only;
-	int64_t max_per_day;
-	uint64_t max_text, max_repro; /* bytes */
-	uint64_t interval, gap, timeout, backoff;
+	struct feed_conf conf;
 	sd_event_source *timer;
 
 	/* the current round */
@@ -262,7 +258,7 @@ static void round_end(struct feed *f, uint64_t next_usec)
 
 static int round_start(struct feed *f)
 {
-	size_t n = f->subsystems ? strv_len(f->subsystems) : 1;
+	size_t n = f->conf.subsystems ? strv_len(f->conf.subsystems) : 1;
 
 	f->list_urls = calloc(n, sizeof(char *));
 	f->list_etag = calloc(n, sizeof(char *));
@@ -270,10 +266,10 @@ static int round_start(struct feed *f)
 	if (!f->list_urls || !f->list_etag || !f->list_lastmod)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		int r = f->subsystems
-				? asprintf(&f->list_urls[i], "%s/%s/s/%s?json=1", f->base,
-					   f->ns, f->subsystems[i])
-				: asprintf(&f->list_urls[i], "%s/%s?json=1", f->base, f->ns);
+		int r = f->conf.subsystems
+				? asprintf(&f->list_urls[i], "%s/%s/s/%s?json=1", f->conf.base,
+					   f->conf.ns, f->conf.subsystems[i])
+				: asprintf(&f->list_urls[i], "%s/%s?json=1", f->conf.base, f->conf.ns);
 
 		if (r < 0)
 			return -ENOMEM;
@@ -355,7 +351,7 @@ static int add_header(struct fetch *x, const char *name, const char *v)
  * absolute links may name. */
 static bool on_dashboard(struct feed *f, const char *url)
 {
-	const char *rest = startswith(url, f->base);
+	const char *rest = startswith(url, f->conf.base);
 
 	return rest && (*rest == '/' || *rest == '?' || *rest == '\0');
 }
@@ -366,7 +362,7 @@ static uint64_t body_max(struct feed *f, enum fetch_kind kind, enum text_kind te
 		return FEED_LIST_MAX;
 	if (kind == FETCH_BUG)
 		return FEED_BUG_MAX;
-	return text == TEXT_REPRO_C || text == TEXT_REPRO_SYZ ? f->max_repro : f->max_text;
+	return text == TEXT_REPRO_C || text == TEXT_REPRO_SYZ ? f->conf.max_repro : f->conf.max_text;
 }
 
 static int fetch_start(struct feed *f, enum fetch_kind kind, enum text_kind text,
@@ -385,10 +381,10 @@ static int fetch_start(struct feed *f, enum fetch_kind kind, enum text_kind text
 	x->curl = curl_easy_init();
 	if (!x->curl)
 		return -ENOMEM;
-	if (f->token && on_dashboard(f, url)) {
+	if (f->conf.token && on_dashboard(f, url)) {
 		_cleanup_free_ char *v = NULL;
 
-		r = asprintf(&v, "Bearer %s", f->token) < 0 ? -ENOMEM : add_header(x, "Authorization", v);
+		r = asprintf(&v, "Bearer %s", f->conf.token) < 0 ? -ENOMEM : add_header(x, "Authorization", v);
 		if (v)
 			explicit_bzero(v, strlen(v));
 	}
@@ -409,8 +405,8 @@ static int fetch_start(struct feed *f, enum fetch_kind kind, enum text_kind text
 	curl_easy_setopt(x->curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(x->curl, CURLOPT_WRITEDATA, x);
 	curl_easy_setopt(x->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(x->curl, CURLOPT_TIMEOUT_MS, (long)(f->timeout / 1000));
-	curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)MIN(f->timeout / 1000, 30000));
+	curl_easy_setopt(x->curl, CURLOPT_TIMEOUT_MS, (long)(f->conf.timeout / 1000));
+	curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)MIN(f->conf.timeout / 1000, 30000));
 	curl_easy_setopt(x->curl, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(x->curl, CURLOPT_USERAGENT, "kfix/" PACKAGE_VERSION);
 	curl_easy_setopt(x->curl, CURLOPT_FOLLOWLOCATION, 1L);
@@ -435,7 +431,7 @@ static int fetch_start(struct feed *f, enum fetch_kind kind, enum text_kind text
 /* A 429 or a refusal: stop the round and wait. */
 static void back_off(struct feed *f, uint64_t retry_after)
 {
-	uint64_t d = f->backoff << MIN(f->backoff_level, 10u);
+	uint64_t d = f->conf.backoff << MIN(f->backoff_level, 10u);
 
 	if (retry_after > d)
 		d = retry_after;
@@ -509,7 +505,7 @@ static void list_done(struct feed *f, struct fetch *x)
 	_cleanup_free_ char *err = NULL;
 	size_t idx = f->list_idx++;
 	int r = syzbot_parse_list(x->body.data ? x->body.data : "", x->body.len,
-				  f->base, &l, &err);
+				  f->conf.base, &l, &err);
 
 	if (r < 0) {
 		_cleanup_free_ char *e = str_escape(err ? err : strerror(-r), strlen(err ? err : strerror(-r)), 200);
@@ -517,7 +513,7 @@ static void list_done(struct feed *f, struct fetch *x)
 		log_warning("feed %s: bad bug list: %s", f->name, e ? e : "?");
 		count_poll(f, "bad-json");
 		f->incomplete = true;
-		round_end(f, f->interval);
+		round_end(f, f->conf.interval);
 		return;
 	}
 	count_poll(f, "ok");
@@ -563,8 +559,8 @@ static bool matches_any(char **patterns, const char *s, bool prefix)
 static bool bug_wanted(struct feed *f, const struct syzbot_bug *b,
 		       const struct syzbot_crash *c)
 {
-	return b->n_fix_commits == 0 && c && matches_any(f->types, b->title, true) &&
-	       matches_any(f->trees, c->kernel_source_git, false);
+	return b->n_fix_commits == 0 && c && matches_any(f->conf.types, b->title, true) &&
+	       matches_any(f->conf.trees, c->kernel_source_git, false);
 }
 
 static void bug_seen(struct feed *f, const struct todo *t)
@@ -584,7 +580,7 @@ static void bug_hand_over(struct feed *f)
 		.extid = t->extid,
 		.title = p->bug->title,
 		.link = t->link,
-		.tree = f->tree ? f->tree : c->kernel_source_git,
+		.tree = f->conf.tree ? f->conf.tree : c->kernel_source_git,
 		.base_commit = c->kernel_source_commit,
 		.report = p->path[TEXT_REPORT],
 		.repro_c = p->path[TEXT_REPRO_C],
@@ -639,10 +635,10 @@ static void bug_done(struct feed *f, struct fetch *x)
 	_cleanup_free_ char *err = NULL;
 	const struct syzbot_crash *c;
 	int r = syzbot_parse_bug(x->body.data ? x->body.data : "", x->body.len,
-				 f->base, &b, &err);
+				 f->conf.base, &b, &err);
 
 	if (r >= 0) {
-		c = syzbot_bug_pick_crash(b, f->c_only);
+		c = syzbot_bug_pick_crash(b, f->conf.c_only);
 		if (!bug_wanted(f, b, c)) {
 			count_bug(f, "filtered");
 			bug_seen(f, t);
@@ -785,7 +781,7 @@ static void fetch_done(struct feed *f, CURLcode res)
 		f->incomplete = true;
 		if (x->kind == FETCH_LIST) {
 			count_poll(f, "error");
-			round_end(f, f->interval);
+			round_end(f, f->conf.interval);
 			return;
 		}
 		if (x->kind == FETCH_TEXT)
@@ -845,16 +841,16 @@ static void feed_next(struct feed *f)
 	}
 	if (!f->pending && f->list_idx >= f->n_lists &&
 	    (f->todo_idx >= f->n_todo ||
-	     (f->max_per_day > 0 && created_today(f) >= f->max_per_day))) {
+	     (f->conf.max_per_day > 0 && created_today(f) >= f->conf.max_per_day))) {
 		if (f->todo_idx < f->n_todo) {
 			count_bug(f, "over-daily-limit");
 			f->incomplete = true;
 		}
-		round_end(f, f->interval);
+		round_end(f, f->conf.interval);
 		return;
 	}
-	if (f->last_request && now < f->last_request + f->gap) {
-		schedule(f, f->last_request + f->gap - now);
+	if (f->last_request && now < f->last_request + f->conf.gap) {
+		schedule(f, f->last_request + f->conf.gap - now);
 		return;
 	}
 	if (f->pending)
@@ -867,7 +863,7 @@ static void feed_next(struct feed *f)
 	if (r < 0) {
 		log_error("feed %s: cannot start a request: %s", f->name, strerror(-r));
 		f->incomplete = true;
-		round_end(f, f->interval);
+		round_end(f, f->conf.interval);
 	}
 }
 
@@ -880,7 +876,7 @@ static int on_feed_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 		if (r < 0) {
 			log_error("feed %s: %s", f->name, strerror(-r));
-			round_end(f, f->interval);
+			round_end(f, f->conf.interval);
 			return 0;
 		}
 	}
@@ -908,16 +904,8 @@ static void feed_free(struct feed *f)
 	round_clear(f);
 	sd_event_source_disable_unref(f->timer);
 	free(f->name);
-	free(f->base);
-	free(f->ns);
-	free(f->tree);
 	free(f->artifacts);
-	if (f->token)
-		explicit_bzero(f->token, strlen(f->token));
-	free(f->token);
-	strv_free(f->trees);
-	strv_free(f->types);
-	strv_free(f->subsystems);
+	feed_conf_clear(&f->conf);
 	free(f);
 }
 DEFINE_CLEANUP(struct feed, feed_free)
@@ -931,11 +919,106 @@ static bool feed_name_ok(const char *name)
 	       strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
 }
 
+void feed_conf_clear(struct feed_conf *c)
+{
+	free(c->base);
+	free(c->ns);
+	free(c->tree);
+	if (c->token)
+		explicit_bzero(c->token, strlen(c->token));
+	free(c->token);
+	strv_free(c->trees);
+	strv_free(c->types);
+	strv_free(c->subsystems);
+	*c = (struct feed_conf){};
+}
+
+/* An empty list is no filter: NULL. */
+static int filter_from_config(const struct config *cfg, const char *name, const char *key,
+			      char ***ret)
+{
+	char **v = NULL;
+	int r = config_get_list(cfg, "feed", name, key, &v);
+
+	if (r < 0)
+		return r;
+	if (!*v)
+		v = (strv_free(v), NULL);
+	*ret = v;
+	return 0;
+}
+
+static int feed_limits_from_config(const struct config *cfg, const char *name,
+				   struct feed_conf *c)
+{
+	int r = config_get_bool(cfg, "feed", name, "c-repro-only", &c->c_only);
+
+	if (r >= 0)
+		r = config_get_int(cfg, "feed", name, "max-per-day", &c->max_per_day);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "interval", &c->interval);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "request-interval", &c->gap);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "timeout", &c->timeout);
+	if (r >= 0)
+		r = config_get_duration(cfg, "feed", name, "backoff", &c->backoff);
+	if (r >= 0)
+		r = config_get_size(cfg, "feed", name, "max-text-size", &c->max_text);
+	if (r >= 0)
+		r = config_get_size(cfg, "feed", name, "max-repro-size", &c->max_repro);
+	if (r < 0)
+		return r;
+	/* the official client's rule: one request per second without a token */
+	if (!c->token && c->gap < 1000000)
+		c->gap = 1000000;
+	c->interval = MAX(c->interval, 1000000ULL);
+	c->backoff = MAX(c->backoff, 1000000ULL);
+	c->timeout = MAX(c->timeout, 1000000ULL);
+	return 0;
+}
+
+int feed_conf_from_config(const struct config *cfg, const char *name, struct feed_conf *ret)
+{
+	_cleanup_(feed_conf_clear) struct feed_conf c = {};
+	const char *url, *ns, *tree;
+	int r;
+
+	if (config_get_string(cfg, "feed", name, "url", &url) < 0)
+		return -EINVAL;
+	c.base = strdup(url);
+	if (!c.base)
+		return -ENOMEM;
+	while (*c.base && c.base[strlen(c.base) - 1] == '/')
+		c.base[strlen(c.base) - 1] = '\0';
+	if (config_get_string(cfg, "feed", name, "namespace", &ns) < 0 ||
+	    !(c.ns = strdup(ns)))
+		return -ENOMEM;
+	if (config_get_string(cfg, "feed", name, "tree", &tree) >= 0 && !(c.tree = strdup(tree)))
+		return -ENOMEM;
+	r = config_get_secret(cfg, "feed", name, "token", &c.token);
+	if (r == -ENOENT)
+		c.token = NULL;
+	else if (r < 0)
+		return r;
+	r = filter_from_config(cfg, name, "trees", &c.trees);
+	if (r >= 0)
+		r = filter_from_config(cfg, name, "crash-types", &c.types);
+	if (r >= 0)
+		r = filter_from_config(cfg, name, "subsystems", &c.subsystems);
+	if (r >= 0)
+		r = feed_limits_from_config(cfg, name, &c);
+	if (r < 0)
+		return r;
+	*ret = c;
+	c = (struct feed_conf){};
+	return 0;
+}
+
 static int feed_load(struct feeds *fs, const struct config *cfg, const char *name,
 		     struct feed **ret)
 {
 	_cleanup_(feed_freep) struct feed *f = calloc(1, sizeof(*f));
-	const char *url = NULL, *ns = NULL, *tree = NULL;
 	char sub[96];
 	int r;
 
@@ -952,54 +1035,9 @@ static int feed_load(struct feeds *fs, const struct config *cfg, const char *nam
 	r = config_state_path(cfg, sub, &f->artifacts);
 	if (r < 0)
 		return r;
-	r = config_get_string(cfg, "feed", name, "url", &url);
-	if (r < 0)
-		return -EINVAL;
-	f->base = strdup(url);
-	if (!f->base)
-		return -ENOMEM;
-	while (*f->base && f->base[strlen(f->base) - 1] == '/')
-		f->base[strlen(f->base) - 1] = '\0';
-	if (config_get_string(cfg, "feed", name, "namespace", &ns) < 0 ||
-	    !(f->ns = strdup(ns)))
-		return -ENOMEM;
-	if (config_get_string(cfg, "feed", name, "tree", &tree) >= 0 && !(f->tree = strdup(tree)))
-		return -ENOMEM;
-	r = config_get_secret(cfg, "feed", name, "token", &f->token);
-	if (r < 0 && r != -ENOENT)
-		return r;
-	config_get_list(cfg, "feed", name, "trees", &f->trees);
-	config_get_list(cfg, "feed", name, "crash-types", &f->types);
-	config_get_list(cfg, "feed", name, "subsystems", &f->subsystems);
-	if (f->trees && !*f->trees)
-		f->trees = (strv_free(f->trees), NULL);
-	if (f->types && !*f->types)
-		f->types = (strv_free(f->types), NULL);
-	if (f->subsystems && !*f->subsystems)
-		f->subsystems = (strv_free(f->subsystems), NULL);
-	r = config_get_bool(cfg, "feed", name, "c-repro-only", &f->c_only);
-	if (r >= 0)
-		r = config_get_int(cfg, "feed", name, "max-per-day", &f->max_per_day);
-	if (r >= 0)
-		r = config_get_duration(cfg, "feed", name, "interval", &f->interval);
-	if (r >= 0)
-		r = config_get_duration(cfg, "feed", name, "request-interval", &f->gap);
-	if (r >= 0)
-		r = config_get_duration(cfg, "feed", name, "timeout", &f->timeout);
-	if (r >= 0)
-		r = config_get_duration(cfg, "feed", name, "backoff", &f->backoff);
-	if (r >= 0)
-		r = config_get_size(cfg, "feed", name, "max-text-size", &f->max_text);
-	if (r >= 0)
-		r = config_get_size(cfg, "feed", name, "max-repro-size", &f->max_repro);
+	r = feed_conf_from_config(cfg, name, &f->conf);
 	if (r < 0)
 		return r;
-	/* the official client's rule: one request per second without a token */
-	if (!f->token && f->gap < 1000000)
-		f->gap = 1000000;
-	f->interval = MAX(f->interval, 1000000ULL);
-	f->backoff = MAX(f->backoff, 1000000ULL);
-	f->timeout = MAX(f->timeout, 1000000ULL);
 	r = sd_event_add_time(fs->event, &f->timer, CLOCK_MONOTONIC, 0, 1000, on_feed_timer, f);
 	if (r < 0)
 		return r;

@@ -61,6 +61,20 @@ struct feed_ops {
 	void (*listed)(void *userdata, const char *feed, char *const *extids, size_t n);
 };
 
+/* One [feed "NAME"] section, read when the feeds start or reload. */
+struct feed_conf {
+	char *base, *ns, *tree, *token;	/* url without trailing '/'; token NULL: unset */
+	char **trees, **types, **subsystems; /* NULL: no filter */
+	bool c_only;
+	int64_t max_per_day;
+	uint64_t max_text, max_repro;	/* bytes */
+	uint64_t interval, gap, timeout, backoff; /* usec, at least 1 s */
+};
+
+/* -EINVAL when url is not set. */
+int feed_conf_from_config(const struct config *cfg, const char *name, struct feed_conf *ret);
+void feed_conf_clear(struct feed_conf *c);
+
 struct feeds;
 
 int feeds_new(sd_event *event, const struct config *cfg, struct metrics *metrics,

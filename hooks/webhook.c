@@ -61,9 +61,12 @@ size_t webhooks_count(struct webhooks *w)
 	return w->n;
 }
 
-static int hook_load(const struct config *cfg, const char *name, struct hook *h,
-		     char **ret_error)
+/* One [hook "NAME"] section; *ret untouched on failure. */
+static int hook_conf_from_config(const struct config *cfg, const char *name, struct hook *ret,
+				 char **ret_error)
 {
+	_cleanup_(hook_clear) struct hook hc = {};
+	struct hook *h = &hc;
 	const char *type, *provider, *base;
 	size_t t;
 	int r;
@@ -94,7 +97,11 @@ static int hook_load(const struct config *cfg, const char *name, struct hook *h,
 		return r;
 	h->base_url = strdup(base);
 	h->name = strdup(name);
-	return h->base_url && h->name ? 0 : -ENOMEM;
+	if (!h->base_url || !h->name)
+		return -ENOMEM;
+	*ret = hc;
+	hc = (struct hook){};
+	return 0;
 }
 
 /* ---- authentication ---- */
@@ -465,10 +472,8 @@ static int hooks_load(const struct config *cfg, struct hook hooks[WEBHOOK_MAX_HO
 		if (n >= WEBHOOK_MAX_HOOKS)
 			r = -E2BIG;
 		else
-			r = hook_load(cfg, names[i], &hooks[n], ret_error);
+			r = hook_conf_from_config(cfg, names[i], &hooks[n], ret_error);
 		if (r < 0) {
-			if (n < WEBHOOK_MAX_HOOKS)
-				hook_clear(&hooks[n]);
 			while (n > 0)
 				hook_clear(&hooks[--n]);
 			if (ret_error && !*ret_error &&

@@ -12,7 +12,10 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
+#include "common/conf.h"
+#include "common/strutil.h"
 #include "hooks/auth.h"
+#include "hooks/feed.h"
 #include "hooks/forge.h"
 #include "hooks/forge-api.h"
 #include "hooks/metrics.h"
@@ -343,6 +346,35 @@ static void test_message_id(void **state)
 	assert_int_equal(webhook_mail_message_id("Message-ID: <a b>\n\n", 19, &id), -EBADMSG);
 }
 
+/* A [feed] section is read in one go, with the schema's defaults and
+ * the poller's floors applied. */
+static void test_feed_conf(void **state)
+{
+	struct config *cfg = NULL;
+	struct feed_conf c = {};
+
+	assert_int_equal(config_new_empty(&cfg), 0);
+	assert_int_equal(feed_conf_from_config(cfg, "sb", &c), -EINVAL);
+	assert_null(c.base);
+	assert_int_equal(config_set(cfg, "feed", "sb", "url", "https://example.org/upstream//"), 0);
+	assert_int_equal(config_set(cfg, "feed", "sb", "request-interval", "0"), 0);
+	assert_int_equal(config_set(cfg, "feed", "sb", "subsystems", "net"), 0);
+	assert_int_equal(feed_conf_from_config(cfg, "sb", &c), 0);
+	assert_string_equal(c.base, "https://example.org/upstream");
+	assert_string_equal(c.ns, "upstream");
+	assert_null(c.tree);
+	assert_null(c.token);
+	assert_null(c.trees);
+	assert_true(strv_contains(c.subsystems, "net"));
+	assert_true(c.c_only);
+	assert_int_equal(c.max_per_day, 10);
+	assert_int_equal(c.gap, 1000000);	/* one request a second without a token */
+	assert_int_equal(c.interval, 600000000);
+	assert_int_equal(c.max_repro, 1u << 20);
+	feed_conf_clear(&c);
+	config_free(cfg);
+}
+
 static void test_metrics(void **state)
 {
 	struct metrics *m = NULL;
@@ -379,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_branch_and_command),
 		cmocka_unit_test(test_hmac),
 		cmocka_unit_test(test_message_id),
+		cmocka_unit_test(test_feed_conf),
 		cmocka_unit_test(test_metrics),
 	};
 
