@@ -17,13 +17,13 @@
 
 #include <cmocka.h>
 
+#include "agent/diagnose.h"
 #include "agent/edits.h"
 #include "agent/kb.h"
 #include "agent/llm.h"
 #include "agent/repair-internal.h"
 #include "agent/repair.h"
 #include "agent/search.h"
-#include "agent/diagnose.h"
 #include "agent/toolstack.h"
 #include "agent/trajectory.h"
 #include "common/conf.h"
