@@ -72,8 +72,8 @@ int tree_worktree_track_new(const char *dir, const char *const *paths, size_t n)
 /* The diff of a worktree against base's tree, untracked files included. */
 int tree_worktree_diff(git_repository *repo, const char *base, git_diff **ret);
 /* Checks a tree-relative path: not absolute, no "", ".", ".." or ".git"
- * component.  *ret_why (static text) says what is wrong. */
-int tree_path_check(const char *path, const char **ret_why);
+ * component.  *ret_error (static text) says what is wrong. */
+int tree_path_check(const char *path, const char **ret_error);
 /* Builds the snapshot repository of a plain folder. */
 int tree_snapshot_import(struct tree *t, const char *src, const char *scratch);
 
