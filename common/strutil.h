@@ -61,6 +61,16 @@ char *strdup_safe(const char *s); /* NULL stays NULL */
  * (the ones made stay set, for the caller's cleanup to free). */
 bool strdup_each(char **dst[], const char *const src[], size_t n);
 
+/* The error convention: a function that fails returns a negative errno
+ * and, when it can say more, a malloc'd message in a last parameter
+ * "char **ret_error" (set only on failure; "const char **" when the text
+ * is static).  A function that succeeds with a verdict (a mail not
+ * authenticated, a reply not kept, a bisected revision found good or bad)
+ * returns 0 and hands the verdict's explanation out in "ret_reason"
+ * instead, so that a caller never takes a verdict for a failure.  Library codes (libgit2,
+ * libssh2, curl, SQLite) are mapped to an errno before they leave the
+ * module that calls the library. */
+
 /* asprintf() as an expression, for "*ret_error = strdup_printf(...)":
  * NULL on ENOMEM. */
 char *strdup_printf(const char *fmt, ...) _printf_(1, 2);

@@ -131,7 +131,7 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 /* With --src the commit names the source's release (e.g. "v6.1.158" or
  * "6.1.158"), read from its top Makefile: an unknown commit is refused
  * rather than built under the wrong name. */
-static int check_src_commit(const char *src, const char *commit, char **ret_msg)
+static int check_src_commit(const char *src, const char *commit, char **ret_error)
 {
 	_cleanup_free_ char *mk = NULL, *path = NULL, *ver = NULL;
 	const char *fields[] = { "\nVERSION = ", "\nPATCHLEVEL = ", "\nSUBLEVEL = " };
@@ -139,15 +139,15 @@ static int check_src_commit(const char *src, const char *commit, char **ret_msg)
 	size_t len;
 
 	if (access(src, R_OK | X_OK) < 0)
-		return asprintf(ret_msg, "cannot open the source folder %s", src) < 0 ? -ENOMEM
-										    : -ENOTDIR;
+		return asprintf(ret_error, "cannot open the source folder %s", src) < 0 ? -ENOMEM
+										      : -ENOTDIR;
 	if (!commit)
 		return 0;
 	if (asprintf(&path, "%s/Makefile", src) < 0)
 		return -ENOMEM;
 	if (read_file_bounded(path, 1024 * 1024, &mk, &len) < 0)
-		return asprintf(ret_msg, "%s is not a kernel source tree", src) < 0 ? -ENOMEM
-										   : -ENOENT;
+		return asprintf(ret_error, "%s is not a kernel source tree", src) < 0 ? -ENOMEM
+										     : -ENOENT;
 	for (size_t i = 0; i < 3; i++) {
 		/* The fields start a line; the first may start the file. */
 		const char *p = strstr(mk, fields[i]), *val = NULL;
@@ -157,7 +157,7 @@ static int check_src_commit(const char *src, const char *commit, char **ret_msg)
 		else if (p)
 			val = p + strlen(fields[i]);
 		if (!val || sscanf(val, "%15[0-9]", parts[i]) != 1)
-			return asprintf(ret_msg, "%s/Makefile has no %s", src, fields[i] + 1) < 0
+			return asprintf(ret_error, "%s/Makefile has no %s", src, fields[i] + 1) < 0
 				       ? -ENOMEM
 				       : -ENOENT;
 	}
@@ -165,7 +165,7 @@ static int check_src_commit(const char *src, const char *commit, char **ret_msg)
 		return -ENOMEM;
 	if (streq(commit, ver) || (commit[0] == 'v' && streq(commit + 1, ver)))
 		return 0;
-	return asprintf(ret_msg, "unknown commit '%s': the source in %s is %s", commit, src,
+	return asprintf(ret_error, "unknown commit '%s': the source in %s is %s", commit, src,
 			ver) < 0
 		       ? -ENOMEM
 		       : -ENOENT;

@@ -218,9 +218,9 @@ bool intake_mail_wanted(const struct intake_mail *im)
 }
 
 /* Is the raw mail authenticated for its From: by one of the methods the
- * config word lists?  0 with *ret_why when not. */
+ * config word lists?  0 with *ret_reason when not. */
 static int authenticated(const struct config *cfg, const struct store_inbox *in,
-			 const char *methods_word, const char **ret_why)
+			 const char *methods_word, const char **ret_reason)
 {
 	_cleanup_(mail_auth_freep) struct mail_auth *a = NULL;
 	struct mail_auth_opts o;
@@ -228,29 +228,29 @@ static int authenticated(const struct config *cfg, const struct store_inbox *in,
 	int r;
 
 	if (mail_auth_methods_parse(methods_word, &methods) < 0) {
-		*ret_why = "the configured authentication is not dkim, authres or none";
+		*ret_reason = "the configured authentication is not dkim, authres or none";
 		return 0;
 	}
 	mail_auth_opts_from_config(cfg, &o);
 	r = mail_auth_check(in->payload, in->payload_len, &o, &a);
 	if (r < 0)
 		return r;
-	return mail_auth_from_ok(a, methods, ret_why) ? 1 : 0;
+	return mail_auth_from_ok(a, methods, ret_reason) ? 1 : 0;
 }
 
 /* syzbot's reports and test results become bugs and verdicts whose text
  * the model reads: only from syzbot's own domain, with its signature. */
 static int from_syzbot(const struct config *cfg, const struct intake_mail *im,
-		       const struct store_inbox *in, const char **ret_why)
+		       const struct store_inbox *in, const char **ret_reason)
 {
 	const char *methods = "dkim";
 
 	if (!im->from || !endswith(im->from, "@" SYZBOT_DOMAIN)) {
-		*ret_why = "not sent from syzbot's domain " SYZBOT_DOMAIN;
+		*ret_reason = "not sent from syzbot's domain " SYZBOT_DOMAIN;
 		return 0;
 	}
 	(void)config_get_string(cfg, "mail", NULL, "syzbot-auth", &methods);
-	return authenticated(cfg, in, methods, ret_why);
+	return authenticated(cfg, in, methods, ret_reason);
 }
 
 static int apply_report(struct store *s, const struct intake_mail *im,

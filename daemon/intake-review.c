@@ -183,7 +183,7 @@ static bool may_iterate(struct store *s, const struct config *cfg, const char *t
 }
 
 int intake_review_apply(struct store *s, const struct config *cfg,
-			const struct intake_review *r, int64_t *ret_bug, const char **ret_why)
+			const struct intake_review *r, int64_t *ret_bug, const char **ret_reason)
 {
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
@@ -195,27 +195,27 @@ int intake_review_apply(struct store *s, const struct config *cfg,
 	int e = -ENOENT;
 
 	*ret_bug = 0;
-	*ret_why = NULL;
+	*ret_reason = NULL;
 	for (size_t i = 0; e == -ENOENT && r->thread && r->thread[i]; i++) {
 		e = store_patch_find_by_message_id(s, r->thread[i], &p);
 		answered = r->thread[i];
 	}
 	if (e == -ENOENT) {
-		*ret_why = "a reply to no kfix patch";
+		*ret_reason = "a reply to no kfix patch";
 		return 0;
 	}
 	if (e < 0)
 		return e;
 	*ret_bug = p->bug_id;
 	if (from_kfix(cfg, r->from)) {
-		*ret_why = "kfix's own mail";
+		*ret_reason = "kfix's own mail";
 		return 0;
 	}
 	e = store_review_count(s, p->id, &count);
 	if (e < 0)
 		return e;
 	if (count >= REVIEWS_PER_PATCH_MAX) {
-		*ret_why = "too many replies on this patch version";
+		*ret_reason = "too many replies on this patch version";
 		return 0;
 	}
 	e = store_bug_get(s, p->bug_id, &b);
@@ -244,7 +244,7 @@ int intake_review_apply(struct store *s, const struct config *cfg,
 }
 
 int intake_review_forge(struct store *s, const struct intake_forge_review *r,
-			const char **ret_why)
+			const char **ret_reason)
 {
 	struct store_patch **ps = NULL;
 	_cleanup_free_ char *comments = NULL;
@@ -254,7 +254,7 @@ int intake_review_forge(struct store *s, const struct intake_forge_review *r,
 	size_t n = 0;
 	int e = store_patch_list(s, NULL, r->bug, 0, &ps, &n);
 
-	*ret_why = NULL;
+	*ret_reason = NULL;
 	for (size_t i = 0; e >= 0 && i < n; i++)
 		if (ps[i]->version == r->version)
 			patch = ps[i]->id;
@@ -262,14 +262,14 @@ int intake_review_forge(struct store *s, const struct intake_forge_review *r,
 	if (e < 0)
 		return e;
 	if (!patch) {
-		*ret_why = "a comment on a version kfix did not make";
+		*ret_reason = "a comment on a version kfix did not make";
 		return 0;
 	}
 	e = store_review_count(s, patch, &count);
 	if (e < 0)
 		return e;
 	if (count >= REVIEWS_PER_PATCH_MAX) {
-		*ret_why = "too many replies on this patch version";
+		*ret_reason = "too many replies on this patch version";
 		return 0;
 	}
 	e = comments_cut(r->comments, &comments);

@@ -34,16 +34,16 @@ void intake_review_free(struct intake_review *r);
 DEFINE_CLEANUP(struct intake_review, intake_review_free)
 
 /* Records the reply against the kfix patch its thread names.  *ret_bug:
- * the patch's bug, 0 when the thread names no kfix patch; *ret_why: a
+ * the patch's bug, 0 when the thread names no kfix patch; *ret_reason: a
  * static text when the reply was not kept. */
 int intake_review_apply(struct store *s, const struct config *cfg,
-			const struct intake_review *r, int64_t *ret_bug, const char **ret_why);
+			const struct intake_review *r, int64_t *ret_bug, const char **ret_reason);
 
 /* A review comment on a forge, on version `version` of the bug's patch
  * (branch kfix/BUG/vN), from a user the hook allows: kept like a mail
  * reply that asks for a new version.  key is unique per comment (a
  * replayed delivery counts once); thread says where to answer
- * ({"hook", "provider", "repo", "number", "project"}).  *ret_why: a static
+ * ({"hook", "provider", "repo", "number", "project"}).  *ret_reason: a static
  * text when the comment was not kept. */
 struct intake_forge_review {
 	int64_t bug;
@@ -52,7 +52,7 @@ struct intake_forge_review {
 	const json_t *thread;
 };
 int intake_review_forge(struct store *s, const struct intake_forge_review *r,
-			const char **ret_why);
+			const char **ret_reason);
 
 /* The trailers collected on the bug's versions up to version, as a JSON
  * array of {"key", "value"}, each pair once. */

@@ -124,7 +124,7 @@ static void progress(struct bisect *b, const char *fmt, ...)
 }
 
 /* Builds and runs one revision: good, bad or skip, and why. */
-static int try_revision(struct bisect *b, const char *commit, enum verdict *ret, char **ret_why,
+static int try_revision(struct bisect *b, const char *commit, enum verdict *ret, char **ret_reason,
 			bool *ret_infra)
 {
 	struct pipeline *p = &b->p;
@@ -142,7 +142,7 @@ static int try_revision(struct bisect *b, const char *commit, enum verdict *ret,
 	if (r == -ENOEXEC) {
 		b->infra = 0;
 		*ret = V_SKIP;
-		return asprintf(ret_why, "does not build") < 0 ? -ENOMEM : 0;
+		return asprintf(ret_reason, "does not build") < 0 ? -ENOMEM : 0;
 	}
 	if (r >= 0) {
 		r = p->ops.run(p, b->runs, &o);
@@ -159,7 +159,7 @@ static int try_revision(struct bisect *b, const char *commit, enum verdict *ret,
 					"built or run: the build or VM host is failing", b->infra);
 		*ret = V_SKIP;
 		*ret_infra = true;
-		return asprintf(ret_why, "could not be tested: %s",
+		return asprintf(ret_reason, "could not be tested: %s",
 				r < 0 ? strerror(-r) : "too few runs ended") < 0 ? -ENOMEM : 0;
 	}
 	b->infra = 0;
@@ -170,9 +170,9 @@ static int try_revision(struct bisect *b, const char *commit, enum verdict *ret,
 		*ret = V_GOOD;
 	repair_outcome_clear(&o);
 	if (*ret == V_SKIP)
-		return asprintf(ret_why, "another crash: %s", text ? text : "?") < 0 ? -ENOMEM : 0;
-	*ret_why = TAKE_PTR(text);
-	return *ret_why ? 0 : -ENOMEM;
+		return asprintf(ret_reason, "another crash: %s", text ? text : "?") < 0 ? -ENOMEM : 0;
+	*ret_reason = TAKE_PTR(text);
+	return *ret_reason ? 0 : -ENOMEM;
 }
 
 /* One revision's verdict: from bisect.json when it was tested before. */
@@ -217,8 +217,8 @@ static int test(struct bisect *b, const char *commit, const char *what, enum ver
 	return r < 0 ? job_fail(b->p.ctx, r, "%s: %s", b->st_path, strerror(-r)) : 0;
 }
 
-/* The good end; *ret_why says why there is none. */
-static int find_good(struct bisect *b, const char *given, char **ret_why)
+/* The good end; *ret_reason says why there is none. */
+static int find_good(struct bisect *b, const char *given, char **ret_reason)
 {
 	const char *cfg_good = NULL;
 	char oid[TREE_OID_HEX], tag[TREE_REF_MAX], below[TREE_OID_HEX];
@@ -231,13 +231,13 @@ static int find_good(struct bisect *b, const char *given, char **ret_why)
 		given = cfg_good;
 	if (given) {
 		if (tree_resolve(b->tree, given, oid) < 0 || tree_is_ancestor(b->tree, oid, b->bad) != 1)
-			return asprintf(ret_why, "the good revision %.60s is not an ancestor of the "
+			return asprintf(ret_reason, "the good revision %.60s is not an ancestor of the "
 					"base %.12s", given, b->bad) < 0 ? -ENOMEM : 0;
 		r = test(b, oid, "the good end", &v);
 		if (r < 0)
 			return r;
 		if (v != V_GOOD)
-			return asprintf(ret_why, "the good revision %.60s is %s", given,
+			return asprintf(ret_reason, "the good revision %.60s is %s", given,
 					v == V_BAD ? "bad too: the bug is older" :
 						     "untestable") < 0 ? -ENOMEM : 0;
 		snprintf(b->good_from, sizeof(b->good_from), "%s%.60s",
@@ -261,7 +261,7 @@ static int find_good(struct bisect *b, const char *given, char **ret_why)
 			snprintf(b->bad, sizeof(b->bad), "%s", oid);
 		snprintf(below, sizeof(below), "%s", oid);
 	}
-	return asprintf(ret_why, "no good revision: no release below %.12s that was tested "
+	return asprintf(ret_reason, "no good revision: no release below %.12s that was tested "
 			"good (give one with kfixctl bisect --good or [tree] bisect-good)",
 			b->bad) < 0 ? -ENOMEM : 0;
 }

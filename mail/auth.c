@@ -353,7 +353,7 @@ static bool any_aligned(const char *from, const char list[][AUTH_DOMAIN_MAX + 1]
 	return false;
 }
 
-bool mail_auth_from_ok(const struct mail_auth *a, unsigned methods, const char **ret_why)
+bool mail_auth_from_ok(const struct mail_auth *a, unsigned methods, const char **ret_reason)
 {
 	const char *why = NULL;
 
@@ -371,8 +371,8 @@ bool mail_auth_from_ok(const struct mail_auth *a, unsigned methods, const char *
 	else
 		why = "no DKIM signature of the From: domain verifies (and no trusted "
 		      "Authentication-Results says one did)";
-	if (ret_why)
-		*ret_why = why;
+	if (ret_reason)
+		*ret_reason = why;
 	return !why;
 }
 

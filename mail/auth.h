@@ -49,9 +49,9 @@ DEFINE_CLEANUP(struct mail_auth, mail_auth_free);
 /* Whether the mail's single From: mailbox is authenticated by one of
  * methods: a verified signature or trusted result for its domain or a
  * parent of it (DMARC's relaxed alignment).  A mail with several From:
- * mailboxes, or a Sender: other than From:, never is.  *ret_why says
+ * mailboxes, or a Sender: other than From:, never is.  *ret_reason says
  * why not (static text). */
-bool mail_auth_from_ok(const struct mail_auth *a, unsigned methods, const char **ret_why);
+bool mail_auth_from_ok(const struct mail_auth *a, unsigned methods, const char **ret_reason);
 /* s with CRLF line ends (bare LF made CRLF), as DKIM hashes a message;
  * NUL-terminated, NULL on ENOMEM. */
 char *mail_auth_crlf(const char *s, size_t len, size_t *ret_len);

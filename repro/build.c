@@ -290,7 +290,7 @@ static int journal_list(const char *src, char ***ret)
 
 /* Undoes the patches of this or an interrupted earlier build, newest
  * first.  The reverted files get a new mtime, so make rebuilds them. */
-static int journal_revert(const char *src, char **ret_msg)
+static int journal_revert(const char *src, char **ret_error)
 {
 	_cleanup_strv_ char **v = NULL;
 	_cleanup_free_ char *jdir = NULL;
@@ -304,8 +304,8 @@ static int journal_revert(const char *src, char **ret_msg)
 
 		r = patch_run(src, v[i - 1], true, false, &out);
 		if (r != 0) {
-			if (ret_msg)
-				*ret_msg = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
+			if (ret_error)
+				*ret_error = str_escape(out ? out : "", out ? strlen(out) : 0, 400);
 			return -EIO;
 		}
 		if (unlink(v[i - 1]) < 0)

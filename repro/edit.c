@@ -81,7 +81,7 @@ static int fail(char **ret_error, int r, size_t i, const char *path,
 }
 
 static int load_file(int rootfd, const char *path, bool create,
-		     struct edit_file *f, const char **ret_why)
+		     struct edit_file *f, const char **ret_error)
 {
 	_cleanup_close_ int dfd = -1, fd = -1;
 	const char *name;
@@ -90,11 +90,11 @@ static int load_file(int rootfd, const char *path, bool create,
 
 	r = open_parent(rootfd, path, &dfd, &name);
 	if (r == -ELOOP) {
-		*ret_why = "a folder on the path is a symlink or not a folder";
+		*ret_error = "a folder on the path is a symlink or not a folder";
 		return r;
 	}
 	if (r < 0) {
-		*ret_why = "folder does not exist";
+		*ret_error = "folder does not exist";
 		return r;
 	}
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -106,28 +106,28 @@ static int load_file(int rootfd, const char *path, bool create,
 		return f->data ? 0 : -ENOMEM;
 	}
 	if (fd < 0) {
-		*ret_why = errno == ELOOP ? "file is a symlink" :
-			   errno == ENOENT ? "file does not exist" :
+		*ret_error = errno == ELOOP ? "file is a symlink" :
+			     errno == ENOENT ? "file does not exist" :
 					     "cannot open file";
 		return negerrno();
 	}
 	if (create) {
-		*ret_why = "file already exists (an empty 'before' creates a new file)";
+		*ret_error = "file already exists (an empty 'before' creates a new file)";
 		return -EEXIST;
 	}
 	if (fstat(fd, &st) < 0)
 		return negerrno();
 	if (!S_ISREG(st.st_mode)) {
-		*ret_why = "not a regular file";
+		*ret_error = "not a regular file";
 		return -EINVAL;
 	}
 	if ((uint64_t)st.st_size > EDIT_FILE_MAX) {
-		*ret_why = "file is too large to edit";
+		*ret_error = "file is too large to edit";
 		return -EFBIG;
 	}
 	r = read_fd_bounded(fd, EDIT_FILE_MAX, &f->data, &f->len);
 	if (r < 0) {
-		*ret_why = "cannot read file";
+		*ret_error = "cannot read file";
 		return r;
 	}
 	f->path = path;

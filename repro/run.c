@@ -96,7 +96,7 @@ static int abs_path(const char *path, char **ret, char *dir, size_t n)
 }
 
 int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
-		      enum sandbox_kind sandbox, char **ret_msg)
+		      enum sandbox_kind sandbox, char **ret_error)
 {
 	_cleanup_strv_ char **argv = NULL, **boxed = NULL;
 	struct proc_opts po = PROC_OPTS_DEFAULT;
@@ -108,8 +108,8 @@ int run_compile_repro(const char *c_file, char *const *flags, const char *out_pa
 	int r;
 
 	if (sandbox_available(sandbox) < 0) {
-		*ret_msg = strdup("the sandbox for untrusted code (bwrap) is not installed: "
-				  "install bubblewrap, or set [build] sandbox = none");
+		*ret_error = strdup("the sandbox for untrusted code (bwrap) is not installed: "
+				    "install bubblewrap, or set [build] sandbox = none");
 		return -ENOENT;
 	}
 	/* the sandbox starts in out_dir: both paths absolute */
@@ -137,12 +137,12 @@ int run_compile_repro(const char *c_file, char *const *flags, const char *out_pa
 		return r;
 	if (pr.exit_code != 0 && pr.output && startswith(pr.output, "bwrap: ")) {
 		/* the sandbox did not start: not the reproducer's fault */
-		*ret_msg = str_escape(pr.output, strcspn(pr.output, "\n"), 500);
+		*ret_error = str_escape(pr.output, strcspn(pr.output, "\n"), 500);
 		proc_result_free(&pr);
 		return -EPERM;
 	}
 	if (pr.exit_code != 0) {
-		*ret_msg = str_escape(pr.output ? pr.output : "", pr.output_len, 2000);
+		*ret_error = str_escape(pr.output ? pr.output : "", pr.output_len, 2000);
 		proc_result_free(&pr);
 		return -EINVAL;
 	}

@@ -53,10 +53,10 @@ void run_result_free(struct run_result *r);
  * flags (syzbot gives some per bug), in the sandbox given: it sees its
  * own folder read-only and writes only out_path's folder, so an
  * #include of a host file finds nothing.  On a compiler error returns
- * -EINVAL with the compiler's message in *ret_msg; -ENOENT with a
+ * -EINVAL with the compiler's message in *ret_error; -ENOENT with a
  * message when the sandbox is not installed. */
 int run_compile_repro(const char *c_file, char *const *flags, const char *out_path,
-		      enum sandbox_kind sandbox, char **ret_msg);
+		      enum sandbox_kind sandbox, char **ret_error);
 
 /* syzbot's options for a syz reproducer (its "repro-opts"). */
 struct syz_opts {

@@ -31,8 +31,8 @@ struct ssh_target {
 
 /* Errors: -ECONNREFUSED/-EHOSTUNREACH/-ETIMEDOUT (network), -EPROTO
  * (handshake), -EKEYREJECTED (host key unknown or different), -EACCES
- * (authentication).  *ret_msg (when non-NULL) explains. */
-int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg);
+ * (authentication).  *ret_error (when non-NULL) explains. */
+int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_error);
 void ssh_free(struct ssh *s);
 DEFINE_CLEANUP(struct ssh, ssh_free);
 

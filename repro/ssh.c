@@ -39,13 +39,13 @@ static void ssh_global_init(void)
 	libssh2_init(0);
 }
 
-static void set_msg(char **ret_msg, const struct ssh_target *t, const char *what)
+static void set_msg(char **ret_error, const struct ssh_target *t, const char *what)
 {
-	if (!ret_msg)
+	if (!ret_error)
 		return;
-	free(*ret_msg);
-	if (asprintf(ret_msg, "%s@%s:%d: %s", t->user, t->host, t->port, what) < 0)
-		*ret_msg = NULL;
+	free(*ret_error);
+	if (asprintf(ret_error, "%s@%s:%d: %s", t->user, t->host, t->port, what) < 0)
+		*ret_error = NULL;
 }
 
 static int connect_with_timeout(int fd, const struct sockaddr *sa, socklen_t len,
@@ -105,7 +105,7 @@ static int tcp_connect(const char *host, int port, uint64_t timeout_usec, int *r
 
 /* Refuses any key that known_hosts does not list for this host (or, when
  * pinning, anywhere in the file): kfix never learns keys on first use. */
-static int verify_hostkey(LIBSSH2_SESSION *s, const struct ssh_target *t, char **ret_msg)
+static int verify_hostkey(LIBSSH2_SESSION *s, const struct ssh_target *t, char **ret_error)
 {
 	const struct hostkey_check c = {
 		.known_hosts = t->known_hosts,
@@ -124,15 +124,15 @@ static int verify_hostkey(LIBSSH2_SESSION *s, const struct ssh_target *t, char *
 		return r;
 	if (v == HOSTKEY_MATCH)
 		return 0;
-	if (ret_msg) {
-		free(*ret_msg);
-		*ret_msg = NULL;
-		(void)hostkey_message(&c, v, ret_msg);
+	if (ret_error) {
+		free(*ret_error);
+		*ret_error = NULL;
+		(void)hostkey_message(&c, v, ret_error);
 	}
 	return v == HOSTKEY_FAILURE ? -EPROTO : -EKEYREJECTED;
 }
 
-int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)
+int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_error)
 {
 	_cleanup_(ssh_freep) struct ssh *s = NULL;
 	uint64_t timeout = t->timeout_usec ? t->timeout_usec : 30 * 1000000ULL;
@@ -146,7 +146,7 @@ int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)
 	s->timeout_usec = timeout;
 	r = tcp_connect(t->host, t->port, timeout, &s->fd);
 	if (r < 0) {
-		set_msg(ret_msg, t, strerror(-r));
+		set_msg(ret_error, t, strerror(-r));
 		return r;
 	}
 	if (t->banner_timeout_usec > 0) {
@@ -154,7 +154,7 @@ int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)
 
 		r = poll(&p, 1, (int)(t->banner_timeout_usec / 1000));
 		if (r <= 0) {
-			set_msg(ret_msg, t, "no SSH banner");
+			set_msg(ret_error, t, "no SSH banner");
 			return r < 0 ? -errno : -ETIMEDOUT;
 		}
 	}
@@ -163,15 +163,15 @@ int ssh_connect(const struct ssh_target *t, struct ssh **ret, char **ret_msg)
 		return -ENOMEM;
 	libssh2_session_set_timeout(s->session, (long)(timeout / 1000));
 	if (libssh2_session_handshake(s->session, s->fd) != 0) {
-		set_msg(ret_msg, t, "SSH handshake failed");
+		set_msg(ret_error, t, "SSH handshake failed");
 		return -EPROTO;
 	}
-	r = verify_hostkey(s->session, t, ret_msg);
+	r = verify_hostkey(s->session, t, ret_error);
 	if (r < 0)
 		return r;
 	if (!t->key ||
 	    libssh2_userauth_publickey_fromfile(s->session, t->user, NULL, t->key, NULL) != 0) {
-		set_msg(ret_msg, t, "authentication failed");
+		set_msg(ret_error, t, "authentication failed");
 		return -EACCES;
 	}
 	*ret = TAKE_PTR(s);

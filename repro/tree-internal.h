@@ -58,22 +58,26 @@ int tree_fail_git(struct tree *t, int git_error, const char *fmt, ...)
 /* A malloc'd "what: libgit2 message" for the ret_error of folder functions. */
 char *tree_git_message(const char *fmt, ...) _printf_(1, 2);
 
-/* Resolves rev to a commit of repo. */
+/* Resolves rev to a commit of repo.  Like tree_open_worktree() and
+ * tree_worktree_diff(), it returns libgit2's code, not an errno: callers
+ * tell GIT_ENOTFOUND from GIT_EAMBIGUOUS, and tree_fail_git() appends
+ * libgit2's message. */
 int tree_lookup_commit(git_repository *repo, const char *rev,
 		       git_commit **ret);
 int tree_lookup_commit_t(struct tree *t, const char *rev, git_commit **ret);
-/* Opens a worktree created by tree_worktree_checkout. */
+/* Opens a worktree created by tree_worktree_checkout (a libgit2 code). */
 int tree_open_worktree(const char *dir, git_repository **ret);
 /* Adds files an edit or patch created to the worktree's index, so that
  * diffs and checkouts see them even where a .gitignore would hide them
  * (Debian's linux-source ignores every top-level entry).  A folder that
  * is not a worktree is left alone. */
 int tree_worktree_track_new(const char *dir, const char *const *paths, size_t n);
-/* The diff of a worktree against base's tree, untracked files included. */
+/* The diff of a worktree against base's tree, untracked files included
+ * (a libgit2 code). */
 int tree_worktree_diff(git_repository *repo, const char *base, git_diff **ret);
 /* Checks a tree-relative path: not absolute, no "", ".", ".." or ".git"
- * component.  *ret_why (static text) says what is wrong. */
-int tree_path_check(const char *path, const char **ret_why);
+ * component.  *ret_error (static text) says what is wrong. */
+int tree_path_check(const char *path, const char **ret_error);
 /* Builds the snapshot repository of a plain folder. */
 int tree_snapshot_import(struct tree *t, const char *src, const char *scratch);
 

@@ -11,7 +11,7 @@
 
 #define EDIT_PATH_MAX 4096
 
-int tree_path_check(const char *path, const char **ret_why)
+int tree_path_check(const char *path, const char **ret_error)
 {
 	const char *why = NULL, *p = path;
 
@@ -34,8 +34,8 @@ int tree_path_check(const char *path, const char **ret_why)
 		p = slash ? slash + 1 : NULL;
 	}
 	if (why) {
-		if (ret_why)
-			*ret_why = why;
+		if (ret_error)
+			*ret_error = why;
 		return -EPERM;
 	}
 	return 0;

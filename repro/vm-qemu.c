@@ -137,7 +137,7 @@ static int copy_kernel_locally(struct vm *vm, const char *kernel)
 	return host_run(vm, cmd, NULL, 0, NULL) == 0 ? 0 : -EACCES;
 }
 
-static int prepare_host(struct vm *vm, const char *kernel, char **ret_msg)
+static int prepare_host(struct vm *vm, const char *kernel, char **ret_error)
 {
 	_cleanup_free_ char *data = NULL, *cmd = NULL, *q = NULL, *out = NULL;
 	unsigned rnd = 0;
@@ -152,7 +152,7 @@ static int prepare_host(struct vm *vm, const char *kernel, char **ret_msg)
 		return r;
 	r = read_file_bounded(kernel, KERNEL_MAX, &data, &len);
 	if (r < 0)
-		return asprintf(ret_msg, "cannot read kernel %s: %s", kernel, strerror(-r)) < 0
+		return asprintf(ret_error, "cannot read kernel %s: %s", kernel, strerror(-r)) < 0
 			       ? -ENOMEM
 			       : r;
 	q = ssh_quote(vm->dir);
@@ -160,14 +160,14 @@ static int prepare_host(struct vm *vm, const char *kernel, char **ret_msg)
 		return -ENOMEM;
 	r = host_run(vm, cmd, data, len, &out);
 	if (r != 0)
-		return asprintf(ret_msg, "cannot copy the kernel to the VM host: %s",
+		return asprintf(ret_error, "cannot copy the kernel to the VM host: %s",
 				out ? out : "connection lost") < 0
 			       ? -ENOMEM
 			       : -EIO;
 	return 0;
 }
 
-static int connect_guest(struct vm *vm, uint64_t banner_usec, struct ssh **ret, char **ret_msg)
+static int connect_guest(struct vm *vm, uint64_t banner_usec, struct ssh **ret, char **ret_error)
 {
 	struct ssh_target g = {
 		.host = vm->o->ssh_host,
@@ -180,7 +180,7 @@ static int connect_guest(struct vm *vm, uint64_t banner_usec, struct ssh **ret, 
 		.banner_timeout_usec = banner_usec,
 	};
 
-	return ssh_connect(&g, ret, ret_msg);
+	return ssh_connect(&g, ret, ret_error);
 }
 
 /* What the console says of a boot that never reached SSH.  A kernel that
@@ -212,7 +212,7 @@ static char *console_story(const char *console, size_t len)
 /* Explains a VM that stopped or never answered, from qemu's own output
  * and whether the kernel printed anything. */
 static void boot_failure(struct vm *vm, bool exited, enum vm_failure *ret_failure,
-			 char **ret_msg)
+			 char **ret_error)
 {
 	_cleanup_free_ char *out = NULL, *cmd = NULL, *q = ssh_quote(vm->dir), *esc = NULL,
 			    *story = NULL;
@@ -233,17 +233,17 @@ static void boot_failure(struct vm *vm, bool exited, enum vm_failure *ret_failur
 	}
 	esc = str_escape(out ? out : "", out ? strlen(out) : 0, 300);
 	*ret_failure = console ? VM_NO_BOOT : VM_INFRA;
-	free(*ret_msg);
-	if (asprintf(ret_msg, "%s%s%s%s%s",
+	free(*ret_error);
+	if (asprintf(ret_error, "%s%s%s%s%s",
 		     exited ? "the VM stopped before guest SSH answered"
 			    : "guest SSH never answered",
 		     console ? "" : " (no console output)", esc && *esc ? ": " : "",
 		     esc ? esc : "", story ? story : "") < 0)
-		*ret_msg = NULL;
+		*ret_error = NULL;
 }
 
 static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **ret,
-		      enum vm_failure *ret_failure, char **ret_msg)
+		      enum vm_failure *ret_failure, char **ret_error)
 {
 	_cleanup_(qemu_stopp) struct vm *vm = NULL;
 	_cleanup_free_ char *cmd = NULL;
@@ -265,21 +265,21 @@ static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **r
 
 	*ret_failure = VM_INFRA;
 	if (!is_loopback(o->ssh_host))
-		return asprintf(ret_msg, "VM host %s: guests are reached through the VM host's "
+		return asprintf(ret_error, "VM host %s: guests are reached through the VM host's "
 				"loopback, which kfix supports only when the VM host is local",
 				o->ssh_host) < 0 ? -ENOMEM : -EOPNOTSUPP;
 	if (!o->image)
-		return asprintf(ret_msg, "[vm \"%s\"] has no image", o->name) < 0 ? -ENOMEM
-										 : -EINVAL;
+		return asprintf(ret_error, "[vm \"%s\"] has no image", o->name) < 0 ? -ENOMEM
+										   : -EINVAL;
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		return -ENOMEM;
 	vm->o = o;
 	vm->port = pick_port();
-	r = ssh_connect(&h, &vm->host, ret_msg);
+	r = ssh_connect(&h, &vm->host, ret_error);
 	if (r < 0)
 		return r;
-	r = prepare_host(vm, kernel, ret_msg);
+	r = prepare_host(vm, kernel, ret_error);
 	if (r < 0)
 		return r;
 	r = qemu_command(vm, &cmd);
@@ -287,13 +287,13 @@ static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **r
 		return r;
 	r = ssh_job_start(vm->host, cmd, &vm->job);
 	if (r < 0)
-		return asprintf(ret_msg, "cannot start qemu on the VM host") < 0 ? -ENOMEM : r;
+		return asprintf(ret_error, "cannot start qemu on the VM host") < 0 ? -ENOMEM : r;
 	deadline = clock_mono_usec() + o->boot_timeout_usec;
 	for (;;) {
 		_cleanup_free_ char *msg = NULL;
 
 		if (ssh_job_exited(vm->job)) {
-			boot_failure(vm, true, ret_failure, ret_msg);
+			boot_failure(vm, true, ret_failure, ret_error);
 			return -ECHILD;
 		}
 		r = connect_guest(vm, banner, &vm->guest, &msg);
@@ -304,11 +304,11 @@ static int qemu_start(const struct vm_opts *o, const char *kernel, struct vm **r
 		if (r == -EKEYREJECTED || r == -EACCES) {
 			/* The guest answered but refused us or showed another
 			 * key: retrying cannot help. */
-			*ret_msg = TAKE_PTR(msg);
+			*ret_error = TAKE_PTR(msg);
 			return r;
 		}
 		if (clock_mono_usec() > deadline) {
-			boot_failure(vm, false, ret_failure, ret_msg);
+			boot_failure(vm, false, ret_failure, ret_error);
 			return -ETIMEDOUT;
 		}
 		/* a refused connection costs little on the VM host: poll often,

@@ -34,7 +34,7 @@ struct vm_opts {
 int vm_opts_from_config(const struct config *cfg, const char *name, struct vm_opts *ret);
 void vm_opts_free(struct vm_opts *o);
 
-/* A boot failure's message (start's *ret_msg) holds this, then the
+/* A boot failure's message (start's *ret_error) holds this, then the
  * crash's title, when the kernel crashed while booting. */
 #define VM_BOOT_CRASH_STORY "the kernel crashed while booting: "
 
@@ -58,9 +58,9 @@ struct vm;
 struct vm_backend {
 	const char *name;
 	/* Starts a VM and waits for guest SSH.  On failure returns < 0 with
-	 * *ret_failure and *ret_msg set; the VM is already torn down. */
+	 * *ret_failure and *ret_error set; the VM is already torn down. */
 	int (*start)(const struct vm_opts *o, const char *kernel, struct vm **ret,
-		     enum vm_failure *ret_failure, char **ret_msg);
+		     enum vm_failure *ret_failure, char **ret_error);
 	int (*exec)(struct vm *vm, const char *cmd, const void *in, size_t in_len,
 		    uint64_t timeout_usec, struct vm_exec_result *ret);
 	/* True when the VM has stopped by itself (a panic with -no-reboot). */

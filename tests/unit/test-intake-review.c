@@ -94,17 +94,17 @@ static char *reply(const char *headers, const char *body)
 /* intake_review_new, then intake_review_apply when it kept something:
  * 1 when applied, 0 when not kept. */
 static int take(struct rfix *x, const char *raw, bool has_command, int64_t *ret_bug,
-		const char **ret_why)
+		const char **ret_reason)
 {
 	_cleanup_(mail_freep) struct mail *m = parse(raw);
 	struct intake_review *r = NULL;
 
 	*ret_bug = -1;
-	*ret_why = NULL;
+	*ret_reason = NULL;
 	assert_int_equal(intake_review_new(m, has_command, &r), 0);
 	if (!r)
 		return 0;
-	assert_int_equal(intake_review_apply(x->f.s, x->cfg, r, ret_bug, ret_why), 0);
+	assert_int_equal(intake_review_apply(x->f.s, x->cfg, r, ret_bug, ret_reason), 0);
 	intake_review_free(r);
 	return 1;
 }

@@ -705,9 +705,9 @@ static struct {
 } guest;
 
 static int guest_start(const struct vm_opts *o, const char *kernel, struct vm **ret,
-		       enum vm_failure *ret_failure, char **ret_msg)
+		       enum vm_failure *ret_failure, char **ret_error)
 {
-	(void)kernel, (void)ret_failure, (void)ret_msg;
+	(void)kernel, (void)ret_failure, (void)ret_error;
 	snprintf(guest.cmdline, sizeof(guest.cmdline), "%s", o->cmdline ? o->cmdline : "");
 	*ret = &guest_vm;
 	return 0;

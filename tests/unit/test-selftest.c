@@ -284,14 +284,14 @@ static struct {
 } fake;
 
 static int fake_start(const struct vm_opts *o, const char *kernel, struct vm **ret,
-		      enum vm_failure *ret_failure, char **ret_msg)
+		      enum vm_failure *ret_failure, char **ret_error)
 {
 	(void)kernel;
 	fake.boots++;
 	snprintf(fake.cmdline, sizeof(fake.cmdline), "%s", o->cmdline ? o->cmdline : "");
 	if (fake.failure != VM_OK) {
 		*ret_failure = fake.failure;
-		*ret_msg = strdup(fake.msg);
+		*ret_error = strdup(fake.msg);
 		return -EIO;
 	}
 	*ret = &fake_vm;
