@@ -76,8 +76,6 @@ struct llm {
 struct llm_response *llm_response_alloc(void);
 /* Parses a model's tool-call argument text into an object. */
 int llm_parse_arguments(const char *text, json_t **ret, char **ret_error);
-/* The old name of strdup_printf(), kept while udiff.c still uses it. */
-#define llm_errorf strdup_printf
 
 /* For llm-cassette.c, from llm.c: an empty struct llm, the provider of a
  * name (NULL if unknown), and ending a call (accounting, observer,

@@ -15,7 +15,6 @@
 
 #include "common/buf.h"
 #include "common/strutil.h"
-#include "llm-internal.h"
 #include "udiff-internal.h"
 
 static void hunk_clear(struct udiff_hunk *h)
@@ -260,7 +259,7 @@ int udiff_parse(const char *text, size_t len, struct udiff **ret, char **ret_err
 	if (!d)
 		return -ENOMEM;
 	if (len > UDIFF_MAX) {
-		*ret_error = llm_errorf("patch larger than %u bytes", UDIFF_MAX);
+		*ret_error = strdup_printf("patch larger than %u bytes", UDIFF_MAX);
 		return -E2BIG;
 	}
 	copy = strndup(text, len);
@@ -277,18 +276,18 @@ int udiff_parse(const char *text, size_t len, struct udiff **ret, char **ret_err
 		r = parse_line(&p, line);
 		if (r < 0) {
 			buf_free(&p.header);
-			*ret_error = llm_errorf("patch line %u: %s", p.lineno,
-						r == -E2BIG ? "too many files or hunks" : "malformed");
+			*ret_error = strdup_printf("patch line %u: %s", p.lineno,
+						   r == -E2BIG ? "too many files or hunks" : "malformed");
 			return r;
 		}
 	}
 	buf_free(&p.header);
 	if (p.h && (p.old_left || p.new_left)) {
-		*ret_error = llm_errorf("patch ends inside a hunk");
+		*ret_error = strdup_printf("patch ends inside a hunk");
 		return -EBADMSG;
 	}
 	if (d->n_files == 0) {
-		*ret_error = llm_errorf("no \"diff --git\" section in the patch");
+		*ret_error = strdup_printf("no \"diff --git\" section in the patch");
 		return -EBADMSG;
 	}
 	*ret = TAKE_PTR(d);
