@@ -43,6 +43,7 @@ static int parse_args(int argc, char **argv, const char **ret_fix, int64_t *ret_
 /* The files the developers' fix changes, from a patch file. */
 static int fix_files(const char *path, char ***ret)
 {
+	_cleanup_strv_ char **files = NULL;
 	_cleanup_free_ char *text = NULL;
 	size_t n;
 	int r;
@@ -52,13 +53,15 @@ static int fix_files(const char *path, char ***ret)
 		ctl_err("diagnose: cannot read %s: %s", path, strerror(-r));
 		return r;
 	}
-	r = diagnose_diff_files(text, ret);
-	if (r >= 0 && !(*ret)[0]) {
+	r = diagnose_diff_files(text, &files);
+	if (r < 0)
+		return r;
+	if (!files[0]) {
 		ctl_err("diagnose: %s changes no file (not a unified diff?)", path);
-		strv_free(*ret);
 		return -EINVAL;
 	}
-	return r;
+	*ret = TAKE_PTR(files);
+	return 0;
 }
 
 static void print(int64_t id, const struct diagnosis *d)

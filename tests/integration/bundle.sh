@@ -1,6 +1,7 @@
 #!/bin/bash
-# kfixctl bundle: a job's trajectory, report and manifest in a folder to
-# share, with nothing secret or personal left in it: the config's own
+# kfixctl diagnose and bundle.  diagnose reads a job's trajectory; bundle
+# puts the trajectory, report and manifest in a folder to share, with
+# nothing secret or personal left in it: the config's own
 # secrets (a literal and one read from a file), the API tokens of the
 # environment, credentials of every form the model or a tool could have
 # echoed, and people's addresses, wherever in an event they stand.
@@ -66,6 +67,7 @@ assert "git.example.org/x.git failed" in m["job"]["error"], m["job"]
 assert m["bug"]["title"] == "KASAN: use-after-free in msg_rcv", m["bug"]
 assert m["counts"]["events"] == 4 and m["counts"]["summary"]["llm_calls"] == 1, m["counts"]
 assert m["redactions"] >= 12, m["redactions"]
+assert m["diagnosis"]["family"] == "localisation" and m["diagnosis"]["event"] == 2, m["diagnosis"]
 assert sorted(m["files"]) == ["manifest.json", "report.txt", "trajectory.jsonl"], m["files"]
 assert [e["kind"] for e in ev] == ["run.start", "llm.call", "tool.build", "run.end"]
 assert ev[1]["tokens"] == {"in": 120, "out": 30}
@@ -90,3 +92,21 @@ sqlite3 "$T/state/kfix.db" "INSERT INTO jobs (id, bug_id, kind, state, attempts,
 ctl bundle --output "$T/d" 6 >/dev/null || fail "bundle of a job without trajectory"
 [ ! -s "$T/d/trajectory.jsonl" ] && [ -s "$T/d/manifest.json" ] || fail "empty trajectory"
 ok "refusals: an existing folder, a missing job, bad operands"
+
+# diagnose: the run asked the model for locations and got none
+ctl diagnose 5 > "$T/diag" || fail "diagnose: $(cat "$T/diag")"
+grep -q "^Failure: *localisation" "$T/diag" && grep -q "^Step: *localise (event 2)" "$T/diag" &&
+	grep -q "^Rerun from: *localise" "$T/diag" || fail "diagnose: $(cat "$T/diag")"
+printf 'diff --git a/ipc/msg.c b/ipc/msg.c\n--- a/ipc/msg.c\n+++ b/ipc/msg.c\n@@ -1 +1 @@\n-a\n+b\n' > "$T/fix"
+[ "$(ctl diagnose --fix "$T/fix" --json 5 | json_field 'j["recovery"]["directive"]')" != "" ] ||
+	fail "diagnose --json"
+ctl diagnose --fix "$T/fix" --json 5 | json_field 'j["recovery"]["directive"]' | grep -q "ipc/msg.c" ||
+	fail "the directive does not name the fixed file"
+set +e
+ctl diagnose 6 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "left no trajectory" "$T/err" || fail "no trajectory: rc $rc $(cat "$T/err")"
+ctl diagnose --fix "$T/nothing" 5 2>"$T/err"; [ $? = 2 ] || fail "a missing fix file: $(cat "$T/err")"
+ctl diagnose --fix "$T/report" 5 2>"$T/err"; [ $? = 2 ] && grep -q "changes no file" "$T/err" ||
+	fail "a fix that is no diff: $(cat "$T/err")"
+set -e
+ok "diagnose: the family, step, event and recovery; bad input refused"
