@@ -91,7 +91,7 @@ INTEGRATION_TESTS = \
 	tests/integration/metrics-jobs.sh \
 	tests/integration/pipeline.sh
 TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/integration/lib.sh tests/integration/notify.py \
+EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib-common.sh tests/integration/lib.sh tests/integration/notify.py \
 	tests/browser/dashboard.mjs tests/browser/flow.mjs tests/browser/package.json tests/browser/package-lock.json
 
 # BENCH_SHELL (shell benchmarks) is declared in Makefile.am.

@@ -1,24 +1,27 @@
 # Shared helpers for integration tests (sourced).  Each test gets a fresh
 # folder with its own config and state; everything started is stopped on
-# exit.
+# exit.  What the kernel tests share with these is in tests/lib-common.sh.
 set -eu
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
+. "$top_srcdir/tests/lib-common.sh"
+# a skip's reason goes to stderr here, to stdout in the kernel tests
+TEST_SKIP_FD=2
 KFIXD=$top_builddir/kfixd
 KFIXCTL=$top_builddir/kfixctl
-T=$(mktemp -d "${TMPDIR:-/tmp}/kfix-it.XXXXXX")
+T=$(test_tmp_make kfix-it)
 PIDS=""
 
+# KEEP=1 keeps $T to look at after a failure.
 cleanup() {
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null || true; done
-	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
-	[ -n "${KEEP:-}" ] || rm -rf "$T"
+	# shellcheck disable=SC2086 # PIDS is a list of numbers
+	test_cleanup KILL "${KEEP:-}" $PIDS
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-skip() { echo "SKIP: $*" >&2; exit 77; }
+fail() { test_fail "$@"; }
+skip() { test_skip "$@"; }
 ok() { echo "ok: $*"; }
 
 # write_config [extra lines]: a config with state and spool under $T;
@@ -38,8 +41,6 @@ CONF
 	[ $# -eq 0 ] || printf '%s\n' "$@" >> "$T/kfix.conf"
 }
 
-ctl() { "$KFIXCTL" -c "$T/kfix.conf" "$@"; }
-
 # start_kfixd: runs kfixd in the background, log in $T/kfixd.log.
 start_kfixd() {
 	STARTS=$(grep -c "kfixd .* started" "$T/kfixd.log" 2>/dev/null || true)
@@ -53,22 +54,6 @@ stop_kfixd() {
 	wait_for 30 sh -c "[ \$(grep -c 'kfixd .* started' '$T/kfixd.log') -gt ${STARTS:-0} ]" || true
 	kill -TERM "$KFIXD_PID"
 	wait "$KFIXD_PID" || fail "kfixd exited with $? on SIGTERM"
-}
-
-# wait_for SECONDS COMMAND...: polls every 0.1 s until COMMAND succeeds.
-wait_for() {
-	local n=$(($1 * 10)); shift
-	while [ "$n" -gt 0 ]; do
-		if "$@" >/dev/null 2>&1; then return 0; fi
-		sleep 0.1
-		n=$((n - 1))
-	done
-	return 1
-}
-
-# free_port: a TCP port on 127.0.0.1 that nothing listens on just now
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
 
 # spooled PATTERN [N]: a mail (or exactly N) matching *PATTERN.eml is in

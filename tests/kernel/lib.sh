@@ -2,15 +2,20 @@
 # the VM host, an initramfs with busybox and dropbear as the guest, the
 # shared base kernel from prepare.sh, and a kfix config tying them together.
 # Sourced by the test scripts; everything lives in $T (mktemp) and every
-# process started here is stopped by kt_cleanup.
+# process started here is stopped by kt_cleanup.  What the integration
+# tests share with these is in tests/lib-common.sh; the kt_ names stay,
+# since callers such as scripts/demo.sh redefine kt_skip.
 
 kt_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$kt_here/../lib-common.sh"
+# minutes-long tests: every message carries the time
+TEST_LOG_TIME=1
 KFIXCTL=${top_builddir:-.}/daemon/kfixctl
 [ -x "$KFIXCTL" ] || KFIXCTL=${top_builddir:-.}/kfixctl
 
-kt_log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
-kt_fail() { kt_log "FAIL: $*"; exit 1; }
-kt_skip() { echo "SKIP: $*"; exit 77; }
+kt_log() { test_log "$@"; }
+kt_fail() { test_fail "$@"; }
+kt_skip() { test_skip "$@"; }
 
 kt_require() {
 	[ "${KFIX_SKIP_KERNEL:-0}" = 1 ] && kt_skip "KFIX_SKIP_KERNEL=1"
@@ -27,23 +32,18 @@ kt_require() {
 }
 
 kt_setup_tmp() {
-	T=$(mktemp -d "${TMPDIR:-/tmp}/kfix-kernel.XXXXXX")
+	T=$(test_tmp_make kfix-kernel)
 	KT_PIDS=()
 	trap kt_cleanup EXIT
 }
 
+# KFIX_KEEP_TMP=1 keeps $T to look at after a failure.
 kt_cleanup() {
-	local p
 	[ -z "${KT_GIT:-}" ] || rm -f "$KT_SRC/.git"
-	for p in "${KT_PIDS[@]}"; do
-		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	[ -n "${KFIX_KEEP_TMP:-}" ] || rm -rf "$T"
+	test_cleanup TERM "${KFIX_KEEP_TMP:-}" "${KT_PIDS[@]}"
 }
 
-kt_free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+kt_free_port() { free_port; }
 
 # The VM host: sshd on 127.0.0.1 running as the current user, its own host
 # key, our key authorized.
@@ -70,11 +70,8 @@ CFG
 	/usr/sbin/sshd -D -e -f "$T/sshd_config" 2>"$T/sshd.log" &
 	SSHD_PID=$!
 	KT_PIDS+=("$SSHD_PID")
-	local i
-	for i in $(seq 50); do
-		if (exec 3<>/dev/tcp/127.0.0.1/$SSHD_PORT) 2>/dev/null; then break; fi
-		sleep 0.1
-	done
+	# a test that needs the host sees it refuse; others go on
+	wait_for 5 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' sshd-probe "$SSHD_PORT" || true
 	echo "[127.0.0.1]:$SSHD_PORT $(cut -d' ' -f1,2 "$T/sshd_host_key.pub")" > "$T/known_hosts"
 }
 
@@ -215,7 +212,7 @@ kt_setup() {
 
 # Runs kfixctl with the test config; JSON on stdout into $T/out.json.
 kt_kfixctl() {
-	"$KFIXCTL" -c "$T/kfix.conf" --json "$@" > "$T/out.json" 2> "$T/err.txt"
+	ctl --json "$@" > "$T/out.json" 2> "$T/err.txt"
 }
 
 kt_json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$T/out.json" "$1"; }
