@@ -123,6 +123,30 @@ csrf=$(code -b "$session" "$URL/ui/bugs/1" >/dev/null; sed -n 's/.*name="csrf" v
 	fail "a read session approved"
 ok "redirects, cookie flags, CSP, escaping, scopes"
 
+# a failed repair's page says why it failed: the gate that rejected
+# every candidate, its hostile reason escaped
+sqlite3 -cmd '.timeout 5000' "$T/state/kfix.db" "INSERT INTO jobs (id, bug_id, kind, state, attempts,
+	max_attempts, created) VALUES (900, 1, 'repair', 'failed', 1, 1, 0)"
+mkdir -p "$T/state/jobs/900"
+python3 - "$T/state/jobs/900/trajectory.jsonl" <<'PY'
+import json, sys
+diff = "diff --git a/mm/slub.c b/mm/slub.c\n--- a/mm/slub.c\n+++ b/mm/slub.c\n@@ -1 +1 @@\n-a\n+b\n"
+gate = {"accepted": False, "gates": [{"gate": "no-bypass", "verdict": "reject",
+                                      "reason": "<script>alert('gate')</script> removes the check"}]}
+ev = [{"id": 1, "step": "run", "kind": "run.start"},
+      {"id": 2, "step": "localise", "kind": "plan", "verdict": "new location", "input": {"file": "mm/slub.c"}},
+      {"id": 3, "step": "patch", "kind": "gate", "verdict": "rejected", "input": {"diff": diff}, "output": gate},
+      {"id": 4, "step": "patch", "kind": "observation", "verdict": "rejected", "output": {"result": "rejected"}},
+      {"id": 5, "step": "run", "kind": "run.end", "verdict": "gave-up"}]
+open(sys.argv[1], "w").write("".join(json.dumps(e) + "\n" for e in ev))
+PY
+[ "$(code -b "$session" "$URL/ui/jobs/900")" = 200 ] || fail "the failed job's page"
+grep -q 'id="diagnosis"' "$T/body" && grep -q "gates: every candidate was rejected by a gate" "$T/body" &&
+	grep -q "patch (event 3)" "$T/body" || fail "no diagnosis on the failed job's page"
+grep -q "&lt;script&gt;alert(&#39;gate&#39;)" "$T/body" && ! grep -q "<script>alert('gate')" "$T/body" ||
+	fail "the gate's reason not escaped"
+ok "a failed repair's page shows its diagnosis"
+
 # an admin session: the form token is needed, and must be this session's
 [ "$(code --data-urlencode "token=$ADMIN" "$URL/ui/login")" = 303 ] || fail "admin login"
 admin=$(header Set-Cookie); admin=${admin%%;*}
