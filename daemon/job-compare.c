@@ -102,11 +102,10 @@ static int fix_find(struct tree *t, const struct store_bug *b, const char *commi
 	return tree_log_grep(t, head, b->source_id, COMPARE_WALK_MAX, f->oid);
 }
 
-static int open_tree(struct job_ctx *ctx, const struct store_bug *b, struct tree **ret_t,
-		     const char **ret_head)
+static int open_tree(struct job_ctx *ctx, const struct store_bug *b, const struct tree_conf *tc,
+		     struct tree **ret_t, const char **ret_head)
 {
-	_cleanup_free_ char *path = NULL, *err = NULL;
-	const char *branch = "master";
+	_cleanup_free_ char *err = NULL;
 	int r;
 
 	r = source_open_tree(ctx->cfg, b->tree, ret_t, &err);
@@ -114,12 +113,11 @@ static int open_tree(struct job_ctx *ctx, const struct store_bug *b, struct tree
 		ctx->permanent = r == -ENOENT || r == -ENOTSUP;
 		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
 	}
-	if (config_get_path(ctx->cfg, "tree", b->tree, "path", &path) >= 0) {
+	if (tc->path) {
 		*ret_head = "HEAD";
 		return 0;
 	}
-	config_get_string(ctx->cfg, "tree", b->tree, "branch", &branch);
-	*ret_head = branch;
+	*ret_head = tc->branch;
 	r = tree_fetch(*ret_t, NULL, COMPARE_FETCH_TIMEOUT, NULL, NULL);
 	return r < 0 ? job_fail(ctx, r, "tree %s: fetch: %s", b->tree, tree_error(*ret_t)) : 0;
 }
@@ -263,8 +261,10 @@ static int job_compare_run(struct job_ctx *ctx)
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	_cleanup_(fix_clear) struct fix f = {};
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_tree_ struct tree *t = NULL;
 	_cleanup_json_ json_t *args = NULL;
+	_cleanup_free_ char *err = NULL;
 	const char *head = NULL, *by;
 	json_error_t jerr;
 	int r;
@@ -285,7 +285,10 @@ static int job_compare_run(struct job_ctx *ctx)
 	}
 	if (job_step_passed(ctx, STEP_DONE))
 		return (ctx->result = strdup("{\"recorded\": true}")) ? 0 : -ENOMEM;
-	r = open_tree(ctx, b, &t, &head);
+	r = tree_conf_from_config(ctx->cfg, b->tree, &tc, &err);
+	if (r < 0)
+		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
+	r = open_tree(ctx, b, &tc, &t, &head);
 	if (r < 0)
 		return r;
 	r = fix_find(t, b, json_get_str(args, "commit"), head, &f);
