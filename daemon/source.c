@@ -37,6 +37,7 @@ void tree_conf_done(struct tree_conf *t)
 	free(t->push_token);
 	free(t->push_ssh_key);
 	free(t->push_known_hosts);
+	free(t->cache_dir);
 	strv_free(t->allow_commands);
 	*t = (struct tree_conf){ 0 };
 }
@@ -84,6 +85,8 @@ int tree_conf_from_config(const struct config *c, const char *name, struct tree_
 		r = tree_conf_path(c, n, "push-known-hosts", &t.push_known_hosts);
 	if (r >= 0)
 		r = config_get_list(c, "tree", n, "allow-commands", &t.allow_commands);
+	if (r >= 0)
+		r = config_get_path(c, "kfix", NULL, "cache-dir", &t.cache_dir);
 	if (r < 0) {
 		if (ret_error)
 			*ret_error = errorf("tree '%s': %s", n, strerror(-r));
@@ -115,10 +118,9 @@ static bool has_git(const char *dir)
 	return asprintf(&git, "%s/.git", dir) >= 0 && access(git, F_OK) == 0;
 }
 
-static int open_tree(const struct config *cfg, const char *name, const struct tree_conf *tc,
-		     struct tree **ret, char **ret_error)
+static int open_tree(const char *name, const struct tree_conf *tc, struct tree **ret,
+		     char **ret_error)
 {
-	_cleanup_free_ char *cache = NULL;
 	int r;
 
 	if (tc->path) {
@@ -136,10 +138,7 @@ static int open_tree(const struct config *cfg, const char *name, const struct tr
 		*ret_error = errorf("tree '%s' is not configured", name);
 		return -ENOENT;
 	}
-	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0)
-		return r;
-	r = tree_open_mirror(cache, name, tc->url, ret);
+	r = tree_open_mirror(tc->cache_dir, name, tc->url, ret);
 	if (r < 0)
 		*ret_error = errorf("tree %s: %s", name, tree_error(NULL));
 	return r;
@@ -154,19 +153,17 @@ int source_open_tree(const struct config *cfg, const char *name,
 	r = tree_conf_from_config(cfg, name, &tc, ret_error);
 	if (r < 0)
 		return r;
-	return open_tree(cfg, name, &tc, ret, ret_error);
+	return open_tree(name, &tc, ret, ret_error);
 }
 
-static int checkout_mirror(const struct config *cfg, const char *name,
-			   const struct tree_conf *tc, const char *rev, struct source *s,
-			   char **ret_error)
+static int checkout_mirror(const char *name, const struct tree_conf *tc, const char *rev,
+			   struct source *s, char **ret_error)
 {
 	_cleanup_tree_ struct tree *t = NULL;
-	_cleanup_free_ char *cache = NULL;
 	const char *branch = tc->branch;
 	int r;
 
-	r = open_tree(cfg, name, tc, &t, ret_error);
+	r = open_tree(name, tc, &t, ret_error);
 	if (r < 0)
 		return r;
 	if (!rev || tree_resolve(t, rev, s->base) < 0) {
@@ -181,8 +178,7 @@ static int checkout_mirror(const struct config *cfg, const char *name,
 		*ret_error = errorf("tree %s: %s", name, tree_error(t));
 		return r;
 	}
-	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0 || asprintf(&s->dir, "%s/worktrees/%s", cache, name) < 0)
+	if (asprintf(&s->dir, "%s/worktrees/%s", tc->cache_dir, name) < 0)
 		return -ENOMEM;
 	r = tree_worktree_checkout(t, s->dir, s->base, s->base);
 	if (r < 0)
@@ -312,7 +308,7 @@ int source_checkout(const struct config *cfg, const char *name, const char *rev,
 		return r;
 	path = tc.path;
 	if (!path) {
-		r = checkout_mirror(cfg, name, &tc, rev, &s, ret_error);
+		r = checkout_mirror(name, &tc, rev, &s, ret_error);
 		if (r < 0) {
 			source_clear(&s);
 			return r;

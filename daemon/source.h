@@ -42,6 +42,7 @@ struct tree_conf {
 	const char *bisect_good;
 	int64_t bisect_runs;
 	int64_t bisect_releases;
+	char *cache_dir;		/* [kfix] cache-dir: where the mirror lives */
 };
 
 /* An unconfigured name reads as the schema's defaults, with neither url
