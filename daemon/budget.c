@@ -18,28 +18,36 @@
 #define DAY_SECONDS 86400
 #define WAIT_KEY "budget.day-spent-until"
 
-static int cost_get(const struct config *cfg, const char *key, double *ret)
+/* An unset or empty cost is no limit. */
+static int cost_parse(const char *v, double *ret)
 {
-	const char *v = NULL;
 	char *end;
+	double d;
 
-	*ret = 0;
-	if (config_get_string(cfg, "kfix", NULL, key, &v) < 0 || !v || !*v)
+	if (!v || !*v) {
+		*ret = 0;
 		return 0;
-	*ret = strtod(v, &end);
-	return *end || *ret < 0 ? -EINVAL : 0;
+	}
+	d = strtod(v, &end);
+	if (*end || d < 0)
+		return -EINVAL;
+	*ret = d;
+	return 0;
 }
 
 int budget_limits_get(const struct config *cfg, struct budget_limits *ret)
 {
 	struct budget_limits l = { 0 };
+	const char *day_cost = NULL, *bug_cost = NULL;
 	int r;
 
-	config_get_int(cfg, "kfix", NULL, "llm-day-tokens", &l.day_tokens);
-	config_get_int(cfg, "kfix", NULL, "llm-bug-tokens", &l.bug_tokens);
-	r = cost_get(cfg, "llm-day-cost", &l.day_cost);
+	(void)config_get_int(cfg, "kfix", NULL, "llm-day-tokens", &l.day_tokens);
+	(void)config_get_int(cfg, "kfix", NULL, "llm-bug-tokens", &l.bug_tokens);
+	(void)config_get_string(cfg, "kfix", NULL, "llm-day-cost", &day_cost);
+	(void)config_get_string(cfg, "kfix", NULL, "llm-bug-cost", &bug_cost);
+	r = cost_parse(day_cost, &l.day_cost);
 	if (r >= 0)
-		r = cost_get(cfg, "llm-bug-cost", &l.bug_cost);
+		r = cost_parse(bug_cost, &l.bug_cost);
 	if (r < 0)
 		return r;
 	*ret = l;

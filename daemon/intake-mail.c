@@ -17,6 +17,7 @@
 #include "mail/auth.h"
 #include "mail/compose.h"
 #include "mail/parse.h"
+#include "source.h"
 #include "store.h"
 #include "syztest.h"
 
@@ -238,19 +239,32 @@ static int authenticated(const struct config *cfg, const struct store_inbox *in,
 	return mail_auth_from_ok(a, methods, ret_reason) ? 1 : 0;
 }
 
+/* The [mail] keys one applied mail reads. */
+struct intake_mail_conf {
+	const char *from;	 /* NULL: no bot identity */
+	const char *syzbot_auth;
+};
+
+static void intake_mail_conf_from_config(const struct config *cfg, struct intake_mail_conf *ret)
+{
+	struct intake_mail_conf mc = { 0 };
+
+	(void)config_get_string(cfg, "mail", NULL, "from", &mc.from);
+	(void)config_get_string(cfg, "mail", NULL, "syzbot-auth", &mc.syzbot_auth);
+	*ret = mc;
+}
+
 /* syzbot's reports and test results become bugs and verdicts whose text
  * the model reads: only from syzbot's own domain, with its signature. */
-static int from_syzbot(const struct config *cfg, const struct intake_mail *im,
-		       const struct store_inbox *in, const char **ret_reason)
+static int from_syzbot(const struct config *cfg, const struct intake_mail_conf *mc,
+		       const struct intake_mail *im, const struct store_inbox *in,
+		       const char **ret_reason)
 {
-	const char *methods = "dkim";
-
 	if (!im->from || !endswith(im->from, "@" SYZBOT_DOMAIN)) {
 		*ret_reason = "not sent from syzbot's domain " SYZBOT_DOMAIN;
 		return 0;
 	}
-	(void)config_get_string(cfg, "mail", NULL, "syzbot-auth", &methods);
-	return authenticated(cfg, in, methods, ret_reason);
+	return authenticated(cfg, in, mc->syzbot_auth, ret_reason);
 }
 
 static int apply_report(struct store *s, const struct intake_mail *im,
@@ -271,18 +285,18 @@ static int apply_report(struct store *s, const struct intake_mail *im,
 /* The polite answer to #kfix commands from a sender who may not give
  * them: queued once per sender and tree (the outbox key is the refusal
  * key, so later mails from the same sender add nothing). */
-static int queue_refusal(struct store *s, const struct config *cfg,
+static int queue_refusal(struct store *s, const struct intake_mail_conf *mc,
 			 const struct store_inbox *in, const struct store_bug *b)
 {
 	_cleanup_(mail_freep) struct mail *m = NULL;
 	_cleanup_free_ char *key = NULL, *msg = NULL, *err = NULL;
-	const char *from = NULL, *tree = b->tree ? b->tree : "-";
+	const char *from = mc->from, *tree = b->tree ? b->tree : "-";
 	char mid[256], dom[128] = "kfix.invalid";
 	const char *at;
 	uint64_t h = 1469598103934665603ULL;
 	int r;
 
-	if (config_get_string(cfg, "mail", NULL, "from", &from) < 0)
+	if (!from)
 		return 0; /* no bot identity: nobody to answer as */
 	r = mail_parse(in->payload, in->payload_len, in->payload_len + 1, &m, &err);
 	if (r < 0)
@@ -341,6 +355,7 @@ static int apply_test_result(struct store *s, const struct intake_mail *im,
 }
 
 static int apply_command(struct store *s, const struct config *cfg,
+			 const struct intake_mail_conf *mc,
 			 const struct intake_mail *im, const struct store_inbox *in)
 {
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
@@ -368,10 +383,12 @@ static int apply_command(struct store *s, const struct config *cfg,
 		return r;
 	/* a From: line is what the sender typed: the mail must prove it */
 	if (b->tree) {
-		const char *methods = "dkim", *why = NULL;
+		_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
+		const char *why = NULL;
 
-		(void)config_get_string(cfg, "tree", b->tree, "command-auth", &methods);
-		r = authenticated(cfg, in, methods, &why);
+		r = tree_conf_from_config(cfg, b->tree, &tc, NULL);
+		if (r >= 0)
+			r = authenticated(cfg, in, tc.command_auth, &why);
 		if (r < 0)
 			return r;
 		if (r == 0) {
@@ -385,7 +402,7 @@ static int apply_command(struct store *s, const struct config *cfg,
 	}
 	/* the [tree] allow-commands list decides who may command */
 	if (!b->tree || !mail_sender_allowed(cfg, b->tree, im->from)) {
-		r = queue_refusal(s, cfg, in, b);
+		r = queue_refusal(s, mc, in, b);
 		if (r < 0)
 			return r;
 		return store_inbox_set_state(s, in->id, "ignored", b->id,
@@ -401,15 +418,15 @@ static int apply_command(struct store *s, const struct config *cfg,
 }
 
 /* kfix's own patch mail: sent as [mail] from, or a Message-ID of a patch. */
-static bool own_patch(struct store *s, const struct config *cfg,
+static bool own_patch(struct store *s, const struct intake_mail_conf *mc,
 		      const struct intake_mail *im)
 {
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
-	const char *from = NULL, *lt;
+	const char *from = mc->from, *lt;
 
 	if (im->message_id && store_patch_find_by_message_id(s, im->message_id, &p) >= 0)
 		return true;
-	if (!im->from || config_get_string(cfg, "mail", NULL, "from", &from) < 0)
+	if (!im->from || !from)
 		return false;
 	lt = strrchr(from, '<');
 	if (lt)
@@ -418,13 +435,13 @@ static bool own_patch(struct store *s, const struct config *cfg,
 	return strcasecmp(from, im->from) == 0;
 }
 
-static int apply_other_patch(struct store *s, const struct config *cfg,
+static int apply_other_patch(struct store *s, const struct intake_mail_conf *mc,
 			     const struct intake_mail *im, const struct store_inbox *in)
 {
 	int64_t first = 0;
 	int r = 0;
 
-	if (own_patch(s, cfg, im))
+	if (own_patch(s, mc, im))
 		return store_inbox_set_state(s, in->id, "ignored", 0, "kfix's own patch");
 	for (size_t i = 0; im->patch_extids[i] && r >= 0; i++) {
 		_cleanup_(store_bug_freep) struct store_bug *b = NULL;
@@ -453,9 +470,12 @@ static int apply_other_patch(struct store *s, const struct config *cfg,
 int intake_mail_apply(struct store *s, const struct config *cfg,
 		      const struct intake_mail *im, const struct store_inbox *in)
 {
+	struct intake_mail_conf mc;
+
+	intake_mail_conf_from_config(cfg, &mc);
 	if (im->bug.source_id || im->test != MAIL_TEST_NONE) {
 		const char *why = NULL;
-		int r = from_syzbot(cfg, im, in, &why);
+		int r = from_syzbot(cfg, &mc, im, in, &why);
 
 		if (r < 0)
 			return r;
@@ -478,8 +498,8 @@ int intake_mail_apply(struct store *s, const struct config *cfg,
 						     why ? why : "review");
 	}
 	if (im->command)
-		return apply_command(s, cfg, im, in);
+		return apply_command(s, cfg, &mc, im, in);
 	if (im->patch_extids)
-		return apply_other_patch(s, cfg, im, in);
+		return apply_other_patch(s, &mc, im, in);
 	return store_inbox_set_state(s, in->id, "ignored", 0, im->ignore_why);
 }

@@ -154,11 +154,13 @@ int intake_review_new(const struct mail *m, bool has_command, struct intake_revi
 	return 0;
 }
 
-static bool from_kfix(const struct config *cfg, const char *from)
+/* The [mail] key a review reads: kfix's own address, NULL when unset. */
+static const char *review_own_from_config(const struct config *cfg)
 {
 	const char *own = NULL;
 
-	return config_get_string(cfg, "mail", NULL, "from", &own) >= 0 && names_sender(own, from);
+	(void)config_get_string(cfg, "mail", NULL, "from", &own);
+	return own;
 }
 
 /* Who may ask for a new version: the tree's allowed senders, and the
@@ -189,7 +191,7 @@ int intake_review_apply(struct store *s, const struct config *cfg,
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 	_cleanup_free_ char *trailers = NULL;
 	struct store_review v;
-	const char *answered = NULL;
+	const char *answered = NULL, *own = review_own_from_config(cfg);
 	int64_t count = 0, id = 0;
 	bool created = false;
 	int e = -ENOENT;
@@ -207,7 +209,7 @@ int intake_review_apply(struct store *s, const struct config *cfg,
 	if (e < 0)
 		return e;
 	*ret_bug = p->bug_id;
-	if (from_kfix(cfg, r->from)) {
+	if (own && names_sender(own, r->from)) {
 		*ret_reason = "kfix's own mail";
 		return 0;
 	}

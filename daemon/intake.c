@@ -24,6 +24,7 @@
 #include "front-internal.h"
 #include "intake-review.h"
 #include "mailq.h"
+#include "source.h"
 #include "store.h"
 #include "upstream.h"
 
@@ -98,12 +99,14 @@ static char *watched_tree(const struct front *f, const char *repo, const char *r
 	    config_subsections(f->cfg, "tree", &trees) < 0)
 		return NULL;
 	for (size_t i = 0; trees && trees[i]; i++) {
-		const char *url = NULL, *branch = "master";
+		_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
+		const char *url, *branch;
 		size_t ul;
 
-		if (config_get_string(f->cfg, "tree", trees[i], "url", &url) < 0)
+		if (tree_conf_from_config(f->cfg, trees[i], &tc, NULL) < 0 || !tc.url)
 			continue;
-		config_get_string(f->cfg, "tree", trees[i], "branch", &branch);
+		url = tc.url;
+		branch = tc.branch;
 		ul = strlen(url);
 		while (ul > 0 && url[ul - 1] == '/')
 			ul--;

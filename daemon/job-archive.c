@@ -84,12 +84,38 @@ static int on_message(const struct mail *m, const char *raw, size_t len,
 	return r;
 }
 
-static bool start_at_head(const struct config *cfg, const char *name)
-{
-	const char *start = "head";
+/* An [archive "NAME"] section and where its mirrors live. */
+struct archive_conf {
+	const char *url; /* NULL: not configured */
+	int64_t max_messages;
+	bool start_at_head;
+	uint64_t poll_interval_usec;
+	char *cache_dir;
+};
 
+static void archive_conf_done(struct archive_conf *c)
+{
+	free(c->cache_dir);
+	*c = (struct archive_conf){ 0 };
+}
+
+static int archive_conf_from_config(const struct config *cfg, const char *name,
+				    struct archive_conf *ret)
+{
+	struct archive_conf c = { 0 };
+	const char *start = NULL;
+	int r;
+
+	(void)config_get_string(cfg, "archive", name, "url", &c.url);
+	(void)config_get_int(cfg, "archive", name, "max-messages", &c.max_messages);
 	(void)config_get_string(cfg, "archive", name, "start", &start);
-	return streq(start, "head");
+	(void)config_get_duration(cfg, "archive", name, "poll-interval", &c.poll_interval_usec);
+	c.start_at_head = streq_ptr(start, "head");
+	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &c.cache_dir);
+	if (r < 0)
+		return r;
+	*ret = c;
+	return 0;
 }
 
 /* A new archive followed from its head: the list's history holds nothing
@@ -118,12 +144,10 @@ static int job_archive_poll_run(struct job_ctx *ctx)
 {
 	_cleanup_json_ json_t *args = NULL;
 	_cleanup_(inbox_freep) struct inbox *ib = NULL;
-	_cleanup_free_ char *cache = NULL, *dir = NULL, *pos = NULL, *newpos = NULL,
-			    *err = NULL;
+	_cleanup_free_ char *dir = NULL, *pos = NULL, *newpos = NULL, *err = NULL;
+	_cleanup_(archive_conf_done) struct archive_conf ac = { 0 };
 	struct poll_state st = { .ctx = ctx };
-	const char *url = NULL;
 	char hex[AUTH_SHA256_HEX_LEN + 1];
-	int64_t max = 1000;
 	json_error_t jerr;
 	int r, n = 0;
 
@@ -134,26 +158,26 @@ static int job_archive_poll_run(struct job_ctx *ctx)
 		ctx->permanent = true;
 		return job_fail(ctx, -EINVAL, "archive-poll job without {\"archive\": NAME}");
 	}
-	if (config_get_string(ctx->cfg, "archive", st.name, "url", &url) < 0) {
+	r = archive_conf_from_config(ctx->cfg, st.name, &ac);
+	if (r < 0)
+		return r;
+	if (!ac.url) {
 		ctx->permanent = true;
 		return job_fail(ctx, -ENOENT, "archive '%s' is not configured", st.name);
 	}
-	config_get_int(ctx->cfg, "archive", st.name, "max-messages", &max);
 	/* the mirror is the URL's: a section renamed or pointed elsewhere
 	 * must not read another archive's messages */
-	r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r >= 0)
-		r = auth_hmac_sha256_hex("kfix-archive", NULL, url, strlen(url), hex);
-	if (r < 0 || asprintf(&dir, "%s/archives/%s-%.16s", cache, st.name, hex) < 0)
+	r = auth_hmac_sha256_hex("kfix-archive", NULL, ac.url, strlen(ac.url), hex);
+	if (r < 0 || asprintf(&dir, "%s/archives/%s-%.16s", ac.cache_dir, st.name, hex) < 0)
 		return r < 0 ? r : -ENOMEM;
 	if (store_kv_get(ctx->store, st.pos_key, &pos) == -ENOMEM)
 		return -ENOMEM;
-	r = inbox_open(url, dir, &ib, &err);
+	r = inbox_open(ac.url, dir, &ib, &err);
 	if (r < 0)
 		return job_fail(ctx, r, "archive %s: %s", st.name, err ? err : strerror(-r));
-	if (!pos && start_at_head(ctx->cfg, st.name))
+	if (!pos && ac.start_at_head)
 		return archive_start_at_head(ctx, &st, ib);
-	r = inbox_poll(ib, pos, (int)max, on_message, &st, &newpos, &n, &err);
+	r = inbox_poll(ib, pos, (int)ac.max_messages, on_message, &st, &newpos, &n, &err);
 	/* messages that were skipped (nothing for kfix) move the position
 	 * too; what was taken already moved it */
 	if (newpos && !streq_ptr(newpos, pos)) {
@@ -235,14 +259,17 @@ static int queue_poll(struct store *s, const char *name, int64_t now)
 static int poll_due(const struct config *cfg, struct store *store, const char *name,
 		    int64_t *ret_sec)
 {
-	uint64_t interval = 300000000;
+	_cleanup_(archive_conf_done) struct archive_conf ac = { 0 };
 	char key[128];
+	int r;
 
 	if (strlen(name) > ARCHIVE_NAME_MAX || strchr(name, '/') ||
 	    kv_key(key, sizeof(key), name, "queued") < 0 || poll_pending(store, name))
 		return -ENOENT;
-	config_get_duration(cfg, "archive", name, "poll-interval", &interval);
-	*ret_sec = kv_int(store, key) + (int64_t)(interval / 1000000);
+	r = archive_conf_from_config(cfg, name, &ac);
+	if (r < 0)
+		return r;
+	*ret_sec = kv_int(store, key) + (int64_t)(ac.poll_interval_usec / 1000000);
 	return 0;
 }
 

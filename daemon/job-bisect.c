@@ -55,6 +55,7 @@ struct bisect {
 	char **good, **skip;
 	char good_from[TREE_REF_MAX + 32];
 	double t0;
+	struct jobs_conf jobs; /* read before the pipeline opens: a failure records too */
 };
 
 static void bisect_clear(struct bisect *b)
@@ -220,14 +221,12 @@ static int test(struct bisect *b, const char *commit, const char *what, enum ver
 /* The good end; *ret_reason says why there is none. */
 static int find_good(struct bisect *b, const char *given, char **ret_reason)
 {
-	const char *cfg_good = NULL;
+	const char *cfg_good = b->p.tree.bisect_good;
 	char oid[TREE_OID_HEX], tag[TREE_REF_MAX], below[TREE_OID_HEX];
-	int64_t releases = 3;
 	enum verdict v;
 	int r;
 
-	if (!given && config_get_string(b->p.ctx->cfg, "tree", b->p.bug->tree, "bisect-good",
-					&cfg_good) >= 0)
+	if (!given && cfg_good)
 		given = cfg_good;
 	if (given) {
 		if (tree_resolve(b->tree, given, oid) < 0 || tree_is_ancestor(b->tree, oid, b->bad) != 1)
@@ -244,9 +243,8 @@ static int find_good(struct bisect *b, const char *given, char **ret_reason)
 			 given == cfg_good ? "[tree] bisect-good " : "--good ", given);
 		return strv_push(&b->good, oid);
 	}
-	config_get_int(b->p.ctx->cfg, "tree", b->p.bug->tree, "bisect-releases", &releases);
 	snprintf(below, sizeof(below), "%s", b->bad);
-	for (int64_t i = 0; i < releases; i++) {
+	for (int64_t i = 0; i < b->p.tree.bisect_releases; i++) {
 		if (tree_release_below(b->tree, below, tag, oid) < 0)
 			break;
 		r = test(b, oid, tag, &v);
@@ -380,12 +378,12 @@ static json_t *result(struct bisect *b, const struct tree_bisect_step *s, const 
 
 /* The event (bisect.done, or bisect.failed after the last attempt), the
  * job's step and the repair after it, all or nothing. */
-static int record(struct job_ctx *ctx, const char *kind, json_t *detail, const char *repair)
+static int record(struct job_ctx *ctx, const struct jobs_conf *jc, const char *kind,
+		  json_t *detail, const char *repair)
 {
-	int64_t attempts = 3;
+	int64_t attempts = jc->job_attempts;
 	int r;
 
-	config_get_int(ctx->cfg, "kfix", NULL, "job-attempts", &attempts);
 	r = store_begin(ctx->store);
 	if (r < 0) {
 		json_decref(detail);
@@ -441,7 +439,6 @@ static int bisect(struct bisect *b, const json_t *args, const char *repair)
 	_cleanup_free_ char *err = NULL, *why = NULL, *path = NULL;
 	_cleanup_json_ json_t *res = NULL;
 	struct tree_bisect_step s = {};
-	int64_t runs = 10;
 	int r, rr;
 
 	r = pipeline_prepare(&b->p, b->p.bug->base_commit);
@@ -455,8 +452,7 @@ static int bisect(struct bisect *b, const json_t *args, const char *repair)
 	r = source_open_tree(ctx->cfg, b->p.bug->tree, &b->tree, &err);
 	if (r < 0)
 		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
-	config_get_int(ctx->cfg, "tree", b->p.bug->tree, "bisect-runs", &runs);
-	b->runs = (unsigned)runs;
+	b->runs = (unsigned)b->p.tree.bisect_runs;
 	r = state_load(b);
 	if (r < 0)
 		return job_fail(ctx, r, "%s: %s", b->st_path ? b->st_path : "bisect.json",
@@ -483,7 +479,7 @@ static int bisect(struct bisect *b, const json_t *args, const char *repair)
 		log_info("bisect: %s", why);
 	else if (s.result == TREE_BISECT_FOUND)
 		log_info("bisect: the first bad commit is %.12s", s.commit);
-	return record(ctx, "bisect.done", json_incref(res), repair);
+	return record(ctx, &b->jobs, "bisect.done", json_incref(res), repair);
 }
 
 static int job_bisect_run(struct job_ctx *ctx)
@@ -503,13 +499,15 @@ static int job_bisect_run(struct job_ctx *ctx)
 	    !(repair = json_dumps(json_object_get(args, "repair"), JSON_COMPACT)))
 		return -ENOMEM;
 	if (!job_step_passed(ctx, STEP_DONE)) {
-		r = pipeline_open(ctx, &b.p);
+		r = jobs_conf_from_config(ctx->cfg, &b.jobs);
+		if (r >= 0)
+			r = pipeline_open(ctx, &b.p);
 		if (r >= 0)
 			r = bisect(&b, args, repair);
 		if (r < 0) {
 			/* failing for good, it still lets the repair go on */
 			if (repair && (ctx->permanent || ctx->job->attempts >= ctx->job->max_attempts))
-				(void)record(ctx, "bisect.failed", json_pack("{s:s}", "why",
+				(void)record(ctx, &b.jobs, "bisect.failed", json_pack("{s:s}", "why",
 					     ctx->error ? ctx->error : "?"), repair);
 			return r;
 		}

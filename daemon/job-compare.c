@@ -102,11 +102,10 @@ static int fix_find(struct tree *t, const struct store_bug *b, const char *commi
 	return tree_log_grep(t, head, b->source_id, COMPARE_WALK_MAX, f->oid);
 }
 
-static int open_tree(struct job_ctx *ctx, const struct store_bug *b, struct tree **ret_t,
-		     const char **ret_head)
+static int open_tree(struct job_ctx *ctx, const struct store_bug *b, const struct tree_conf *tc,
+		     struct tree **ret_t, const char **ret_head)
 {
-	_cleanup_free_ char *path = NULL, *err = NULL;
-	const char *branch = "master";
+	_cleanup_free_ char *err = NULL;
 	int r;
 
 	r = source_open_tree(ctx->cfg, b->tree, ret_t, &err);
@@ -114,12 +113,11 @@ static int open_tree(struct job_ctx *ctx, const struct store_bug *b, struct tree
 		ctx->permanent = r == -ENOENT || r == -ENOTSUP;
 		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
 	}
-	if (config_get_path(ctx->cfg, "tree", b->tree, "path", &path) >= 0) {
+	if (tc->path) {
 		*ret_head = "HEAD";
 		return 0;
 	}
-	config_get_string(ctx->cfg, "tree", b->tree, "branch", &branch);
-	*ret_head = branch;
+	*ret_head = tc->branch;
 	r = tree_fetch(*ret_t, NULL, COMPARE_FETCH_TIMEOUT, NULL, NULL);
 	return r < 0 ? job_fail(ctx, r, "tree %s: fetch: %s", b->tree, tree_error(*ret_t)) : 0;
 }
@@ -178,16 +176,21 @@ static char *lesson_text(const struct fix *f, const json_t *cmp)
 	return buf_steal(&b, NULL);
 }
 
-static int learn(struct job_ctx *ctx, const struct store_bug *b, const struct fix *f,
+/* [agent] knowledge-base, else the one in the state folder. */
+static int compare_kb_from_config(const struct config *cfg, char **ret)
+{
+	if (config_get_path(cfg, "agent", NULL, "knowledge-base", ret) >= 0)
+		return 0;
+	return config_state_path(cfg, STATE_KNOWLEDGE, ret) < 0 ? -ENOMEM : 0;
+}
+
+static int learn(const char *kb, const struct store_bug *b, const struct fix *f,
 		 const json_t *cmp)
 {
-	_cleanup_free_ char *kb = NULL, *lesson = lesson_text(f, cmp), *sub = NULL;
+	_cleanup_free_ char *lesson = lesson_text(f, cmp), *sub = NULL;
 	_cleanup_json_ json_t *up = NULL, *fallback = NULL;
 	const json_t *dev_files = json_object_get(json_object_get(cmp, "files"), "developer");
 
-	if (config_get_path(ctx->cfg, "agent", NULL, "knowledge-base", &kb) < 0 &&
-	    config_state_path(ctx->cfg, STATE_KNOWLEDGE, &kb) < 0)
-		return -ENOMEM;
 	sub = kb_subsystem_of(json_string_value(json_array_get(dev_files, 0)));
 	up = json_pack("{s:s, s:s, s:O?, s:O?, s:O?, s:O?}", "commit", f->oid, "subject", f->subject,
 		       "verdict", json_object_get(cmp, "verdict"), "similarity",
@@ -225,8 +228,9 @@ static int record(struct job_ctx *ctx, const struct store_bug *b, json_t *detail
 	return store_commit(ctx->store);
 }
 
-static int compare(struct job_ctx *ctx, struct tree *t, const struct store_bug *b,
-		   const struct store_patch *p, struct fix *f, const char *by)
+static int compare(struct job_ctx *ctx, const char *kb, struct tree *t,
+		   const struct store_bug *b, const struct store_patch *p, struct fix *f,
+		   const char *by)
 {
 	struct old_reader ko = { t, p->base_commit }, dO = { t, NULL };
 	_cleanup_free_ char *parent = NULL, *err = NULL;
@@ -248,7 +252,7 @@ static int compare(struct job_ctx *ctx, struct tree *t, const struct store_bug *
 		return -ENOMEM;
 	log_info("bug %lld: the fix that landed, %.12s, against patch v%d: %s", (long long)b->id,
 		 f->oid, p->version, json_get_str(cmp, "verdict"));
-	r = learn(ctx, b, f, cmp);
+	r = learn(kb, b, f, cmp);
 	if (r < 0)
 		return job_fail(ctx, r, "amending the knowledge base: %s", strerror(-r));
 	r = record(ctx, b, cmp);
@@ -263,8 +267,10 @@ static int job_compare_run(struct job_ctx *ctx)
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	_cleanup_(fix_clear) struct fix f = {};
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_tree_ struct tree *t = NULL;
 	_cleanup_json_ json_t *args = NULL;
+	_cleanup_free_ char *err = NULL, *kb = NULL;
 	const char *head = NULL, *by;
 	json_error_t jerr;
 	int r;
@@ -285,7 +291,12 @@ static int job_compare_run(struct job_ctx *ctx)
 	}
 	if (job_step_passed(ctx, STEP_DONE))
 		return (ctx->result = strdup("{\"recorded\": true}")) ? 0 : -ENOMEM;
-	r = open_tree(ctx, b, &t, &head);
+	r = tree_conf_from_config(ctx->cfg, b->tree, &tc, &err);
+	if (r >= 0)
+		r = compare_kb_from_config(ctx->cfg, &kb);
+	if (r < 0)
+		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
+	r = open_tree(ctx, b, &tc, &t, &head);
 	if (r < 0)
 		return r;
 	r = fix_find(t, b, json_get_str(args, "commit"), head, &f);
@@ -300,7 +311,7 @@ static int job_compare_run(struct job_ctx *ctx)
 	r = fix_load(t, &f);
 	if (r < 0)
 		return job_fail(ctx, r, "reading %.12s: %s", f.oid, tree_error(t));
-	return compare(ctx, t, b, p, &f, by);
+	return compare(ctx, kb, t, b, p, &f, by);
 }
 
 const struct job_kind job_kind_compare = {

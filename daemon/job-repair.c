@@ -185,7 +185,7 @@ static int repair(struct pipeline *p, const struct iterate *it)
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_(llm_freep) struct llm *llm = NULL;
 	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
-	_cleanup_free_ char *err = NULL, *kb = NULL;
+	_cleanup_free_ char *err = NULL;
 	struct llm_usage u = {};
 	struct budget_left left;
 	struct slot *slot = NULL;
@@ -217,10 +217,7 @@ static int repair(struct pipeline *p, const struct iterate *it)
 		slot_release(slot);
 		return pipeline_fail_bug(p, r);
 	}
-	if (config_get_path(ctx->cfg, "agent", NULL, "knowledge-base", &kb) < 0 &&
-	    config_state_path(ctx->cfg, STATE_KNOWLEDGE, &kb) < 0)
-		kb = NULL;
-	p->params.kb_path = kb;
+	p->params.kb_path = p->knowledge_base;
 	p->params.syzbot_id = streq_ptr(p->bug->source, "syzbot") ? p->bug->source_id : NULL;
 	p->params.title = p->title;
 	p->params.progress = progress;

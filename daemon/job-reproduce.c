@@ -80,10 +80,9 @@ static int record(struct pipeline *p, const struct repair_outcome *base, const c
 {
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_free_ char *res_path = NULL, *args = NULL, *crash = NULL, *guilty = NULL;
-	int64_t repair = 0, attempts = 3;
+	int64_t repair = 0, attempts = p->jobs.job_attempts;
 	int r;
 
-	config_get_int(ctx->cfg, "kfix", NULL, "job-attempts", &attempts);
 	r = result_file(ctx, &res_path);
 	if (r >= 0)
 		r = pipeline_write_json(res_path, json_pack("{s:s, s:s, s:s, s:i, s:i, s:i, s:s?, s:s?}",
@@ -105,12 +104,9 @@ static int record(struct pipeline *p, const struct repair_outcome *base, const c
 	if (r >= 0 && guilty)
 		r = store_bug_set_text(ctx->store, p->bug->id, "guilty_file", guilty);
 	if (r >= 0 && streq(verdict, "reproduced")) {
-		bool bisect = false;
-
 		r = store_bug_set_state(ctx->store, p->bug->id, "repairing", why);
 		/* the cause first, so that the patch's Fixes: names it */
-		(void)config_get_bool(ctx->cfg, "tree", p->bug->tree, "bisect", &bisect);
-		if (r >= 0 && bisect) {
+		if (r >= 0 && p->tree.bisect) {
 			_cleanup_free_ char *bargs = NULL;
 
 			if (asprintf(&bargs, "{\"repair\": %s}", args) < 0)

@@ -88,12 +88,12 @@ static int queue_reply(struct pipeline *p, const struct store_patch *patch, cons
 {
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_free_ char *to = NULL, *subj = NULL, *mid_in = NULL, *msg = NULL, *key = NULL;
-	const char *from = NULL, *at;
+	const char *from = p->mail_from, *at;
 	char mid[256], dom[128] = "kfix.invalid", date[64];
 	time_t now = time(NULL);
 	struct tm tm;
 
-	if (config_get_string(ctx->cfg, "mail", NULL, "from", &from) < 0 || !patch->message_id)
+	if (!from || !patch->message_id)
 		return 0; /* no identity to answer as, or no thread to answer in */
 	to = one_line(by && strchr(by, '@') ? by : patch->sent_to);
 	if (!to || !strchr(to, '@'))

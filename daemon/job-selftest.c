@@ -27,13 +27,33 @@ static void sleep_ms(int64_t ms)
 		;
 }
 
-static int queue_mail(struct job_ctx *ctx)
+/* The keys a self-test job reads. */
+struct selftest_conf {
+	bool enabled;
+	uint64_t step_usec;
+	const char *from;
+};
+
+/* Without [mail] from, the self-test's mail still needs a sender: it
+ * only exercises the queue. */
+#define SELFTEST_FROM_FALLBACK "kfix@localhost"
+
+static void selftest_conf_from_config(const struct config *c, struct selftest_conf *ret)
+{
+	struct selftest_conf sc = { .from = SELFTEST_FROM_FALLBACK };
+
+	(void)config_get_bool(c, "kfix", NULL, "self-test-jobs", &sc.enabled);
+	(void)config_get_duration(c, "kfix", NULL, "self-test-step", &sc.step_usec);
+	(void)config_get_string(c, "mail", NULL, "from", &sc.from);
+	*ret = sc;
+}
+
+static int queue_mail(struct job_ctx *ctx, const struct selftest_conf *sc)
 {
 	_cleanup_free_ char *msg = NULL, *key = NULL;
-	const char *from = "kfix@localhost", *to = "moderation@localhost";
+	const char *from = sc->from, *to = "moderation@localhost";
 	long long bug = (long long)ctx->job->bug_id;
 
-	config_get_string(ctx->cfg, "mail", NULL, "from", &from);
 	if (asprintf(&key, "mail:<kfix-selftest-%lld@kfix>", bug) < 0 ||
 	    asprintf(&msg,
 		     "From: %s\r\nTo: %s\r\nSubject: [kfix self-test] bug %lld\r\n"
@@ -47,7 +67,8 @@ static int queue_mail(struct job_ctx *ctx)
 
 /* One step: the state change, its side effect and the checkpoint commit
  * together, so a crash redoes the whole step or none of it. */
-static int step(struct job_ctx *ctx, const char *state, bool mail)
+static int step(struct job_ctx *ctx, const struct selftest_conf *sc, const char *state,
+		bool mail)
 {
 	int r;
 
@@ -58,7 +79,7 @@ static int step(struct job_ctx *ctx, const char *state, bool mail)
 		return r;
 	r = store_bug_set_state(ctx->store, ctx->job->bug_id, state, "self-test");
 	if (r >= 0 && mail)
-		r = queue_mail(ctx);
+		r = queue_mail(ctx, sc);
 	if (r >= 0)
 		r = job_step_done(ctx, state);
 	if (r < 0) {
@@ -109,12 +130,12 @@ static int job_selftest_run(struct job_ctx *ctx)
 					      "validated", "awaiting-approval" };
 	_cleanup_json_ json_t *args = NULL;
 	_cleanup_(trajectory_closep) struct trajectory *traj = NULL;
-	bool enabled = false;
+	struct selftest_conf sc;
 	int64_t step_ms = 0;
 	json_error_t jerr;
 
-	config_get_bool(ctx->cfg, "kfix", NULL, "self-test-jobs", &enabled);
-	if (!enabled) {
+	selftest_conf_from_config(ctx->cfg, &sc);
+	if (!sc.enabled) {
 		ctx->permanent = true;
 		return job_fail(ctx, -EPERM, "self-test jobs are disabled (kfix.self-test-jobs)");
 	}
@@ -126,12 +147,8 @@ static int job_selftest_run(struct job_ctx *ctx)
 	    json_parse_bounded(ctx->job->args, strlen(ctx->job->args), 4096,
 			       &args, &jerr) >= 0)
 		step_ms = json_get_int(args, "step-ms", 0);
-	if (!args) {
-		uint64_t usec = 0;
-
-		config_get_duration(ctx->cfg, "kfix", NULL, "self-test-step", &usec);
-		step_ms = (int64_t)(usec / 1000);
-	}
+	if (!args)
+		step_ms = (int64_t)(sc.step_usec / 1000);
 	if (step_ms < 0 || step_ms > 600000)
 		step_ms = 0;
 	if (open_trajectory(ctx, &traj) < 0)
@@ -143,7 +160,7 @@ static int job_selftest_run(struct job_ctx *ctx)
 		if (job_step_passed(ctx, states[i]))
 			continue;
 		sleep_ms(step_ms);
-		r = step(ctx, states[i], i + 1 == ARRAY_SIZE(states));
+		r = step(ctx, &sc, states[i], i + 1 == ARRAY_SIZE(states));
 		if (r < 0)
 			return job_fail(ctx, r, "step %s: %s", states[i], strerror(-r));
 		report_step(ctx, traj, states[i], i + 1, ARRAY_SIZE(states), start);

@@ -68,24 +68,50 @@ int job_step_done(struct job_ctx *ctx, const char *step)
 	return 0;
 }
 
+int jobs_conf_from_config(const struct config *c, struct jobs_conf *ret)
+{
+	struct jobs_conf jc = { 0 };
+
+	(void)config_get_duration(c, "kfix", NULL, "job-timeout", &jc.job_timeout_usec);
+	(void)config_get_duration(c, "kfix", NULL, "retry-delay", &jc.retry_delay_usec);
+	(void)config_get_int(c, "kfix", NULL, "job-attempts", &jc.job_attempts);
+	(void)config_get_int(c, "kfix", NULL, "build-slots", &jc.build_slots);
+	(void)config_get_int(c, "kfix", NULL, "vm-slots", &jc.vm_slots);
+	(void)config_get_int(c, "kfix", NULL, "llm-slots", &jc.llm_slots);
+	*ret = jc;
+	return 0;
+}
+
+static int slots_of(const struct jobs_conf *jc, const char *resource, int64_t *ret)
+{
+	if (streq(resource, "build"))
+		*ret = jc->build_slots;
+	else if (streq(resource, "vm"))
+		*ret = jc->vm_slots;
+	else if (streq(resource, "llm"))
+		*ret = jc->llm_slots;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int job_slot_acquire(struct job_ctx *ctx, const char *resource,
 		     struct slot **ret)
 {
 	_cleanup_free_ char *dir = NULL;
-	char key[64];
-	int64_t max = 1;
-	uint64_t wait = 0;
+	struct jobs_conf jc;
+	int64_t max;
 	int r;
 
-	snprintf(key, sizeof(key), "%s-slots", resource);
-	r = config_get_int(ctx->cfg, "kfix", NULL, key, &max);
+	r = jobs_conf_from_config(ctx->cfg, &jc);
+	if (r >= 0)
+		r = slots_of(&jc, resource, &max);
 	if (r < 0)
 		return -EINVAL;
-	config_get_duration(ctx->cfg, "kfix", NULL, "job-timeout", &wait);
 	r = config_state_path(ctx->cfg, "slots", &dir);
 	if (r < 0)
 		return r;
-	return slot_acquire(dir, resource, (int)max, wait, ret);
+	return slot_acquire(dir, resource, (int)max, jc.job_timeout_usec, ret);
 }
 
 int job_fail(struct job_ctx *ctx, int r, const char *fmt, ...)
@@ -124,7 +150,7 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
 	_cleanup_(job_ctx_clear) struct job_ctx ctx = { .owner = owner };
 	const struct job_kind *kind;
 	char bug[32], job[32];
-	uint64_t delay = 60000000;
+	struct jobs_conf jc;
 	int r;
 
 	/* a job never outlives the daemon that leased it; the owner names
@@ -132,7 +158,8 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (owner_pid(owner) > 0 && getppid() != owner_pid(owner))
 		return 1;
-	if (child_open(config_path, &ctx.cfg, &store) < 0)
+	if (child_open(config_path, &ctx.cfg, &store) < 0 ||
+	    jobs_conf_from_config(ctx.cfg, &jc) < 0)
 		return 1;
 	ctx.store = store;
 	r = store_job_get(store, job_id, &ctx.job);
@@ -160,11 +187,10 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
 	} else {
 		bool final = false;
 
-		config_get_duration(ctx.cfg, "kfix", NULL, "retry-delay", &delay);
 		log_warning("job %s failed: %s", ctx.job->kind,
 			    ctx.error ? ctx.error : strerror(-r));
 		r = store_job_fail(store, job_id, owner,
-				   ctx.error ? ctx.error : strerror(-r), delay,
+				   ctx.error ? ctx.error : strerror(-r), jc.retry_delay_usec,
 				   ctx.permanent, &final);
 		if (r < 0)
 			log_error("cannot record job failure: %s", strerror(-r));

@@ -19,6 +19,16 @@ struct job_ctx {
 	bool permanent;	 /* failure should not be retried */
 };
 
+/* The [kfix] keys of running jobs, read where a job or a slot wait starts. */
+struct jobs_conf {
+	uint64_t job_timeout_usec;
+	uint64_t retry_delay_usec;
+	int64_t job_attempts;
+	int64_t build_slots, vm_slots, llm_slots;
+};
+
+int jobs_conf_from_config(const struct config *c, struct jobs_conf *ret);
+
 typedef int (*job_handler_t)(struct job_ctx *ctx);
 
 struct job_kind {

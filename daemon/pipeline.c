@@ -113,13 +113,17 @@ static int load_params(struct pipeline *p)
 	if (!getenv("KFIX_PROMPTS_DIR"))
 		(void)config_get_path(cfg, "agent", NULL, "prompts-dir", &p->prompts_dir);
 	p->params.prompts_dir = p->prompts_dir;
-	return 0;
+	if (config_get_path(cfg, "agent", NULL, "knowledge-base", &p->knowledge_base) < 0 &&
+	    config_state_path(cfg, STATE_KNOWLEDGE, &p->knowledge_base) < 0)
+		p->knowledge_base = NULL;
+	(void)config_get_string(cfg, "mail", NULL, "from", &p->mail_from);
+	return jobs_conf_from_config(cfg, &p->jobs);
 }
 
 int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 {
 	_cleanup_(report_freep) struct report *rep = NULL;
-	_cleanup_free_ char *repro = NULL, *path = NULL;
+	_cleanup_free_ char *repro = NULL, *err = NULL;
 	size_t repro_len = 0;
 	bool syz;
 	int r;
@@ -140,6 +144,9 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 	if (source_configured(ctx->cfg, p->bug->tree) < 0)
 		return input_fail(p, -ENOENT, "tree", p->bug->tree,
 				  "is not configured (no [tree] section with a url or path)");
+	r = tree_conf_from_config(ctx->cfg, p->bug->tree, &p->tree, &err);
+	if (r < 0)
+		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
 	r = local_file(p, "report", p->bug->report, REPORT_MAX, &p->report, &p->report_len);
 	if (r < 0)
 		return r;
@@ -152,8 +159,8 @@ int pipeline_open(struct job_ctx *ctx, struct pipeline *p)
 		return r;
 	if (p->bug->kernel_config)
 		p->kconfig = strdup(p->bug->kernel_config);
-	else if (config_get_path(ctx->cfg, "tree", p->bug->tree, "config", &path) >= 0)
-		p->kconfig = TAKE_PTR(path);
+	else if (p->tree.config)
+		p->kconfig = strdup(p->tree.config);
 	else
 		return input_fail(p, -ENOENT, "kernel config (nor has its [tree] a config)", NULL, NULL);
 	if (!p->kconfig)
@@ -411,11 +418,9 @@ int pipeline_prepare(struct pipeline *p, const char *rev)
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_free_ char *err = NULL;
 	struct toolstack_opts to;
-	uint64_t wait = 0;
 	int r;
 
-	config_get_duration(ctx->cfg, "kfix", NULL, "job-timeout", &wait);
-	r = source_lock(ctx->cfg, p->bug->tree, wait, &p->tree_lock);
+	r = source_lock(ctx->cfg, p->bug->tree, p->jobs.job_timeout_usec, &p->tree_lock);
 	if (r < 0)
 		return job_fail(ctx, r, "tree %s stayed busy: %s", p->bug->tree, strerror(-r));
 	r = source_checkout(ctx->cfg, p->bug->tree, rev, &p->src, &err);
@@ -460,6 +465,7 @@ void pipeline_clear(struct pipeline *p)
 	if (p->tree_lock)
 		slot_release(p->tree_lock);
 	source_clear(&p->src);
+	tree_conf_done(&p->tree);
 	repair_outcome_clear(&p->cached);
 	store_bug_free(p->bug);
 	free(p->dir);
@@ -469,6 +475,7 @@ void pipeline_clear(struct pipeline *p)
 	free(p->repro);
 	free(p->kconfig);
 	free(p->prompts_dir);
+	free(p->knowledge_base);
 }
 
 const struct repair_toolstack *pipeline_ops(struct pipeline *p)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "agent/repair.h"
+#include "jobs.h"
 #include "source.h"
 
 struct job_ctx;
@@ -26,11 +27,15 @@ struct pipeline {
 	char *title;	   /* its crash title (syzkaller's rules) */
 	char *repro;	   /* DIR/repro.c: a copy of the bug's C reproducer */
 	char *kconfig;	   /* the bug's kernel config, else the tree's */
+	struct tree_conf tree;	   /* the bug's [tree], read when the job opens */
+	struct jobs_conf jobs;	   /* the [kfix] job settings */
 	struct source src;
 	struct slot *tree_lock;
 	struct toolstack *ts;
 	struct repair_params params;
 	char *prompts_dir;
+	char *knowledge_base;	   /* [agent] knowledge-base, else the state's */
+	const char *mail_from;	   /* [mail] from; NULL: no identity to answer as */
 	/* the slot-taking wrapper around the toolstack */
 	const struct repair_toolstack *inner;
 	struct repair_toolstack ops;

@@ -33,8 +33,18 @@
 #define NOTES_REF "refs/notes/kfix"
 #define NOTE_MAX (256u * 1024)
 
+/* The [mail], [http] and [kfix] keys a publish job reads. */
+struct publish_conf {
+	const char *from;	/* bot identity "Name <addr>" */
+	const char *link_mask;
+	const char *public_url; /* NULL: no dashboard to link to */
+	char *cache_dir;
+};
+
 struct pub {
 	struct job_ctx *ctx;
+	struct publish_conf conf;
+	struct tree_conf tc;
 	struct store_patch *patch;
 	struct store_bug *bug;
 	struct tree *tree;
@@ -51,8 +61,35 @@ struct pub {
 	char store_id[24]; /* the store's random name, in Message-IDs */
 };
 
+/* Without [mail] from, mail goes out as a local identity nobody
+ * answers: the moderators still see the patch. */
+#define PUBLISH_FROM_FALLBACK "kfix <kfix@localhost>"
+
+static void publish_conf_done(struct publish_conf *c)
+{
+	free(c->cache_dir);
+	*c = (struct publish_conf){ 0 };
+}
+
+static int publish_conf_from_config(const struct config *c, struct publish_conf *ret)
+{
+	struct publish_conf pc = { .from = PUBLISH_FROM_FALLBACK };
+	int r;
+
+	(void)config_get_string(c, "mail", NULL, "from", &pc.from);
+	(void)config_get_string(c, "mail", NULL, "link-mask", &pc.link_mask);
+	(void)config_get_string(c, "http", NULL, "public-url", &pc.public_url);
+	r = config_get_path(c, "kfix", NULL, "cache-dir", &pc.cache_dir);
+	if (r < 0)
+		return r;
+	*ret = pc;
+	return 0;
+}
+
 static void pub_clear(struct pub *p)
 {
+	publish_conf_done(&p->conf);
+	tree_conf_done(&p->tc);
 	store_patch_free(p->patch);
 	store_bug_free(p->bug);
 	tree_free(p->tree);
@@ -195,8 +232,7 @@ static void split_identity(const char *from, char *name, size_t nn, char *email,
 static int pub_load(struct pub *p, int64_t patch_id)
 {
 	struct job_ctx *ctx = p->ctx;
-	_cleanup_free_ char *cache = NULL, *err = NULL;
-	const char *from = "kfix <kfix@localhost>";
+	_cleanup_free_ char *err = NULL;
 	int r;
 
 	r = store_patch_get(ctx->store, patch_id, &p->patch);
@@ -219,15 +255,19 @@ static int pub_load(struct pub *p, int64_t patch_id)
 		return job_fail(ctx, -ENOENT, "tree '%s' is not configured",
 				p->bug->tree ? p->bug->tree : "");
 	}
-	config_get_string(ctx->cfg, "mail", NULL, "from", &from);
-	p->from = strdup(from);
-	split_identity(from, p->name, sizeof(p->name), p->email, sizeof(p->email));
+	r = publish_conf_from_config(ctx->cfg, &p->conf);
+	if (r >= 0)
+		r = tree_conf_from_config(ctx->cfg, p->bug->tree, &p->tc, &err);
+	if (r < 0)
+		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
+	p->from = strdup(p->conf.from);
+	split_identity(p->conf.from, p->name, sizeof(p->name), p->email, sizeof(p->email));
 	r = source_open_tree(ctx->cfg, p->bug->tree, &p->tree, &err);
 	if (r == -ENOTSUP) {
 		/* a plain source folder: no history to branch from, so the
 		 * patch goes out by mail only, maintainers read from the folder */
-		r = config_get_path(ctx->cfg, "tree", p->bug->tree, "path", &p->wt);
-		if (r < 0 || !p->from)
+		p->wt = p->tc.path ? strdup(p->tc.path) : NULL;
+		if (!p->wt || !p->from)
 			return -ENOMEM;
 	} else if (r < 0) {
 		return job_fail(ctx, r, "%s", err ? err : strerror(-r));
@@ -237,10 +277,9 @@ static int pub_load(struct pub *p, int64_t patch_id)
 			return job_fail(ctx, -EINVAL, "patch %lld has no base commit",
 					(long long)patch_id);
 		}
-		r = config_get_path(ctx->cfg, "kfix", NULL, "cache-dir", &cache);
-		if (r < 0 || !p->from ||
+		if (!p->from ||
 		    /* one worktree per bug: publish jobs of one tree run side by side */
-		    asprintf(&p->wt, "%s/publish/%s/%lld", cache, p->bug->tree,
+		    asprintf(&p->wt, "%s/publish/%s/%lld", p->conf.cache_dir, p->bug->tree,
 			     (long long)p->bug->id) < 0)
 			return -ENOMEM;
 		snprintf(p->branch, sizeof(p->branch), "kfix/%lld/v%d",
@@ -345,10 +384,10 @@ static int queue_push(struct pub *p, char **ret_key)
 	_cleanup_json_ json_t *j = NULL;
 	_cleanup_free_ char *payload = NULL, *key = NULL;
 	int r;
-	const char *remote = NULL;
+	const char *remote = p->tc.push_remote;
 	char ref[256], note[160];
 
-	if (config_get_string(p->ctx->cfg, "tree", p->bug->tree, "push-remote", &remote) < 0)
+	if (!remote)
 		return 0; /* nowhere to push: the branch stays in the mirror */
 	snprintf(ref, sizeof(ref), "refs/heads/%s:refs/heads/%s", p->branch, p->branch);
 	snprintf(note, sizeof(note), "+%s:%s", NOTES_REF, NOTES_REF);
@@ -415,12 +454,11 @@ static void patch_notes(struct pub *p, const json_t *ev, struct patch_mail *m,
 /* A Message-ID as a link: [mail] link-mask, lore.kernel.org's by default. */
 static char *mid_link(struct pub *p, const char *mid)
 {
-	const char *mask = "https://lore.kernel.org/r/%s";
+	const char *mask = p->conf.link_mask;
 	const char *pc;
 	char *out;
 
-	config_get_string(p->ctx->cfg, "mail", NULL, "link-mask", &mask);
-	pc = strstr(mask, "%s");
+	pc = mask ? strstr(mask, "%s") : NULL;
 	if (!pc || asprintf(&out, "%.*s%s%s", (int)(pc - mask), mask, mid, pc + 2) < 0)
 		return NULL;
 	return out;
@@ -432,10 +470,8 @@ static char *mid_link(struct pub *p, const char *mid)
 static char *howto_text(struct pub *p)
 {
 	_cleanup_buf_ struct buf b = BUF_INIT(4096);
-	const char *remote = NULL, *url = NULL;
+	const char *remote = p->tc.push_remote, *url = p->conf.public_url;
 
-	config_get_string(p->ctx->cfg, "tree", p->bug->tree, "push-remote", &remote);
-	config_get_string(p->ctx->cfg, "http", NULL, "public-url", &url);
 	(void)buf_puts(&b, "Reply to this mail with a command on a line of its own:\n"
 		       "  #kfix upstream        mail the patch to its maintainers, signed off by you\n"
 		       "  #kfix reject REASON   drop it\n"
@@ -605,12 +641,12 @@ static int ask_syzbot(struct pub *p, bool *ret_skipped);
 static int stage_moderation(struct pub *p)
 {
 	_cleanup_free_ char *mail = NULL, *key = NULL, *push_key = NULL;
-	const char *mod = NULL;
+	const char *mod = p->tc.moderation_address;
 	char mid[256], prev[256] = "";
 	char *to[2] = { NULL, NULL };
 	int r;
 
-	if (config_get_string(p->ctx->cfg, "tree", p->bug->tree, "moderation-address", &mod) < 0) {
+	if (!mod) {
 		p->ctx->permanent = true;
 		return job_fail(p->ctx, -EINVAL, "tree %s has no moderation-address", p->bug->tree);
 	}
@@ -874,8 +910,8 @@ static void why_from_detail(char *why, size_t n, const char *what, const char *d
 /* 1 with why set when the patch must not go out now, 0 when it may. */
 static int presend_checks(struct pub *p, char *why, size_t n)
 {
-	_cleanup_free_ char *detail = NULL, *local = NULL;
-	const char *branch = "master";
+	_cleanup_free_ char *detail = NULL;
+	const char *branch = p->tc.branch;
 	char needle[128], found[TREE_OID_HEX], head[TREE_OID_HEX];
 	int r;
 
@@ -898,9 +934,8 @@ static int presend_checks(struct pub *p, char *why, size_t n)
 		return r;
 	if (!syzbot_bug(p) || !p->tree)
 		return 0; /* a plain source folder has no history to look in */
-	config_get_string(p->ctx->cfg, "tree", p->bug->tree, "branch", &branch);
 	/* a [tree] path is the admin's checkout: kfix does not fetch it */
-	r = config_get_path(p->ctx->cfg, "tree", p->bug->tree, "path", &local) >= 0 ? 0
+	r = p->tc.path ? 0
 		: tree_fetch(p->tree, NULL, PUBLISH_FETCH_TIMEOUT, NULL, NULL);
 	if (r < 0)
 		return job_fail(p->ctx, r, "fetch: %s", tree_error(p->tree));
@@ -922,7 +957,7 @@ static int hold(struct pub *p)
 {
 	_cleanup_free_ char *text = NULL, *mail = NULL, *err = NULL, *key = NULL,
 			    *detail = NULL;
-	const char *mod = NULL;
+	const char *mod = p->tc.moderation_address;
 	char rfc[256], mid[256], hk[64], subject[256];
 	char *to[2] = { NULL, NULL };
 	json_t *j;
@@ -947,7 +982,7 @@ static int hold(struct pub *p)
 	json_decref(j);
 	if (!detail)
 		return -ENOMEM;
-	if (config_get_string(p->ctx->cfg, "tree", p->bug->tree, "moderation-address", &mod) >= 0) {
+	if (mod) {
 		to[0] = (char *)mod;
 		r = mail_compose_notice(p->from, to, mid, rfc, subject, text, time(NULL), &mail, &err);
 		if (r < 0)
@@ -1089,8 +1124,9 @@ int job_publish_run(struct job_ctx *ctx)
 int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 			 char **ret_error)
 {
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_json_ json_t *j = NULL;
-	_cleanup_free_ char *key = NULL, *kh = NULL, *token = NULL, *err = NULL;
+	_cleanup_free_ char *err = NULL;
 	_cleanup_tree_ struct tree *t = NULL;
 	const char *tname, *url, *refs[3] = { NULL, NULL, NULL };
 	struct tree_push_auth auth = { 0 };
@@ -1110,17 +1146,16 @@ int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 		*ret_error = strdup("the tree is no longer configured");
 		return -ENOENT;
 	}
-	r = source_open_tree(cfg, tname, &t, &err);
+	r = tree_conf_from_config(cfg, tname, &tc, &err);
+	if (r >= 0)
+		r = source_open_tree(cfg, tname, &t, &err);
 	if (r < 0) {
 		*ret_error = TAKE_PTR(err);
 		return r == -ENOTSUP ? r : -EAGAIN;
 	}
-	config_get_path(cfg, "tree", tname, "push-ssh-key", &key);
-	config_get_path(cfg, "tree", tname, "push-known-hosts", &kh);
-	config_get_secret(cfg, "tree", tname, "push-token", &token);
-	auth.ssh_key = key;
-	auth.known_hosts = kh;
-	auth.token = token;
+	auth.ssh_key = tc.push_ssh_key;
+	auth.known_hosts = tc.push_known_hosts;
+	auth.token = tc.push_token;
 	r = tree_push(t, url, refs, &auth, PUBLISH_PUSH_TIMEOUT);
 	if (r < 0) {
 		*ret_error = strdup(tree_error(t));

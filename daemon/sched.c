@@ -24,21 +24,49 @@
 /* bugs with a C reproducer go before everything else of their tree */
 #define SCHED_C_REPRO_PRIORITY 100
 
-static int sched_new_bugs(struct config *cfg, struct store *store);
+/* The [kfix] and [vm] keys of one scheduling round, read at its start
+ * so that a reload takes effect at the next round. */
+struct sched_conf {
+	int job_attempts;
+	bool self_test_jobs;
+	char *syzkaller; /* the first [vm]'s syzkaller build; NULL: none */
+};
 
-static int job_attempts(const struct config *cfg)
+static void sched_conf_done(struct sched_conf *c)
 {
-	int64_t attempts = 3;
-
-	config_get_int(cfg, "kfix", NULL, "job-attempts", &attempts);
-	return (int)attempts;
+	free(c->syzkaller);
+	*c = (struct sched_conf){ 0 };
 }
 
+static int sched_conf_from_config(const struct config *cfg, struct sched_conf *ret)
+{
+	_cleanup_strv_ char **vms = NULL;
+	struct sched_conf c = { 0 };
+	int64_t attempts = 0;
+	int r;
+
+	(void)config_get_int(cfg, "kfix", NULL, "job-attempts", &attempts);
+	(void)config_get_bool(cfg, "kfix", NULL, "self-test-jobs", &c.self_test_jobs);
+	c.job_attempts = (int)attempts;
+	r = config_subsections(cfg, "vm", &vms);
+	if (r < 0)
+		return r;
+	if (vms && vms[0]) {
+		r = config_get_path(cfg, "vm", vms[0], "syzkaller", &c.syzkaller);
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+static int sched_new_bugs(struct config *cfg, const struct sched_conf *sc, struct store *store);
+
 /* A new version on request: iterate_queue's refusals become events. */
-static int request_new_version(const struct config *cfg, struct store *store, int64_t bug,
+static int request_new_version(const struct sched_conf *sc, struct store *store, int64_t bug,
 			       const char *by)
 {
-	int r = iterate_queue(store, bug, "request", by, SCHED_C_REPRO_PRIORITY, job_attempts(cfg));
+	int r = iterate_queue(store, bug, "request", by, SCHED_C_REPRO_PRIORITY, sc->job_attempts);
 
 	if (r == -ENOENT)
 		return store_event_add(store, bug, 0, "request.ignored",
@@ -76,7 +104,7 @@ static int open_patch(struct store *store, int64_t bug, struct store_patch **ret
 
 /* Acts on one "#kfix CMD" (mail or forge comment) from an allowed sender,
  * recorded by the intake as an event "request.CMD". */
-static int handle_request(const struct config *cfg, struct store *store,
+static int handle_request(const struct sched_conf *sc, struct store *store,
 			  const struct store_event *e)
 {
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
@@ -134,13 +162,13 @@ static int handle_request(const struct config *cfg, struct store *store,
 	if (streq(cmd, "bisect"))
 		return d ? bisect_request(store, e->bug_id, d) : -ENOMEM;
 	if (streq(cmd, "repair"))
-		return request_new_version(cfg, store, e->bug_id,
+		return request_new_version(sc, store, e->bug_id,
 					   name ? name : d ? json_get_str(d, "by") : NULL);
 	return store_event_add(store, e->bug_id, 0, "request.ignored",
 			       "this command is not supported");
 }
 
-static int sched_requests(const struct config *cfg, struct store *store)
+static int sched_requests(const struct sched_conf *sc, struct store *store)
 {
 	_cleanup_free_ char *last = NULL;
 	struct store_event **ev = NULL;
@@ -162,7 +190,7 @@ static int sched_requests(const struct config *cfg, struct store *store)
 		r = store_begin(store);
 		if (r < 0)
 			break;
-		r = handle_request(cfg, store, ev[i]);
+		r = handle_request(sc, store, ev[i]);
 		snprintf(pos, sizeof(pos), "%lld", (long long)ev[i]->id);
 		if (r >= 0)
 			r = store_kv_set(store, "sched.requests.after", pos);
@@ -180,7 +208,7 @@ static int sched_requests(const struct config *cfg, struct store *store)
 
 /* Comments that ask for a new version start one, once nothing else
  * works on the bug (comments arriving meanwhile wait for the next). */
-static int sched_reviews(const struct config *cfg, struct store *store)
+static int sched_reviews(const struct sched_conf *sc, struct store *store)
 {
 	_cleanup_free_ int64_t *bugs = NULL;
 	size_t n = 0;
@@ -188,7 +216,7 @@ static int sched_reviews(const struct config *cfg, struct store *store)
 
 	for (size_t i = 0; i < n && r >= 0; i++) {
 		r = iterate_queue(store, bugs[i], "review", NULL, SCHED_C_REPRO_PRIORITY,
-				  job_attempts(cfg));
+				  sc->job_attempts);
 		if (r == -ENOENT || r == -EBUSY)
 			r = 0;
 	}
@@ -197,11 +225,14 @@ static int sched_reviews(const struct config *cfg, struct store *store)
 
 int sched_run(struct config *cfg, struct store *store)
 {
-	int rq = sched_requests(cfg, store);
+	_cleanup_(sched_conf_done) struct sched_conf sc = { 0 };
+	int rq = sched_conf_from_config(cfg, &sc);
 
+	if (rq >= 0)
+		rq = sched_requests(&sc, store);
 	if (rq < 0)
 		return rq;
-	rq = sched_reviews(cfg, store);
+	rq = sched_reviews(&sc, store);
 	if (rq < 0)
 		return rq;
 	rq = budget_schedule(cfg, store);
@@ -216,7 +247,7 @@ int sched_run(struct config *cfg, struct store *store)
 	rq = syztest_schedule(cfg, store);
 	if (rq < 0)
 		return rq;
-	return sched_new_bugs(cfg, store);
+	return sched_new_bugs(cfg, &sc, store);
 }
 
 /* The first job of a new bug.  With kfix.self-test-jobs every new bug
@@ -228,22 +259,20 @@ int sched_run(struct config *cfg, struct store *store)
  * it up). */
 /* Whether a syz program can run: the VM section the toolstack uses (the
  * first) names a syzkaller build holding both tools. */
-static bool sched_syzkaller_ready(const struct config *cfg)
+static bool sched_syzkaller_ready(const struct sched_conf *sc)
 {
-	_cleanup_strv_ char **vms = NULL;
-	_cleanup_free_ char *dir = NULL, *bin = NULL;
+	_cleanup_free_ char *bin = NULL;
 
-	if (config_subsections(cfg, "vm", &vms) < 0 || !vms || !vms[0] ||
-	    config_get_path(cfg, "vm", vms[0], "syzkaller", &dir) < 0)
-		return false;
-	return syz_tools_find(dir, &bin, NULL) == 0;
+	return sc->syzkaller && syz_tools_find(sc->syzkaller, &bin, NULL) == 0;
 }
 
-static int sched_bug(struct config *cfg, struct store *store, const struct store_bug *b,
-		     bool selftest, int attempts)
+static int sched_bug(struct config *cfg, const struct sched_conf *sc, struct store *store,
+		     const struct store_bug *b)
 {
+	bool selftest = sc->self_test_jobs;
+	int attempts = sc->job_attempts;
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	struct store_job **jobs = NULL;
-	int64_t prio = 0;
 	size_t nj = 0;
 	int r;
 
@@ -258,42 +287,40 @@ static int sched_bug(struct config *cfg, struct store *store, const struct store
 	if ((!b->repro_c || !*b->repro_c) && (!b->repro_syz || !*b->repro_syz))
 		return store_bug_set_state(store, b->id, "gave-up",
 					   "no reproducer: nothing to test a fix with");
-	if ((!b->repro_c || !*b->repro_c) && !sched_syzkaller_ready(cfg))
+	if ((!b->repro_c || !*b->repro_c) && !sched_syzkaller_ready(sc))
 		return streq(b->state, "needs-syzkaller") ? 0
 			: store_bug_set_state(store, b->id, "needs-syzkaller",
 					      "only a syz reproducer, and no [vm] syzkaller = DIR "
 					      "with syz-execprog and syz-executor to run it");
-	config_get_int(cfg, "tree", b->tree, "priority", &prio);
+	r = tree_conf_from_config(cfg, b->tree, &tc, NULL);
+	if (r < 0)
+		return r;
 	return store_job_add(store, b->id, "reproduce", NULL,
-			     SCHED_C_REPRO_PRIORITY + (int)prio, attempts, NULL);
+			     SCHED_C_REPRO_PRIORITY + (int)tc.priority, attempts, NULL);
 }
 
-static int sched_new_bugs(struct config *cfg, struct store *store)
+static int sched_new_bugs(struct config *cfg, const struct sched_conf *sc, struct store *store)
 {
 	struct store_bug **bugs = NULL;
-	bool selftest = false;
-	int64_t attempts = 3;
 	size_t n = 0;
 	int r;
 
-	config_get_bool(cfg, "kfix", NULL, "self-test-jobs", &selftest);
-	config_get_int(cfg, "kfix", NULL, "job-attempts", &attempts);
 	/* all of them: bugs waiting for their tree stay new */
 	r = store_bug_list(store, "new", 0, &bugs, &n);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n && r >= 0; i++)
-		r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
+		r = sched_bug(cfg, sc, store, bugs[i]);
 	store_bug_list_free(bugs, n);
 	/* syz-only bugs wait for syzkaller's tools; a reload that names them
 	 * sends the bugs on (the tools are looked for only while bugs wait) */
-	if (r < 0 || selftest)
+	if (r < 0 || sc->self_test_jobs)
 		return r;
 	bugs = NULL, n = 0;
 	r = store_bug_list(store, "needs-syzkaller", 0, &bugs, &n);
-	if (r >= 0 && n > 0 && sched_syzkaller_ready(cfg))
+	if (r >= 0 && n > 0 && sched_syzkaller_ready(sc))
 		for (size_t i = 0; i < n && r >= 0; i++)
-			r = sched_bug(cfg, store, bugs[i], selftest, (int)attempts);
+			r = sched_bug(cfg, sc, store, bugs[i]);
 	store_bug_list_free(bugs, n);
 	return r;
 }

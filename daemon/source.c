@@ -17,26 +17,6 @@
 
 #define SOURCE_FETCH_TIMEOUT (30ULL * 60 * 1000000)
 
-int source_configured(const struct config *cfg, const char *name)
-{
-	_cleanup_free_ char *path = NULL;
-	const char *url;
-
-	if (!name || !*name)
-		return -ENOENT;
-	if (config_get_string(cfg, "tree", name, "url", &url) >= 0 ||
-	    config_get_path(cfg, "tree", name, "path", &path) >= 0)
-		return 0;
-	return -ENOENT;
-}
-
-static bool has_git(const char *dir)
-{
-	_cleanup_free_ char *git = NULL;
-
-	return asprintf(&git, "%s/.git", dir) >= 0 && access(git, F_OK) == 0;
-}
-
 static char *errorf(const char *fmt, ...) _printf_(1, 2);
 static char *errorf(const char *fmt, ...)
 {
@@ -50,48 +30,142 @@ static char *errorf(const char *fmt, ...)
 	return s;
 }
 
-int source_open_tree(const struct config *cfg, const char *name,
-		     struct tree **ret, char **ret_error)
+void tree_conf_done(struct tree_conf *t)
 {
-	_cleanup_free_ char *cache = NULL, *path = NULL;
-	const char *url;
+	free(t->path);
+	free(t->config);
+	free(t->push_token);
+	free(t->push_ssh_key);
+	free(t->push_known_hosts);
+	free(t->cache_dir);
+	strv_free(t->allow_commands);
+	*t = (struct tree_conf){ 0 };
+}
+
+/* An unset key without a schema default stays NULL. */
+static int tree_conf_path(const struct config *c, const char *name, const char *key, char **ret)
+{
+	int r = config_get_path(c, "tree", name, key, ret);
+
+	return r == -ENOENT ? 0 : r;
+}
+
+int tree_conf_from_config(const struct config *c, const char *name, struct tree_conf *ret,
+			  char **ret_error)
+{
+	_cleanup_(tree_conf_done) struct tree_conf t = { 0 };
+	const char *n = name ?: "";
 	int r;
 
-	if (config_get_path(cfg, "tree", name, "path", &path) >= 0) {
-		if (!has_git(path)) {
-			*ret_error = errorf("tree %s: %s is a plain folder without history", name, path);
+	(void)config_get_string(c, "tree", n, "url", &t.url);
+	(void)config_get_string(c, "tree", n, "branch", &t.branch);
+	(void)config_get_string(c, "tree", n, "syzbot-namespace", &t.syzbot_namespace);
+	(void)config_get_string(c, "tree", n, "moderation-address", &t.moderation_address);
+	(void)config_get_string(c, "tree", n, "push-remote", &t.push_remote);
+	(void)config_get_string(c, "tree", n, "command-auth", &t.command_auth);
+	(void)config_get_string(c, "tree", n, "syzbot-test-after", &t.syzbot_test_after);
+	(void)config_get_string(c, "tree", n, "selftests", &t.selftests);
+	(void)config_get_string(c, "tree", n, "bisect-good", &t.bisect_good);
+	(void)config_get_int(c, "tree", n, "priority", &t.priority);
+	(void)config_get_int(c, "tree", n, "syzbot-tests-per-day", &t.syzbot_tests_per_day);
+	(void)config_get_int(c, "tree", n, "bisect-runs", &t.bisect_runs);
+	(void)config_get_int(c, "tree", n, "bisect-releases", &t.bisect_releases);
+	(void)config_get_duration(c, "tree", n, "fetch-interval", &t.fetch_interval_usec);
+	(void)config_get_duration(c, "tree", n, "syzbot-test-timeout",
+				  &t.syzbot_test_timeout_usec);
+	(void)config_get_bool(c, "tree", n, "ask-syzbot-test", &t.ask_syzbot_test);
+	(void)config_get_bool(c, "tree", n, "bisect", &t.bisect);
+	(void)config_get_secret(c, "tree", n, "push-token", &t.push_token);
+	r = tree_conf_path(c, n, "path", &t.path);
+	if (r >= 0)
+		r = tree_conf_path(c, n, "config", &t.config);
+	if (r >= 0)
+		r = tree_conf_path(c, n, "push-ssh-key", &t.push_ssh_key);
+	if (r >= 0)
+		r = tree_conf_path(c, n, "push-known-hosts", &t.push_known_hosts);
+	if (r >= 0)
+		r = config_get_list(c, "tree", n, "allow-commands", &t.allow_commands);
+	if (r >= 0)
+		r = config_get_path(c, "kfix", NULL, "cache-dir", &t.cache_dir);
+	if (r < 0) {
+		if (ret_error)
+			*ret_error = errorf("tree '%s': %s", n, strerror(-r));
+		return r;
+	}
+	*ret = t;
+	t = (struct tree_conf){ 0 };
+	return 0;
+}
+
+bool tree_conf_configured(const struct tree_conf *t)
+{
+	return t->url || t->path;
+}
+
+int source_configured(const struct config *cfg, const char *name)
+{
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
+
+	if (!name || !*name || tree_conf_from_config(cfg, name, &tc, NULL) < 0)
+		return -ENOENT;
+	return tree_conf_configured(&tc) ? 0 : -ENOENT;
+}
+
+static bool has_git(const char *dir)
+{
+	_cleanup_free_ char *git = NULL;
+
+	return asprintf(&git, "%s/.git", dir) >= 0 && access(git, F_OK) == 0;
+}
+
+static int open_tree(const char *name, const struct tree_conf *tc, struct tree **ret,
+		     char **ret_error)
+{
+	int r;
+
+	if (tc->path) {
+		if (!has_git(tc->path)) {
+			*ret_error = errorf("tree %s: %s is a plain folder without history", name,
+					    tc->path);
 			return -ENOTSUP;
 		}
-		r = tree_open_path(path, NULL, ret);
+		r = tree_open_path(tc->path, NULL, ret);
 		if (r < 0)
 			*ret_error = errorf("tree %s: %s", name, tree_error(NULL));
 		return r;
 	}
-	if (config_get_string(cfg, "tree", name, "url", &url) < 0) {
+	if (!tc->url) {
 		*ret_error = errorf("tree '%s' is not configured", name);
 		return -ENOENT;
 	}
-	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0)
-		return r;
-	r = tree_open_mirror(cache, name, url, ret);
+	r = tree_open_mirror(tc->cache_dir, name, tc->url, ret);
 	if (r < 0)
 		*ret_error = errorf("tree %s: %s", name, tree_error(NULL));
 	return r;
 }
 
-static int checkout_mirror(const struct config *cfg, const char *name, const char *rev,
+int source_open_tree(const struct config *cfg, const char *name,
+		     struct tree **ret, char **ret_error)
+{
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
+	int r;
+
+	r = tree_conf_from_config(cfg, name, &tc, ret_error);
+	if (r < 0)
+		return r;
+	return open_tree(name, &tc, ret, ret_error);
+}
+
+static int checkout_mirror(const char *name, const struct tree_conf *tc, const char *rev,
 			   struct source *s, char **ret_error)
 {
 	_cleanup_tree_ struct tree *t = NULL;
-	_cleanup_free_ char *cache = NULL;
-	const char *branch = "master";
+	const char *branch = tc->branch;
 	int r;
 
-	r = source_open_tree(cfg, name, &t, ret_error);
+	r = open_tree(name, tc, &t, ret_error);
 	if (r < 0)
 		return r;
-	config_get_string(cfg, "tree", name, "branch", &branch);
 	if (!rev || tree_resolve(t, rev, s->base) < 0) {
 		r = tree_fetch(t, NULL, SOURCE_FETCH_TIMEOUT, NULL, NULL);
 		if (r < 0) {
@@ -104,8 +178,7 @@ static int checkout_mirror(const struct config *cfg, const char *name, const cha
 		*ret_error = errorf("tree %s: %s", name, tree_error(t));
 		return r;
 	}
-	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
-	if (r < 0 || asprintf(&s->dir, "%s/worktrees/%s", cache, name) < 0)
+	if (asprintf(&s->dir, "%s/worktrees/%s", tc->cache_dir, name) < 0)
 		return -ENOMEM;
 	r = tree_worktree_checkout(t, s->dir, s->base, s->base);
 	if (r < 0)
@@ -129,9 +202,9 @@ static int restore_marker(const struct config *cfg, const char *name, bool creat
 
 bool source_in_place(const struct config *cfg, const char *name)
 {
-	_cleanup_free_ char *path = NULL;
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 
-	return config_get_path(cfg, "tree", name, "path", &path) >= 0;
+	return tree_conf_from_config(cfg, name, &tc, NULL) >= 0 && tc.path;
 }
 
 int source_restore(const struct config *cfg, const char *name, char **ret_error)
@@ -221,16 +294,21 @@ int source_move(const struct config *cfg, const char *name, struct source *s, co
 int source_checkout(const struct config *cfg, const char *name, const char *rev,
 		    struct source *ret, char **ret_error)
 {
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	struct source s = {};
-	_cleanup_free_ char *path = NULL;
+	const char *path;
 	int r;
 
 	if (source_configured(cfg, name) < 0) {
 		*ret_error = errorf("tree '%s' is not configured", name ? name : "");
 		return -ENOENT;
 	}
-	if (config_get_path(cfg, "tree", name, "path", &path) < 0) {
-		r = checkout_mirror(cfg, name, rev, &s, ret_error);
+	r = tree_conf_from_config(cfg, name, &tc, ret_error);
+	if (r < 0)
+		return r;
+	path = tc.path;
+	if (!path) {
+		r = checkout_mirror(name, &tc, rev, &s, ret_error);
 		if (r < 0) {
 			source_clear(&s);
 			return r;
@@ -261,7 +339,7 @@ int source_checkout(const struct config *cfg, const char *name, const char *rev,
 			return r;
 		}
 	}
-	s.dir = TAKE_PTR(path);
+	s.dir = TAKE_PTR(tc.path);
 	*ret = s;
 	return 0;
 }

@@ -9,10 +9,50 @@
 #define KFIX_SOURCE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "repro/tree.h"
 
 struct config;
+
+/* A [tree "NAME"] section, read once where a job or request starts so
+ * that the defaults stay in the schema.  Strings are the config's and
+ * live as long as it does; paths, the token and the list are owned. */
+struct tree_conf {
+	const char *url;		/* NULL: no mirror */
+	char *path;			/* NULL: not a local folder */
+	const char *branch;
+	char *config;
+	const char *syzbot_namespace;
+	const char *moderation_address;
+	const char *push_remote;
+	char *push_token;
+	char *push_ssh_key;
+	char *push_known_hosts;
+	char **allow_commands;		/* never NULL after a read */
+	const char *command_auth;
+	int64_t priority;
+	uint64_t fetch_interval_usec;
+	bool ask_syzbot_test;
+	const char *syzbot_test_after;
+	int64_t syzbot_tests_per_day;
+	uint64_t syzbot_test_timeout_usec;
+	const char *selftests;
+	bool bisect;
+	const char *bisect_good;
+	int64_t bisect_runs;
+	int64_t bisect_releases;
+	char *cache_dir;		/* [kfix] cache-dir: where the mirror lives */
+};
+
+/* An unconfigured name reads as the schema's defaults, with neither url
+ * nor path.  An unreadable push-token reads as none: it is only needed
+ * when pushing, and the push then fails with the remote's answer. */
+int tree_conf_from_config(const struct config *c, const char *name, struct tree_conf *ret,
+			  char **ret_error);
+void tree_conf_done(struct tree_conf *t);
+/* Whether the section has a url or path. */
+bool tree_conf_configured(const struct tree_conf *t);
 
 struct source {
 	char *dir;		 /* the kernel source to build */

@@ -14,6 +14,7 @@
 #include "common/strutil.h"
 #include "mail/compose.h"
 #include "publish.h"
+#include "source.h"
 #include "store.h"
 #include "syztest.h"
 
@@ -27,10 +28,10 @@ static bool syzbot_bug(const struct store_bug *b)
 
 bool syztest_after_validation(const struct config *cfg, const char *tree)
 {
-	const char *after = "approval";
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 
-	(void)config_get_string(cfg, "tree", tree, "syzbot-test-after", &after);
-	return streq(after, "validation");
+	return tree_conf_from_config(cfg, tree, &tc, NULL) >= 0 &&
+	       streq_ptr(tc.syzbot_test_after, "validation");
 }
 
 /* What the patch's events say: asked, skipped, and the newest answer
@@ -65,12 +66,15 @@ static void test_record(const json_t *events, struct test_record *ret)
 int syztest_state(struct store *s, const struct config *cfg, const struct store_bug *b,
 		  const struct store_patch *p, enum syztest_state *ret, char **ret_title)
 {
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_json_ json_t *events = NULL;
 	struct test_record t;
-	bool ask = false;
+	int r;
 
-	(void)config_get_bool(cfg, "tree", b->tree, "ask-syzbot-test", &ask);
-	if (!ask || !syzbot_bug(b)) {
+	r = tree_conf_from_config(cfg, b->tree, &tc, NULL);
+	if (r < 0)
+		return r;
+	if (!tc.ask_syzbot_test || !syzbot_bug(b)) {
 		*ret = SYZTEST_OFF;
 		return 0;
 	}
@@ -169,13 +173,13 @@ static int64_t asked_today(struct store *s, const char *tree)
 /* syzbot fetches the tree itself: a network URL is named with the base
  * commit; a local tree cannot be, and a bare "#syz test" tests on the
  * tree the bug was found on. */
-static void test_target(const struct config *cfg, const struct store_bug *b,
-			const struct store_patch *p, const char **ret_tree, const char **ret_rev)
+static void test_target(const struct tree_conf *tc, const struct store_patch *p,
+			const char **ret_tree, const char **ret_rev)
 {
-	const char *url = NULL;
+	const char *url = tc->url;
 
 	*ret_tree = *ret_rev = NULL;
-	if (config_get_string(cfg, "tree", b->tree, "url", &url) < 0 || !url || !p->base_commit)
+	if (!url || !p->base_commit)
 		return;
 	if (startswith(url, "git://") || startswith(url, "https://") || startswith(url, "http://")) {
 		*ret_tree = url;
@@ -187,10 +191,10 @@ int syztest_ask(struct store *s, const struct config *cfg, const struct store_bu
 		const struct store_patch *p, const struct syztest_request *rq, bool *ret_skipped,
 		char **ret_error)
 {
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_free_ char *mail = NULL, *key = NULL;
 	char *cc[] = { (char *)SYZKALLER_BUGS_LIST, NULL };
 	char rcpt[400];
-	int64_t limit = 5;
 	struct syz_test_mail m = {
 		.from = rq->from, .message_id = rq->message_id, .extid = b->source_id,
 		.report = rq->report, .report_mid = rq->report_mid, .title = b->title,
@@ -198,15 +202,17 @@ int syztest_ask(struct store *s, const struct config *cfg, const struct store_bu
 	};
 	int r;
 
+	r = tree_conf_from_config(cfg, b->tree, &tc, ret_error);
+	if (r < 0)
+		return r;
 	*ret_skipped = false;
-	(void)config_get_int(cfg, "tree", b->tree, "syzbot-tests-per-day", &limit);
-	if (asked_today(s, b->tree) >= limit) {
+	if (asked_today(s, b->tree) >= tc.syzbot_tests_per_day) {
 		*ret_skipped = true;
 		return store_event_add_json(s, b->id, 0, "patch.syzbot-test-skipped",
 				 json_pack("{s:I, s:i, s:s}", "patch", (json_int_t)p->id, "version",
 					   p->version, "reason", "the day's syzbot-tests-per-day are used"));
 	}
-	test_target(cfg, b, p, &m.git_tree, &m.branch);
+	test_target(&tc, p, &m.git_tree, &m.branch);
 	r = mail_compose_syz_test(&m, &mail, ret_error);
 	if (r < 0)
 		return r;
@@ -233,16 +239,18 @@ static int time_out(const struct config *cfg, struct store *s, int64_t patch_id,
 {
 	_cleanup_(store_patch_freep) struct store_patch *p = NULL;
 	_cleanup_(store_bug_freep) struct store_bug *b = NULL;
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	enum syztest_state st;
-	uint64_t timeout = 2ull * DAY_SECONDS * 1000000;
 	int r = store_patch_get(s, patch_id, &p);
 
 	if (r >= 0)
 		r = store_bug_get(s, p->bug_id, &b);
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
-	(void)config_get_duration(cfg, "tree", b->tree, "syzbot-test-timeout", &timeout);
-	if (now - asked_ts < (int64_t)timeout)
+	r = tree_conf_from_config(cfg, b->tree, &tc, NULL);
+	if (r < 0)
+		return r;
+	if (now - asked_ts < (int64_t)tc.syzbot_test_timeout_usec)
 		return 0;
 	r = syztest_state(s, cfg, b, p, &st, NULL);
 	if (r < 0 || st != SYZTEST_WAITING)
