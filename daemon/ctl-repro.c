@@ -22,6 +22,7 @@
 #include "repro/selftest.h"
 #include "repro/tree.h"
 #include "repro/vm.h"
+#include "source.h"
 
 struct repro_args {
 	const char *tree, *src, *commit, *kconfig, *repro, *patch, *vm, *build, *kernel;
@@ -407,17 +408,20 @@ static int input_error(struct session *s, const char *kind, const char *msg)
  * "kfixctl tree fetch" keeps. */
 static int tree_checkout(const struct config *cfg, struct session *s)
 {
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_tree_ struct tree *t = NULL;
-	_cleanup_free_ char *cache = NULL, *scratch = NULL;
+	_cleanup_free_ char *scratch = NULL, *err = NULL;
 	char oid[TREE_OID_HEX];
-	const char *url = NULL;
+	const char *url, *cache;
 	int r;
 
-	if (config_get_string(cfg, "tree", s->a.tree, "url", &url) < 0 || !url)
-		return input_error(s, "unknown-tree", "no [tree] section with a url for --tree");
-	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
+	r = tree_conf_from_config(cfg, s->a.tree, &tc, &err);
 	if (r < 0)
-		return r;
+		return err ? input_error(s, "unknown-tree", err) : r;
+	if (!tc.url)
+		return input_error(s, "unknown-tree", "no [tree] section with a url for --tree");
+	url = tc.url;
+	cache = tc.cache_dir;
 	if (asprintf(&scratch, "%s/trees/%s.snapshot", cache, s->a.tree) < 0 ||
 	    asprintf(&s->worktree, "%s/wt-%s", s->build_dir, s->a.tree) < 0)
 		return -ENOMEM;
@@ -682,6 +686,7 @@ static enum verdict side_verdict(const struct session *s, const struct side *sd,
  * kernel has. */
 static int selftests_select(struct ctl *c, struct session *s, bool built)
 {
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_free_ char *objdir = NULL;
 	_cleanup_free_ char *patch = NULL, *err = NULL;
 	_cleanup_strv_ char **files = NULL;
@@ -693,8 +698,8 @@ static int selftests_select(struct ctl *c, struct session *s, bool built)
 	r = ctl_config(c, &cfg);
 	if (r < 0)
 		return r;
-	if (!spec && s->a.tree)
-		(void)config_get_string(cfg, "tree", s->a.tree, "selftests", &spec);
+	if (!spec && s->a.tree && tree_conf_from_config(cfg, s->a.tree, &tc, NULL) >= 0)
+		spec = tc.selftests;
 	if (!spec)
 		(void)config_get_string(cfg, "agent", NULL, "selftests", &spec);
 	r = config_get_duration(cfg, "agent", NULL, "selftest-timeout", &s->st_timeout);

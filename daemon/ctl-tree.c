@@ -14,31 +14,33 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
+#include "source.h"
 #include "repro/tree.h"
 
 #define TREE_SHOW_MAX (8u << 20)
 
 static int open_tree(struct ctl *c, const char *name, struct tree **ret)
 {
-	_cleanup_free_ char *cache = NULL;
+	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
+	_cleanup_free_ char *err = NULL;
 	struct config *cfg;
-	const char *url;
 	int r;
 
 	r = ctl_config(c, &cfg);
 	if (r < 0)
 		return r;
-	r = config_get_string(cfg, "tree", name, "url", &url);
+	r = tree_conf_from_config(cfg, name, &tc, &err);
 	if (r < 0) {
-		ctl_err("tree '%s' has no url in %s", name, config_path(cfg));
+		ctl_err("tree '%s': %s", name, err ?: strerror(-r));
 		return r;
 	}
-	r = config_get_path(cfg, "kfix", NULL, "cache-dir", &cache);
+	if (!tc.url) {
+		ctl_err("tree '%s' has no url in %s", name, config_path(cfg));
+		return -ENOENT;
+	}
+	r = tree_open_mirror(tc.cache_dir, name, tc.url, ret);
 	if (r < 0)
-		return r;
-	r = tree_open_mirror(cache, name, url, ret);
-	if (r < 0)
-		ctl_err("cannot open the mirror of '%s' in %s: %s", name, cache,
+		ctl_err("cannot open the mirror of '%s' in %s: %s", name, tc.cache_dir,
 			strerror(-r));
 	return r;
 }

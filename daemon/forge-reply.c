@@ -28,6 +28,22 @@ static char *answer_text(const struct store_patch *p, const char *branch, const 
 	return t;
 }
 
+
+/* The forge's API address and token of the hook the answer is for. */
+static int forge_api_from_config(const struct config *cfg, const char *hook, const char **ret_url,
+				 char **ret_token, char **ret_error)
+{
+	const char *url = NULL;
+	char *token = NULL;
+
+	if (config_get_string(cfg, "hook", hook, "api-url", &url) < 0 || !url)
+		return error_set(ret_error, -EAGAIN, "[hook \"%s\"] has no api-url", hook);
+	if (config_get_secret(cfg, "hook", hook, "api-token", &token) < 0 || !token)
+		return error_set(ret_error, -EAGAIN, "[hook \"%s\"] has no api-token", hook);
+	*ret_url = url;
+	*ret_token = token;
+	return 0;
+}
 /* One answer per thread: the key names the thread and the branch. */
 static int queue_one(struct store *s, const struct store_patch *p, const json_t *thread,
 		     const char *text, const char *branch, const char *push_key)
@@ -94,11 +110,9 @@ int forge_reply_deliver(const struct config *cfg, struct store *s, const struct 
 	if (!state || !streq(state, "sent"))
 		return error_set(ret_error, state && streq(state, "parked") ? -EPIPE : -EAGAIN,
 				 "the branch's push is %s", state ? state : "unknown");
-	if (config_get_string(cfg, "hook", hook, "api-url", &api_url) < 0 || !api_url)
-		return error_set(ret_error, -EAGAIN, "[hook \"%s\"] has no api-url", hook);
-	r = config_get_secret(cfg, "hook", hook, "api-token", &token);
-	if (r < 0 || !token)
-		return error_set(ret_error, -EAGAIN, "[hook \"%s\"] has no api-token", hook);
+	r = forge_api_from_config(cfg, hook, &api_url, &token, ret_error);
+	if (r < 0)
+		return r;
 	t.repo = json_get_str(j, "repo");
 	t.number = json_get_int(j, "number", 0);
 	t.project = json_get_int(j, "project", 0);

@@ -78,12 +78,19 @@ static void item_free(struct intake_item *it)
 }
 DEFINE_CLEANUP(struct intake_item, item_free)
 
-/* Commands from a forge are taken only from the hook's allow-users. */
+/* Commands from a forge are taken only from the hook's allow-users,
+ * read as each command arrives so that a reload that drops a user is
+ * obeyed at once. */
+static int allow_users_from_config(const struct config *cfg, const char *hook, char ***ret)
+{
+	return config_get_list(cfg, "hook", hook, "allow-users", ret);
+}
+
 static bool author_allowed(struct front *f, const char *hook, const char *author)
 {
 	_cleanup_strv_ char **users = NULL;
 
-	if (!author || config_get_list(f->cfg, "hook", hook, "allow-users", &users) < 0)
+	if (!author || allow_users_from_config(f->cfg, hook, &users) < 0)
 		return false;
 	return users && strv_contains(users, author);
 }

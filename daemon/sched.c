@@ -30,6 +30,7 @@ struct sched_conf {
 	int job_attempts;
 	bool self_test_jobs;
 	char *syzkaller; /* the first [vm]'s syzkaller build; NULL: none */
+	uint64_t upstream_check_usec; /* 0: never look for the developers' fixes */
 };
 
 static void sched_conf_done(struct sched_conf *c)
@@ -47,6 +48,7 @@ static int sched_conf_from_config(const struct config *cfg, struct sched_conf *r
 
 	(void)config_get_int(cfg, "kfix", NULL, "job-attempts", &attempts);
 	(void)config_get_bool(cfg, "kfix", NULL, "self-test-jobs", &c.self_test_jobs);
+	(void)config_get_duration(cfg, "kfix", NULL, "upstream-check", &c.upstream_check_usec);
 	c.job_attempts = (int)attempts;
 	r = config_subsections(cfg, "vm", &vms);
 	if (r < 0)
@@ -241,7 +243,7 @@ int sched_run(struct config *cfg, struct store *store)
 	rq = archive_schedule(cfg, store);
 	if (rq < 0)
 		return rq;
-	rq = upstream_schedule(cfg, store);
+	rq = upstream_schedule(store, sc.upstream_check_usec);
 	if (rq < 0)
 		return rq;
 	rq = syztest_schedule(cfg, store);

@@ -83,15 +83,15 @@ int upstream_ask_open(struct store *s, const char *tree, const char *by)
 	return r < 0 ? r : asked;
 }
 
-int upstream_schedule(const struct config *cfg, struct store *s)
+int upstream_schedule(struct store *s, uint64_t every)
 {
 	_cleanup_free_ char *last = NULL;
-	uint64_t every = 0, then = 0;
+	uint64_t then = 0;
 	int64_t now = (int64_t)time(NULL);
 	char v[32];
 	int r;
 
-	if (config_get_duration(cfg, "kfix", NULL, "upstream-check", &every) < 0 || every == 0)
+	if (every == 0)
 		return 0;
 	if (store_kv_get(s, UPSTREAM_KV_LAST, &last) >= 0)
 		parse_uint64(last, &then);

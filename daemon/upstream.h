@@ -26,6 +26,6 @@ int upstream_request(struct store *s, int64_t bug, const struct json_t *detail);
 #define UPSTREAM_ASK_MAX 200
 int upstream_ask_open(struct store *s, const char *tree, const char *by);
 /* The periodic look, every [kfix] upstream-check (0: never). */
-int upstream_schedule(const struct config *cfg, struct store *s);
+int upstream_schedule(struct store *s, uint64_t every_usec);
 
 #endif
