@@ -17,19 +17,6 @@
 
 #define SOURCE_FETCH_TIMEOUT (30ULL * 60 * 1000000)
 
-static char *errorf(const char *fmt, ...) _printf_(1, 2);
-static char *errorf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
 void tree_conf_done(struct tree_conf *t)
 {
 	free(t->path);
@@ -89,7 +76,7 @@ int tree_conf_from_config(const struct config *c, const char *name, struct tree_
 		r = config_get_path(c, "kfix", NULL, "cache-dir", &t.cache_dir);
 	if (r < 0) {
 		if (ret_error)
-			*ret_error = errorf("tree '%s': %s", n, strerror(-r));
+			*ret_error = strdup_printf("tree '%s': %s", n, strerror(-r));
 		return r;
 	}
 	*ret = t;
@@ -125,22 +112,22 @@ static int open_tree(const char *name, const struct tree_conf *tc, struct tree *
 
 	if (tc->path) {
 		if (!has_git(tc->path)) {
-			*ret_error = errorf("tree %s: %s is a plain folder without history", name,
+			*ret_error = strdup_printf("tree %s: %s is a plain folder without history", name,
 					    tc->path);
 			return -ENOTSUP;
 		}
 		r = tree_open_path(tc->path, NULL, ret);
 		if (r < 0)
-			*ret_error = errorf("tree %s: %s", name, tree_error(NULL));
+			*ret_error = strdup_printf("tree %s: %s", name, tree_error(NULL));
 		return r;
 	}
 	if (!tc->url) {
-		*ret_error = errorf("tree '%s' is not configured", name);
+		*ret_error = strdup_printf("tree '%s' is not configured", name);
 		return -ENOENT;
 	}
 	r = tree_open_mirror(tc->cache_dir, name, tc->url, ret);
 	if (r < 0)
-		*ret_error = errorf("tree %s: %s", name, tree_error(NULL));
+		*ret_error = strdup_printf("tree %s: %s", name, tree_error(NULL));
 	return r;
 }
 
@@ -169,20 +156,20 @@ static int checkout_mirror(const char *name, const struct tree_conf *tc, const c
 	if (!rev || tree_resolve(t, rev, s->base) < 0) {
 		r = tree_fetch(t, NULL, SOURCE_FETCH_TIMEOUT, NULL, NULL);
 		if (r < 0) {
-			*ret_error = errorf("tree %s: fetch: %s", name, tree_error(t));
+			*ret_error = strdup_printf("tree %s: fetch: %s", name, tree_error(t));
 			return r;
 		}
 	}
 	r = tree_resolve(t, rev ? rev : branch, s->base);
 	if (r < 0) {
-		*ret_error = errorf("tree %s: %s", name, tree_error(t));
+		*ret_error = strdup_printf("tree %s: %s", name, tree_error(t));
 		return r;
 	}
 	if (asprintf(&s->dir, "%s/worktrees/%s", tc->cache_dir, name) < 0)
 		return -ENOMEM;
 	r = tree_worktree_checkout(t, s->dir, s->base, s->base);
 	if (r < 0)
-		*ret_error = errorf("tree %s: checkout %s: %s", name, s->base, tree_error(t));
+		*ret_error = strdup_printf("tree %s: checkout %s: %s", name, s->base, tree_error(t));
 	return r;
 }
 
@@ -224,7 +211,7 @@ int source_restore(const struct config *cfg, const char *name, char **ret_error)
 		return 0;
 	if (r < 0 || json_parse_bounded(text, len, 4096, &j, &jerr) < 0 ||
 	    !json_get_str(j, "commit")) {
-		*ret_error = errorf("tree %s: %s is unreadable; put the folder back by hand and "
+		*ret_error = strdup_printf("tree %s: %s is unreadable; put the folder back by hand and "
 				    "remove it", name, marker);
 		return r < 0 ? r : -EBADMSG;
 	}
@@ -233,7 +220,7 @@ int source_restore(const struct config *cfg, const char *name, char **ret_error)
 		return r;
 	r = tree_checkout_here(t, json_get_str(j, "commit"), json_get_str(j, "ref"));
 	if (r < 0) {
-		*ret_error = errorf("tree %s: putting it back at %.12s: %s", name,
+		*ret_error = strdup_printf("tree %s: putting it back at %.12s: %s", name,
 				    json_get_str(j, "commit"), tree_error(t));
 		return r;
 	}
@@ -249,7 +236,7 @@ int source_move(const struct config *cfg, const char *name, struct source *s, co
 	int r;
 
 	if (s->plain) {
-		*ret_error = errorf("tree %s: a plain folder has no other revisions", name);
+		*ret_error = strdup_printf("tree %s: a plain folder has no other revisions", name);
 		return -ENOTSUP;
 	}
 	r = source_open_tree(cfg, name, &t, ret_error);
@@ -258,7 +245,7 @@ int source_move(const struct config *cfg, const char *name, struct source *s, co
 	if (!source_in_place(cfg, name)) {
 		r = tree_worktree_checkout(t, s->dir, rev, s->base);
 		if (r < 0)
-			*ret_error = errorf("tree %s: checkout %.40s: %s", name, rev, tree_error(t));
+			*ret_error = strdup_printf("tree %s: checkout %.40s: %s", name, rev, tree_error(t));
 		return r;
 	}
 	r = restore_marker(cfg, name, true, &marker);
@@ -270,7 +257,7 @@ int source_move(const struct config *cfg, const char *name, struct source *s, co
 
 		r = tree_head(t, &ref, head);
 		if (r < 0) {
-			*ret_error = errorf("tree %s: %s", name, tree_error(t));
+			*ret_error = strdup_printf("tree %s: %s", name, tree_error(t));
 			return r;
 		}
 		j = json_pack("{s:s, s:s?}", "commit", head, "ref", ref);
@@ -279,7 +266,7 @@ int source_move(const struct config *cfg, const char *name, struct source *s, co
 			return -ENOMEM;
 		r = write_file_atomic(marker, text, strlen(text), 0640);
 		if (r < 0) {
-			*ret_error = errorf("tree %s: %s: %s", name, marker, strerror(-r));
+			*ret_error = strdup_printf("tree %s: %s: %s", name, marker, strerror(-r));
 			return r;
 		}
 	}
@@ -287,7 +274,7 @@ int source_move(const struct config *cfg, const char *name, struct source *s, co
 	if (r >= 0)
 		r = tree_resolve(t, "HEAD", s->base);
 	if (r < 0)
-		*ret_error = errorf("tree %s: %s", name, tree_error(t));
+		*ret_error = strdup_printf("tree %s: %s", name, tree_error(t));
 	return r;
 }
 
@@ -300,7 +287,7 @@ int source_checkout(const struct config *cfg, const char *name, const char *rev,
 	int r;
 
 	if (source_configured(cfg, name) < 0) {
-		*ret_error = errorf("tree '%s' is not configured", name ? name : "");
+		*ret_error = strdup_printf("tree '%s' is not configured", name ? name : "");
 		return -ENOENT;
 	}
 	r = tree_conf_from_config(cfg, name, &tc, ret_error);
@@ -318,7 +305,7 @@ int source_checkout(const struct config *cfg, const char *name, const char *rev,
 	}
 	if (access(path, R_OK | X_OK) < 0) {
 		r = negerrno();
-		*ret_error = errorf("tree %s: %s: %s", name, path, strerror(-r));
+		*ret_error = strdup_printf("tree %s: %s: %s", name, path, strerror(-r));
 		return r;
 	}
 	s.plain = !has_git(path);
@@ -335,7 +322,7 @@ int source_checkout(const struct config *cfg, const char *name, const char *rev,
 		if (r >= 0)
 			r = tree_resolve(t, "HEAD", s.base);
 		if (r < 0) {
-			*ret_error = errorf("tree %s: %s", name, t ? tree_error(t) : tree_error(NULL));
+			*ret_error = strdup_printf("tree %s: %s", name, t ? tree_error(t) : tree_error(NULL));
 			return r;
 		}
 	}
