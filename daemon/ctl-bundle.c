@@ -7,7 +7,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,31 +209,6 @@ static int bundle_write(struct bundle *b, struct scrub *sc, const char *dir)
 	return r;
 }
 
-static int parse_args(int argc, char **argv, const char **ret_out, int64_t *ret_id)
-{
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *out = NULL;
-	int ch;
-
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-		if (ch != 'o')
-			return -EINVAL;
-		out = optarg;
-	}
-	if (optind + 1 != argc) {
-		ctl_err("bundle: usage: kfixctl bundle [--output DIR] JOB");
-		return -EINVAL;
-	}
-	if (ctl_parse_id("bundle", argv[optind], ret_id) < 0)
-		return -EINVAL;
-	*ret_out = out;
-	return 0;
-}
-
 int ctl_bundle(struct ctl *c, int argc, char **argv)
 {
 	_cleanup_(scrub_freep) struct scrub *sc = NULL;
@@ -247,7 +221,7 @@ int ctl_bundle(struct ctl *c, int argc, char **argv)
 	int64_t id;
 	int r;
 
-	if (parse_args(argc, argv, &out, &id) < 0)
+	if (ctl_parse_option_id("bundle", "[--output DIR] JOB", argc, argv, "output", &out, &id) < 0)
 		return 2;
 	if (!out && asprintf(&dflt, "kfix-bundle-%lld", (long long)id) < 0)
 		return 1;

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,31 +13,6 @@
 #include "ctl.h"
 
 #define FIX_MAX (4u * 1024 * 1024)
-
-static int parse_args(int argc, char **argv, const char **ret_fix, int64_t *ret_id)
-{
-	static const struct option opts[] = {
-		{ "fix", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *fix = NULL;
-	int ch;
-
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
-		if (ch != 'f')
-			return -EINVAL;
-		fix = optarg;
-	}
-	if (optind + 1 != argc) {
-		ctl_err("diagnose: usage: kfixctl diagnose [--fix PATCH] JOB");
-		return -EINVAL;
-	}
-	if (ctl_parse_id("diagnose", argv[optind], ret_id) < 0)
-		return -EINVAL;
-	*ret_fix = fix;
-	return 0;
-}
 
 /* The files the developers' fix changes, from a patch file. */
 static int fix_files(const char *path, char ***ret)
@@ -87,7 +61,7 @@ int ctl_diagnose(struct ctl *c, int argc, char **argv)
 	int64_t id;
 	int r;
 
-	if (parse_args(argc, argv, &fix, &id) < 0)
+	if (ctl_parse_option_id("diagnose", "[--fix PATCH] JOB", argc, argv, "fix", &fix, &id) < 0)
 		return 2;
 	if (fix && fix_files(fix, &files) < 0)
 		return 2;

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,4 +141,30 @@ int ctl_job_trajectory(struct ctl *c, int64_t id, json_t **ret)
 		return *ret ? 0 : -ENOMEM;
 	}
 	return trajectory_load(path, ret);
+}
+
+int ctl_parse_option_id(const char *cmd, const char *usage, int argc, char **argv,
+			const char *option, const char **ret_value, int64_t *ret_id)
+{
+	const struct option opts[] = {
+		{ option, required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *value = NULL;
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch != 'o')
+			return -EINVAL;
+		value = optarg;
+	}
+	if (optind + 1 != argc) {
+		ctl_err("%s: usage: kfixctl %s %s", cmd, cmd, usage);
+		return -EINVAL;
+	}
+	if (ctl_parse_id(cmd, argv[optind], ret_id) < 0)
+		return -EINVAL;
+	*ret_value = value;
+	return 0;
 }
