@@ -570,6 +570,13 @@ int config_get_list(const struct config *c, const char *section,
 			if (r < 0)
 				return r;
 		}
+	/* an unset list is its schema default, as any other key */
+	if (!v) {
+		const struct config_key *k = schema_find(section, sub != NULL, key);
+
+		if (k && k->dflt && strv_push(&v, k->dflt) < 0)
+			return -ENOMEM;
+	}
 	if (!v && !(v = calloc(1, sizeof(char *))))
 		return -ENOMEM;
 	*ret = TAKE_PTR(v);

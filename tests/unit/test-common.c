@@ -129,6 +129,14 @@ static void test_config_good(void **state)
 	assert_int_equal(config_get_list(c, "tree", "linux", "allow-commands", &allow), 0);
 	assert_int_equal(strv_len(allow), 2);
 	assert_string_equal(allow[1], "b@x");
+	strv_free(allow);
+	/* an unset list: its schema default, or empty when it has none */
+	assert_int_equal(config_get_list(c, "kfix", NULL, "text-hosts", &allow), 0);
+	assert_int_equal(strv_len(allow), 1);
+	assert_string_equal(allow[0], "syzkaller.appspot.com");
+	strv_free(allow);
+	assert_int_equal(config_get_list(c, "tree", "next", "allow-commands", &allow), 0);
+	assert_int_equal(strv_len(allow), 0);
 	strv_free(names);
 	strv_free(allow);
 	config_free(c);
