@@ -25,7 +25,6 @@ void tree_conf_done(struct tree_conf *t)
 	free(t->push_ssh_key);
 	free(t->push_known_hosts);
 	free(t->cache_dir);
-	strv_free(t->allow_commands);
 	*t = (struct tree_conf){ 0 };
 }
 
@@ -70,8 +69,6 @@ int tree_conf_from_config(const struct config *c, const char *name, struct tree_
 		r = tree_conf_path(c, n, "push-ssh-key", &t.push_ssh_key);
 	if (r >= 0)
 		r = tree_conf_path(c, n, "push-known-hosts", &t.push_known_hosts);
-	if (r >= 0)
-		r = config_get_list(c, "tree", n, "allow-commands", &t.allow_commands);
 	if (r >= 0)
 		r = config_get_path(c, "kfix", NULL, "cache-dir", &t.cache_dir);
 	if (r < 0) {

@@ -29,7 +29,6 @@ struct tree_conf {
 	char *push_token;
 	char *push_ssh_key;
 	char *push_known_hosts;
-	char **allow_commands;		/* never NULL after a read */
 	const char *command_auth;
 	int64_t priority;
 	uint64_t fetch_interval_usec;

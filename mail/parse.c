@@ -497,45 +497,22 @@ const char *mail_kind_name(enum mail_kind k)
 	return (size_t)k < ARRAY_SIZE(names) ? names[k] : "other";
 }
 
-int mail_sender_conf_from_config(const struct config *cfg, const char *tree,
-				 struct mail_sender_conf *ret)
+/* [tree "T"] allow-commands: addresses, or "@domain" for a whole domain,
+ * compared case-insensitively. */
+bool mail_sender_allowed(const struct config *cfg, const char *tree,
+			 const char *sender)
 {
-	char **allow = NULL;
-	int r = config_get_list(cfg, "tree", tree, "allow-commands", &allow);
-
-	if (r < 0)
-		return r;
-	*ret = (struct mail_sender_conf){ .allow_commands = allow };
-	return 0;
-}
-
-void mail_sender_conf_clear(struct mail_sender_conf *c)
-{
-	strv_free(c->allow_commands);
-	c->allow_commands = NULL;
-}
-
-bool mail_sender_conf_allows(const struct mail_sender_conf *c, const char *sender)
-{
+	_cleanup_strv_ char **allow = NULL;
 	const char *at;
 
-	if (!sender || !(at = strrchr(sender, '@')) || !c->allow_commands)
+	if (!sender || !(at = strrchr(sender, '@')) ||
+	    config_get_list(cfg, "tree", tree, "allow-commands", &allow) < 0)
 		return false;
-	for (size_t i = 0; c->allow_commands[i]; i++) {
-		const char *a = c->allow_commands[i];
+	for (size_t i = 0; allow[i]; i++) {
+		const char *a = allow[i];
 
 		if (a[0] == '@' ? strcasecmp(a, at) == 0 : strcasecmp(a, sender) == 0)
 			return true;
 	}
 	return false;
-}
-
-bool mail_sender_allowed(const struct config *cfg, const char *tree,
-			 const char *sender)
-{
-	_cleanup_(mail_sender_conf_clear) struct mail_sender_conf c = {};
-
-	if (mail_sender_conf_from_config(cfg, tree, &c) < 0)
-		return false;
-	return mail_sender_conf_allows(&c, sender);
 }

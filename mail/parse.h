@@ -107,17 +107,8 @@ const char *mail_review_comments(const struct mail *m);
  *  "commands", "patch", "trailers"} as documented for kfixctl. */
 int mail_to_json(const struct mail *m, json_t **ret);
 
-/* [tree "T"] allow-commands: addresses, or "@domain" for a whole domain. */
-struct mail_sender_conf {
-	char **allow_commands;
-};
-
-int mail_sender_conf_from_config(const struct config *cfg, const char *tree,
-				 struct mail_sender_conf *ret);
-void mail_sender_conf_clear(struct mail_sender_conf *c);
-/* Whether sender may give #kfix commands, compared case-insensitively. */
-bool mail_sender_conf_allows(const struct mail_sender_conf *c, const char *sender);
-/* The same for tree, reading cfg: for callers that check one mail. */
+/* Whether sender may give #kfix commands for tree: [tree "T"]
+ * allow-commands, addresses or "@domain", compared case-insensitively. */
 bool mail_sender_allowed(const struct config *cfg, const char *tree,
 			 const char *sender);
 
