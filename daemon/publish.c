@@ -1121,12 +1121,24 @@ int job_publish_run(struct job_ctx *ctx)
 	return r;
 }
 
+/* The tree's push-token, read only here where a push needs it: it is a
+ * secret (a credential or a file), not worth reading for every other use
+ * of the tree's section.  An unreadable one reads as none, and the push
+ * then fails with the remote's answer. */
+static char *push_token_from_config(const struct config *cfg, const char *tree)
+{
+	char *token = NULL;
+
+	(void)config_get_secret(cfg, "tree", tree, "push-token", &token);
+	return token;
+}
+
 int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 			 char **ret_error)
 {
 	_cleanup_(tree_conf_done) struct tree_conf tc = { 0 };
 	_cleanup_json_ json_t *j = NULL;
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *token = NULL;
 	_cleanup_tree_ struct tree *t = NULL;
 	const char *tname, *url, *refs[3] = { NULL, NULL, NULL };
 	struct tree_push_auth auth = { 0 };
@@ -1155,7 +1167,7 @@ int publish_push_deliver(const struct config *cfg, const struct store_outbox *o,
 	}
 	auth.ssh_key = tc.push_ssh_key;
 	auth.known_hosts = tc.push_known_hosts;
-	auth.token = tc.push_token;
+	auth.token = token = push_token_from_config(cfg, tname);
 	r = tree_push(t, url, refs, &auth, PUBLISH_PUSH_TIMEOUT);
 	if (r < 0) {
 		*ret_error = strdup(tree_error(t));

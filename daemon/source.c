@@ -21,7 +21,6 @@ void tree_conf_done(struct tree_conf *t)
 {
 	free(t->path);
 	free(t->config);
-	free(t->push_token);
 	free(t->push_ssh_key);
 	free(t->push_known_hosts);
 	free(t->cache_dir);
@@ -61,7 +60,6 @@ int tree_conf_from_config(const struct config *c, const char *name, struct tree_
 				  &t.syzbot_test_timeout_usec);
 	(void)config_get_bool(c, "tree", n, "ask-syzbot-test", &t.ask_syzbot_test);
 	(void)config_get_bool(c, "tree", n, "bisect", &t.bisect);
-	(void)config_get_secret(c, "tree", n, "push-token", &t.push_token);
 	r = tree_conf_path(c, n, "path", &t.path);
 	if (r >= 0)
 		r = tree_conf_path(c, n, "config", &t.config);

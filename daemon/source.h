@@ -26,7 +26,6 @@ struct tree_conf {
 	const char *syzbot_namespace;
 	const char *moderation_address;
 	const char *push_remote;
-	char *push_token;
 	char *push_ssh_key;
 	char *push_known_hosts;
 	const char *command_auth;
@@ -45,8 +44,7 @@ struct tree_conf {
 };
 
 /* An unconfigured name reads as the schema's defaults, with neither url
- * nor path.  An unreadable push-token reads as none: it is only needed
- * when pushing, and the push then fails with the remote's answer. */
+ * nor path.  The push-token is not read here: only a push needs it. */
 int tree_conf_from_config(const struct config *c, const char *name, struct tree_conf *ret,
 			  char **ret_error);
 void tree_conf_done(struct tree_conf *t);
