@@ -78,3 +78,11 @@ free_port() {
 ctl() {
 	"$KFIXCTL" -c "$T/kfix.conf" "$@"
 }
+
+# sqlite3 ARGS...: the sqlite3 shell, waiting up to 10 s for a lock the
+# daemon holds instead of failing at once with "database is locked" (a
+# test reads the store while kfixd writes it).  Commands run by `sh -c`
+# (in wait_for) call the plain shell; they are retried anyway.
+sqlite3() {
+	command sqlite3 -cmd '.timeout 10000' "$@"
+}

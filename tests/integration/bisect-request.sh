@@ -55,7 +55,7 @@ cat >> "$T/kfix.conf" <<CONF
 	boot-timeout = 2s
 CONF
 db=$T/state/kfix.db
-q() { sqlite3 -cmd '.timeout 5000' "$db" "$1"; }
+q() { sqlite3 "$db" "$1"; }
 submit() { # TREE ID
 	ctl submit --tree "$1" --report "$T/report" --repro "$T/repro.c" \
 		--title "KASAN: use-after-free Read in ksys_msgctl" --id "$2" | sed 's/^bug \([0-9]*\).*/\1/'

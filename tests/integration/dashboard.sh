@@ -125,7 +125,7 @@ ok "redirects, cookie flags, CSP, escaping, scopes"
 
 # a failed repair's page says why it failed: the gate that rejected
 # every candidate, its hostile reason escaped
-sqlite3 -cmd '.timeout 5000' "$T/state/kfix.db" "INSERT INTO jobs (id, bug_id, kind, state, attempts,
+sqlite3 "$T/state/kfix.db" "INSERT INTO jobs (id, bug_id, kind, state, attempts,
 	max_attempts, created) VALUES (900, 1, 'repair', 'failed', 1, 1, 0)"
 mkdir -p "$T/state/jobs/900"
 python3 - "$T/state/jobs/900/trajectory.jsonl" <<'PY'
@@ -168,7 +168,7 @@ ctl submit --title "WARNING in dash_selftest" --id dash2 >/dev/null
 jobs_sql="SELECT id FROM jobs WHERE kind = 'self-test' AND state = 'running'"
 wait_for 30 sh -c "[ -n \"\$(sqlite3 -cmd '.timeout 5000' '$T/state/kfix.db' \"$jobs_sql\")\" ]" ||
 	fail "no running self-test job: $(ctl jobs)"
-LIVE_JOB=$(sqlite3 -cmd '.timeout 5000' "$T/state/kfix.db" "$jobs_sql")
+LIVE_JOB=$(sqlite3 "$T/state/kfix.db" "$jobs_sql")
 ART=$top_builddir/tests/browser-artifacts
 rm -rf "$ART"
 KFIX_URL=$URL KFIX_ARTIFACTS=$ART KFIX_READ_TOKEN=$READ KFIX_ADMIN_TOKEN=$ADMIN \

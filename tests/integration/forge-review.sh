@@ -13,7 +13,7 @@ for t in git sqlite3 curl openssl python3; do
 	command -v "$t" >/dev/null || skip "$t is not installed"
 done
 DB=$T/state/kfix.db
-q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
+q() { sqlite3 "$DB" "$1"; }
 
 upstream_tree
 git init -q --bare "$T/push.git"

@@ -60,7 +60,7 @@ BASE=$(git -C "$U" rev-parse HEAD)
 printf 'int head;\n' > "$U/ipc/msg.c"
 git -C "$U" -c user.name=U -c user.email=u@example.org commit -qam head
 db=$T/state/kfix.db
-q() { sqlite3 -cmd ".timeout 5000" "$db" "$1"; }
+q() { sqlite3 "$db" "$1"; }
 sub() { ctl submit --tree "${TREE:-local}" --report "$T/report" "$@" | sed 's/^bug \([0-9]*\).*/\1/'; }
 
 ctl pause >/dev/null

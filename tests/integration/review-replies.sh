@@ -172,8 +172,14 @@ deliver "$T/r5"
 wait_for 30 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT may_iterate FROM reviews WHERE message_id = 'r5@example.org'\")\" = 1 ]" ||
 	fail "maintainer's reply: $(q 'SELECT message_id, may_iterate FROM reviews')"
 ok "a recipient of the upstream mail may ask for a new version"
-wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT count(*) FROM jobs WHERE kind = 'iterate' AND state IN ('failed', 'done')\")\" -ge 2 ]" ||
-	fail "no second iterate job: $(ctl jobs | tail -3)"
+# r4 may have started an iterate job of its own (when it came after r3's
+# job ended), so the job to wait for is the one r5 was given
+r5_job_done() {
+	local j
+	j=$(q "SELECT job_id FROM reviews WHERE message_id = 'r5@example.org'")
+	[ -n "$j" ] && [ -n "$(q "SELECT id FROM jobs WHERE id = $j AND state IN ('failed', 'done')")" ]
+}
+wait_for 60 r5_job_done || fail "no iterate job for r5: $(ctl jobs | tail -3)"
 wait_for 30 sh -c "[ \"\$(sqlite3 '$DB' 'SELECT state FROM bugs WHERE id = 1')\" = sent ]" ||
 	fail "bug not back to sent: $(q 'SELECT state FROM bugs')"
 

@@ -23,7 +23,7 @@ tar=/usr/src/linux-source-6.1.tar.xz
 [ -r "$tar" ] || skip "$tar missing (Debian package linux-source-6.1)"
 SCEN=$top_srcdir/tests/kernel/scenarios/msg-uaf
 DB=$T/state/kfix.db
-q() { sqlite3 -cmd ".timeout 5000" "$DB" "$1"; }
+q() { sqlite3 "$DB" "$1"; }
 G() { git -C "$U" -c user.name="$1" -c user.email="$2" "${@:3}"; }
 
 # ---- the upstream tree: ipc/msg.c with the scenario's bug ----
