@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/json.h"
 #include "common/macro.h"
 #include "common/strutil.h"
-#include "fixcompare.h"
+#include "fixcompare-internal.h"
 #include "repro/tree.h"
-#include "udiff-internal.h"
 
 struct place {
 	const char *file; /* borrowed from the side's files */
@@ -36,11 +36,12 @@ struct side {
 	size_t a_tokens, a_lines;
 	struct place *places;
 	size_t n_places;
+	char **known; /* per file of d: see fixcompare_canon() */
+	char *canon;
 };
 
 static void side_clear(struct side *s)
 {
-	udiff_free(s->d);
 	strv_free(s->files);
 	strv_free(s->funcs);
 	for (size_t i = 0; i < s->n_tokens; i++)
@@ -52,6 +53,11 @@ static void side_clear(struct side *s)
 	for (size_t i = 0; i < s->n_places; i++)
 		free(s->places[i].func);
 	free(s->places);
+	for (size_t i = 0; s->known && i < s->d->n_files; i++)
+		free(s->known[i]);
+	free(s->known);
+	free(s->canon);
+	udiff_free(s->d);
 }
 
 /* Appends s (taken) to a counted array: tokens and lines are many. */
@@ -305,6 +311,23 @@ static int hunk_place(struct side *s, const char *path, const char *text, size_t
 	return name ? func_add(s, path, name, &p->func) : 0;
 }
 
+/* Without the file before the change, what the diff shows of it. */
+static char *known_from_diff(const struct udiff_file *f)
+{
+	struct buf b = BUF_INIT(FIXCOMPARE_CANON_MAX);
+
+	for (size_t k = 0; k < f->n_hunks; k++)
+		for (size_t i = 0; i < f->hunks[k].n_lines; i++) {
+			const struct udiff_line *l = &f->hunks[k].lines[i];
+
+			if (l->kind != '+' && buf_printf(&b, "%s\n", l->text) < 0) {
+				buf_free(&b);
+				return NULL;
+			}
+		}
+	return buf_steal(&b, NULL);
+}
+
 static int side_analyse(const struct fixcompare_side *in, struct side *s, char **ret_error)
 {
 	size_t len = in->diff_len ? in->diff_len : (in->diff ? strlen(in->diff) : 0);
@@ -314,7 +337,8 @@ static int side_analyse(const struct fixcompare_side *in, struct side *s, char *
 	if (r < 0)
 		return r;
 	s->places = calloc(s->d->n_hunks ? s->d->n_hunks : 1, sizeof(*s->places));
-	if (!s->places)
+	s->known = calloc(s->d->n_files ? s->d->n_files : 1, sizeof(char *));
+	if (!s->places || !s->known)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->d->n_files; i++) {
 		const struct udiff_file *f = &s->d->files[i];
@@ -341,8 +365,11 @@ static int side_analyse(const struct fixcompare_side *in, struct side *s, char *
 			if (r < 0)
 				return r;
 		}
+		s->known[i] = text ? TAKE_PTR(text) : known_from_diff(f);
+		if (!s->known[i])
+			return -ENOMEM;
 	}
-	return 0;
+	return fixcompare_canon(s->d, s->known, &s->canon);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -415,9 +442,25 @@ static json_t *sets_json(char **a, size_t na, char **b, size_t nb, size_t *ret_s
 	return json_pack("{s:O, s:O, s:O}", "kfix", ja, "developer", jb, "shared", shared);
 }
 
-static const char *verdict_of(double sim, size_t shared_files, size_t files_a, size_t files_b,
+/* How many of a's places meet one of b's. */
+static size_t count_overlapping(const struct side *a, const struct side *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n_places; i++)
+		for (size_t j = 0; j < b->n_places; j++)
+			if (overlap(&a->places[i], &b->places[j])) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+static const char *verdict_of(bool equivalent, double sim, size_t shared_files, size_t files_a, size_t files_b,
 			      size_t overlapping, size_t shared_funcs)
 {
+	if (equivalent)
+		return "same";
 	if (sim >= 0.8 && overlapping && shared_files == files_a && shared_files == files_b)
 		return "same";
 	if (overlapping)
@@ -442,8 +485,9 @@ int fixcompare_diffs(const struct fixcompare_side *kfix, const struct fixcompare
 {
 	_cleanup_(side_clear) struct side a = {}, b = {};
 	_cleanup_json_ json_t *files = NULL, *funcs = NULL;
-	size_t overlapping = 0, shared_files = 0, shared_funcs = 0;
+	size_t overlapping, shared_files = 0, shared_funcs = 0;
 	const char *verdict;
+	bool equivalent;
 	double sim, lsim;
 	json_t *o;
 	int r;
@@ -453,21 +497,21 @@ int fixcompare_diffs(const struct fixcompare_side *kfix, const struct fixcompare
 		r = side_analyse(dev, &b, ret_error);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < b.n_places; i++)
-		for (size_t j = 0; j < a.n_places; j++)
-			if (overlap(&b.places[i], &a.places[j])) {
-				overlapping++;
-				break;
-			}
+	overlapping = count_overlapping(&b, &a);
 	sim = dice(a.tokens, a.n_tokens, b.tokens, b.n_tokens);
 	lsim = dice(a.lines, a.n_lines, b.lines, b.n_lines);
 	files = sets_json(a.files, a.n_files, b.files, b.n_files, &shared_files);
 	funcs = sets_json(a.funcs, a.n_funcs, b.funcs, b.n_funcs, &shared_funcs);
 	if (!files || !funcs)
 		return -ENOMEM;
-	verdict = verdict_of(sim, shared_files, a.n_files, b.n_files, overlapping, shared_funcs);
-	o = json_pack("{s:s, s:b, s:f, s:f, s:O, s:O, s:{s:I, s:I, s:I}}", "verdict", verdict,
-		      "matches", fixcompare_verdict_matches(verdict), "similarity", round2(sim),
+	/* the same tokens changed, every hunk of each at a hunk of the other */
+	equivalent = streq(a.canon, b.canon) && shared_files == a.n_files &&
+		     shared_files == b.n_files && overlapping == b.n_places &&
+		     count_overlapping(&a, &b) == a.n_places;
+	verdict = verdict_of(equivalent, sim, shared_files, a.n_files, b.n_files, overlapping, shared_funcs);
+	o = json_pack("{s:s, s:b, s:b, s:f, s:f, s:O, s:O, s:{s:I, s:I, s:I}}", "verdict", verdict,
+		      "matches", fixcompare_verdict_matches(verdict), "equivalent", equivalent,
+		      "similarity", round2(sim),
 		      "line_similarity", round2(lsim), "files", files, "functions", funcs, "hunks",
 		      "kfix", (json_int_t)a.n_places, "developer", (json_int_t)b.n_places,
 		      "overlapping", (json_int_t)overlapping);

@@ -1,13 +1,15 @@
 /* Comparing kfix's patch for a bug with the fix its developers landed:
  * which files and functions each changes, which hunks touch the same
  * place, and how alike the changed lines are.  The answer is JSON:
- *   {"verdict", "matches", "similarity", "line_similarity",
+ *   {"verdict", "matches", "equivalent", "similarity", "line_similarity",
  *    "files":     {"kfix": [...], "developer": [...], "shared": [...]},
  *    "functions": {"kfix": [...], "developer": [...], "shared": [...]},
  *    "hunks":     {"kfix": N, "developer": N, "overlapping": N}}
- * Functions are "path:name".  The verdict, strongest first:
- *   same           the changed lines are alike (similarity >= 0.8), in the
- *                  same files, and their hunks meet
+ * Functions are "path:name".  "equivalent" is true when both make the same
+ * change up to layout and the names of what they declare, at the same
+ * places (see fixcompare-equiv.c).  The verdict, strongest first:
+ *   same           equivalent, or the changed lines are alike (similarity
+ *                  >= 0.8), in the same files, and their hunks meet
  *   same-place     at least one hunk of each changes the same lines of the
  *                  same function (within FIXCOMPARE_SLACK lines)
  *   same-function  they change a function in common, at other lines

@@ -221,6 +221,86 @@ static void test_extra_hunk(void **state)
 	assert_string_equal(verdict(j), "same-place");
 }
 
+static bool equivalent(const struct pair *p)
+{
+	_cleanup_json_ json_t *j = compare(p);
+	bool eq = json_is_true(json_object_get(j, "equivalent"));
+
+	/* equivalent fixes are always "same" */
+	if (eq)
+		assert_string_equal(verdict(j), "same");
+	return eq;
+}
+
+#define GUARD_WRAPPED "\tif (!q ||   /* the queue may be gone */\n\t    q->q_cbytes < 0)\n\t\treturn -EINVAL;"
+#define LOCAL_ERR "\tint err = -EINVAL;\n\tif (!q)\n\t\treturn err;"
+#define LOCAL_RET "\tint ret = -EINVAL;\n\tif (!q)\n\t\treturn ret;"
+#define LABEL_A "\tif (!q)\n\t\tgoto out_unlock;\nout_unlock:"
+#define LABEL_B "\tif (!q)\n\t\tgoto bad;\nbad:"
+
+/* The equivalence rules, one class of pair each: what changes nothing
+ * (layout, comments, the fix's own names) and what does. */
+static void test_equivalent(void **state)
+{
+	const struct pair same = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, GUARD } }, { { 2, 5, GUARD } }, 1, 1 };
+	const struct pair wrapped = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, GUARD } },
+				      { { 2, 5, GUARD_WRAPPED } }, 1, 1 };
+	const struct pair moved_on = { "ipc/msg.c", "ipc/msg.c", { { 3, 1, GUARD } },
+				       { { 3, 1, GUARD_WRAPPED } }, 1, 1, 40 };
+	/* the developers also re-indented the line below theirs */
+	const struct pair reindented = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, GUARD } },
+					 { { 2, 5, GUARD }, { 2, 6, "\t\tq->field6  =  ns->count2 + 6;" } }, 1, 2 };
+	const struct pair renamed = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, LOCAL_ERR } },
+				      { { 2, 5, LOCAL_RET } }, 1, 1 };
+	const struct pair label = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, LABEL_A } }, { { 2, 5, LABEL_B } }, 1, 1 };
+	const struct pair two = { "ipc/msg.c", "ipc/msg.c", { { 1, 5, LOCAL_ERR }, { 4, 2, LOCAL_ERR } },
+				  { { 1, 5, LOCAL_RET }, { 4, 2, LOCAL_RET } }, 2, 2 };
+	/* the names the file had already are not the fix's to choose */
+	const struct pair other_var = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, "\tif (!q)\n\t\treturn -EINVAL;" } },
+					{ { 2, 5, "\tif (!ns)\n\t\treturn -EINVAL;" } }, 1, 1 };
+	/* a call to a function neither file had is no declaration */
+	const struct pair other_call = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, "\tkfree(q);" } },
+					 { { 2, 5, "\tvfree(q);" } }, 1, 1 };
+	const struct pair other_error = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, GUARD } },
+					  { { 2, 5, "\tif (!q || q->q_cbytes < 0)\n\t\treturn -ENOENT;" } }, 1, 1 };
+	const struct pair same_function = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, GUARD } },
+					    { { 2, 11, GUARD } }, 1, 1 };
+	const struct pair elsewhere = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, GUARD } }, { { 4, 5, GUARD } }, 1, 1 };
+	const struct pair other_file = { "ipc/msg.c", "ipc/util.c", { { 2, 5, GUARD } }, { { 2, 5, GUARD } }, 1, 1 };
+	const struct pair extra = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, GUARD }, { 5, 5, GUARD } },
+				    { { 2, 5, GUARD } }, 2, 1 };
+	const struct pair sections = { "ipc/msg.c", "ipc/msg.c", { { 2, 5, LOCAL_ERR } },
+				       { { 2, 5, LOCAL_RET } }, 1, 1, 0, true };
+
+	(void)state;
+	assert_true(equivalent(&same));
+	assert_true(equivalent(&wrapped));
+	assert_true(equivalent(&moved_on));
+	assert_true(equivalent(&reindented));
+	assert_true(equivalent(&renamed));
+	assert_true(equivalent(&label));
+	assert_true(equivalent(&two));
+	assert_true(equivalent(&sections));
+	assert_false(equivalent(&other_var));
+	assert_false(equivalent(&other_call));
+	assert_false(equivalent(&other_error));
+	assert_false(equivalent(&same_function));
+	assert_false(equivalent(&elsewhere));
+	assert_false(equivalent(&other_file));
+	assert_false(equivalent(&extra));
+}
+
+/* One name given two different names by the other fix is no rename. */
+static void test_rename_consistent(void **state)
+{
+	const struct pair p = { "ipc/msg.c", "ipc/msg.c",
+				{ { 2, 5, "\tint err = -EINVAL;\n\tint len = 0;\n\tif (!q)\n\t\treturn err + len;" } },
+				{ { 2, 5, "\tint ret = -EINVAL;\n\tint n = 0;\n\tif (!q)\n\t\treturn n + ret;" } }, 1, 1 };
+
+	(void)state;
+	assert_false(equivalent(&p));
+}
+
 static void test_bad_input(void **state)
 {
 	struct fixcompare_side a = { .diff = "diff --git a/x b/x\n@@ garbage @@\n" };
@@ -263,6 +343,8 @@ int main(void)
 		cmocka_unit_test(test_other_file),
 		cmocka_unit_test(test_sections_only),
 		cmocka_unit_test(test_extra_hunk),
+		cmocka_unit_test(test_equivalent),
+		cmocka_unit_test(test_rename_consistent),
 		cmocka_unit_test(test_bad_input),
 	};
 
