@@ -24,7 +24,8 @@
 
 struct repair_args {
 	const char *tree, *src, *commit, *kconfig, *repro, *report, *hints, *llm;
-	const char *record, *replay, *out, *syzbot;
+	const char *record, *replay, *out, *syzbot, *agent_conf;
+	double max_cost;
 };
 
 static void progress(void *ud, const char *step, const char *msg)
@@ -44,6 +45,7 @@ static int parse(int argc, char **argv, struct repair_args *a)
 		{ "hint-file", required_argument, NULL, 'H' }, { "llm", required_argument, NULL, 'l' },
 		{ "record", required_argument, NULL, 'w' }, { "replay", required_argument, NULL, 'p' },
 		{ "out", required_argument, NULL, 'o' }, { "syzbot-id", required_argument, NULL, 'i' },
+		{ "agent-conf", required_argument, NULL, 'a' }, { "max-cost", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -63,16 +65,68 @@ static int parse(int argc, char **argv, struct repair_args *a)
 		case 'p': a->replay = optarg; break;
 		case 'o': a->out = optarg; break;
 		case 'i': a->syzbot = optarg; break;
+		case 'a': a->agent_conf = optarg; break;
+		case 'M': {
+			char *end;
+
+			a->max_cost = strtod(optarg, &end);
+			if (*end || !(a->max_cost > 0) || a->max_cost > 1e6)
+				return -EINVAL;
+			break;
+		}
 		default: return -EINVAL;
 		}
 	}
 	if (optind < argc || !a->report || (!a->src == !a->tree) || (a->record && a->replay)) {
 		ctl_err("usage: repair --tree NAME|--src DIR --commit REV --config FILE --repro FILE "
 			"--report FILE [--hint-file PATH] [--llm NAME] [--record FILE|--replay FILE] "
-			"[--out DIR] [--syzbot-id ID]");
+			"[--out DIR] [--syzbot-id ID] [--agent-conf FILE] [--max-cost USD]");
 		return -EINVAL;
 	}
 	return 0;
+}
+
+struct overlay {
+	struct config *cfg;
+	int r;
+};
+
+static int overlay_key(const char *section, const char *sub, const char *key, const char *value,
+		       enum config_type type, void *ud)
+{
+	struct overlay *o = ud;
+
+	(void)type;
+	if (!streq(section, "agent") || sub) {
+		ctl_err("--agent-conf: only [agent] keys may be set, not [%s] %s", section, key);
+		return o->r = -EINVAL, 1;
+	}
+	o->r = config_set(o->cfg, section, NULL, key, value);
+	return o->r < 0;
+}
+
+/* --agent-conf: [agent] keys of one repair (a benchmark bug's) on top of
+ * the configuration. */
+static int apply_agent_conf(const char *path, struct config **cfg)
+{
+	_cleanup_free_ char *err = NULL;
+	struct config *extra = NULL;
+	struct overlay o = {};
+	int r;
+
+	if (!*cfg) {
+		ctl_err("--agent-conf: there is no configuration file to add the keys to");
+		return -ENOENT;
+	}
+	r = config_load(path, &extra, &err);
+	if (r < 0) {
+		ctl_err("--agent-conf: %s", err ? err : strerror(-r));
+		return r;
+	}
+	o.cfg = *cfg;
+	config_each(extra, overlay_key, &o);
+	config_free(extra);
+	return o.r;
 }
 
 /* The command's settings beyond repair_params, read before it starts. */
@@ -188,12 +242,16 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 		return 2;
 	if (access(c->config_path, F_OK) == 0 && ctl_config(c, &cfg) < 0)
 		return 1;
+	if (a.agent_conf && apply_agent_conf(a.agent_conf, &cfg) < 0)
+		return 1;
 	repair_params_default(&p);
 	if (cfg && (repair_params_from_config(cfg, &p) < 0 ||
 		    repair_cmd_conf_from_config(cfg, &rc) < 0)) {
 		ctl_err("invalid [agent] settings");
 		return 1;
 	}
+	if (a.max_cost > 0)
+		p.limits.max_cost = a.max_cost;
 	r = read_file_bounded(a.report, REPORT_MAX, &report, &rlen);
 	if (r < 0 || (a.hints && (r = read_file_bounded(a.hints, 64 * 1024, &hints, NULL)) < 0)) {
 		ctl_err("cannot read the report or hints: %s", strerror(-r));

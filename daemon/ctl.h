@@ -68,6 +68,7 @@ void ctl_explore_help(FILE *f);
 int ctl_repair(struct ctl *c, int argc, char **argv);
 int ctl_trace(struct ctl *c, int argc, char **argv);
 int ctl_bundle(struct ctl *c, int argc, char **argv);
+int ctl_bench(struct ctl *c, int argc, char **argv);
 int ctl_diagnose(struct ctl *c, int argc, char **argv);
 int ctl_build(struct ctl *c, int argc, char **argv);
 

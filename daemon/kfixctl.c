@@ -49,6 +49,8 @@ static const struct ctl_cmd commands[] = {
 	  "why a repair failed: the failure, the step and event, a recovery" },
 	{ "bundle", ctl_bundle, "[--output DIR] JOB",
 	  "a job's trajectory, report and manifest, scrubbed of secrets and addresses, to share" },
+	{ "bench", ctl_bench, "[--out DIR] [--only ID]... [...] DATASET | compare A B",
+	  "run kfix over a dataset of known bugs; compare two runs" },
 	{ "trace", ctl_trace, "JOB|DIR|FILE", "show a repair's trajectory", NULL, CTL_COUNT, 1, 1 },
 	{ "explore", ctl_explore, "--src DIR [--commit REV] [--vmlinux F] [--index F] TOOL [JSON]",
 	  "answer one of the agent's exploration tools", ctl_explore_help },

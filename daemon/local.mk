@@ -33,6 +33,7 @@ kfixd_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)
 bin_PROGRAMS += kfixctl
 kfixctl_SOURCES = daemon/kfixctl.c daemon/ctl.h daemon/ctl-store.c daemon/ctl-util.c daemon/ctl-patch.c \
 	daemon/ctl-bundle.c daemon/ctl-diagnose.c \
+	daemon/ctl-bench.c daemon/bench.h daemon/bench-set.c daemon/bench-report.c \
 	$(CTL_EXTRA_SOURCES)
 kfixctl_CFLAGS = $(AM_CFLAGS) $(SYSTEMD_CFLAGS) $(JANSSON_CFLAGS) $(LIBCURL_CFLAGS)
 kfixctl_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS)

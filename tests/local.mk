@@ -69,7 +69,7 @@ tests_unit_test_store_LDADD = $(DAEMON_LIBS) $(ALL_MODULE_LIBS) $(COMMON_LIBS) $
 INTEGRATION_TESTS = \
 	tests/integration/check-config.sh \
 	tests/integration/daemon-lifecycle.sh \
-	tests/integration/kfixctl.sh tests/integration/bundle.sh \
+	tests/integration/kfixctl.sh tests/integration/bundle.sh tests/integration/bench.sh \
 	tests/integration/man-pages.sh \
 	tests/integration/base-build-error.sh \
 	tests/integration/store-faults.sh \
