@@ -16,6 +16,7 @@ agent_libagent_a_SOURCES = \
 	agent/prompt.c agent/prompt.h \
 	agent/repair.c agent/repair.h agent/repair-internal.h \
 	agent/repair-llm.c agent/repair-probe.c agent/repair-explain.c agent/repair-search.c \
+	agent/rerun.c \
 	agent/toolstack.c agent/toolstack.h
 agent_libagent_a_CFLAGS = $(AM_CFLAGS) $(LIBCURL_CFLAGS) $(JANSSON_CFLAGS) $(LIBGIT2_CFLAGS)
 AGENT_LIBS = agent/libagent.a $(LIBCURL_LIBS) $(JANSSON_LIBS) $(LIBGIT2_LIBS)

@@ -45,7 +45,37 @@ struct repair_ctx {
 	json_t *tool_counts;	/* tool name -> calls, for the figures */
 	int64_t run_event;	/* parent of every step */
 	uint64_t t_start;
+	struct rerun *rerun;	/* a rerun's replay of the earlier run, or NULL */
+	char *rerun_error;	/* why the rerun left the record (-ESTALE) */
+	unsigned live_runs;	/* reproducer runs that really ran */
 };
+
+/* A rerun's prefix (rerun.c): the earlier run's events answer for the
+ * model and the builds and runs until the engine first acts in step
+ * `from`.  rerun_enter() returns 1 when step makes the rerun live;
+ * rerun_next() gives the next recorded event of kind, which must be of
+ * the same step (-ESTALE with *ret_error when the run left the record). */
+struct rerun;
+int rerun_new(const json_t *events, const char *from, struct rerun **ret, char **ret_error);
+void rerun_free(struct rerun *r);
+DEFINE_CLEANUP(struct rerun, rerun_free);
+int rerun_enter(struct rerun *r, const char *step);
+bool rerun_is_live(const struct rerun *r);
+const char *rerun_from(const struct rerun *r);
+int rerun_next(struct rerun *r, const char *kind, const char *step, const json_t **ret,
+	       char **ret_error);
+json_t *rerun_counts(const struct rerun *r);
+int64_t rerun_checkpoint(const struct rerun *r);
+
+/* Called before the engine acts in step (a model step, a build, a run):
+ * may turn a rerun live, which is an event.  repair_replaying(): the
+ * rerun is still in its prefix. */
+void repair_rerun_step(struct repair_ctx *c, const char *step);
+bool repair_replaying(const struct repair_ctx *c);
+/* The next recorded event of kind for step, in the prefix; -ESTALE (the
+ * reason kept for the run's error) when the record has none. */
+int repair_replay_next(struct repair_ctx *c, const char *kind, const char *step,
+		       const json_t **ret);
 
 /* Asks the model with prompt NAME offering the tools in names (the first
  * one is the step's main tool); returns the tool called and its

@@ -194,6 +194,46 @@ static void compress(struct repair_ctx *c, struct convo *v)
 			     "context compressed", NULL);
 }
 
+/* A rerun's prefix: the earlier run's answer to this call, which must
+ * have been made with the same prompt and main tool at the same turn.
+ * It costs nothing now: no tokens are counted. */
+static int replay_call(struct repair_ctx *c, struct convo *v, const char *prompt,
+		       struct llm_response **ret)
+{
+	const json_t *e, *in, *out;
+	struct llm_response *resp;
+	int r = repair_replay_next(c, "llm.call", v->step, &e);
+
+	if (r < 0)
+		return r;
+	in = json_object_get(e, "input");
+	if (!streq_ptr(json_get_str(in, "prompt"), prompt) ||
+	    !streq_ptr(json_get_str(in, "tool"), v->names[0]) ||
+	    json_get_int(in, "turn", 0) != (json_int_t)v->turns + 1) {
+		if (!c->rerun_error)
+			c->rerun_error = strdup_printf("rerun: step %s asked prompt %s (turn %u) where the "
+						       "earlier run's event %lld asked %s", v->step, prompt,
+						       v->turns + 1, (long long)json_get_int(e, "id", 0),
+						       json_get_str(in, "prompt") ?: "?");
+		return -ESTALE;
+	}
+	if (json_get_str(e, "error"))
+		return -EIO;
+	out = json_object_get(e, "output");
+	resp = calloc(1, sizeof(*resp));
+	if (!resp)
+		return -ENOMEM;
+	resp->text = json_get_str(out, "text") ? strdup(json_get_str(out, "text")) : NULL;
+	resp->tool_calls = json_deep_copy(json_object_get(out, "tool_calls") ?: json_array());
+	resp->replayed = true;
+	if (!resp->tool_calls) {
+		llm_response_free(resp);
+		return -ENOMEM;
+	}
+	*ret = resp;
+	return 0;
+}
+
 static int model_call(struct repair_ctx *c, struct convo *v, const char *prompt,
 		      const char *user, struct llm_response **ret, char **ret_error)
 {
@@ -210,7 +250,15 @@ static int model_call(struct repair_ctx *c, struct convo *v, const char *prompt,
 	int r;
 
 	compress(c, v);
-	r = llm_chat(c->llm, v->req, &resp, &err);
+	if (repair_replaying(c)) {
+		r = replay_call(c, v, prompt, &resp);
+		if (r == -ESTALE) {
+			*ret_error = strdup(c->rerun_error ?: "rerun: the run left the record");
+			return r;
+		}
+		json_object_set_new(in, "replayed", json_true());
+	} else
+		r = llm_chat(c->llm, v->req, &resp, &err);
 	e.duration_usec = trajectory_now() - t0;
 	e.input = in;
 	v->turns++;
@@ -393,12 +441,24 @@ static int convo_start(struct repair_ctx *c, struct convo *v, const char *prompt
 	bool answer_only;
 	int r;
 
+	repair_rerun_step(c, v->step);
 	r = prompt_render(c->p->prompts_dir, "system", c->vars, &system);
 	if (r >= 0)
 		r = prompt_render(c->p->prompts_dir, prompt, c->vars, &user);
 	if (r < 0) {
 		*ret_error = strdup_printf("prompt %s: %s", prompt, strerror(-r));
 		return r;
+	}
+	/* a rerun's directive, in every step from where it went live */
+	if (c->rerun && !repair_replaying(c) && c->p->directive) {
+		char *with = strdup_printf("%s\n\nA directive from the operator who reran this repair "
+					   "from step %s:\n%s\n", user, c->p->rerun_from ?: "run",
+					   c->p->directive);
+
+		if (!with)
+			return -ENOMEM;
+		free(user);
+		user = with;
 	}
 	if (c->turns >= c->p->turns.job_turns)
 		v->stop = "the repair's turns are spent";

@@ -101,6 +101,33 @@ static char *probe_lines(const char *log)
 	return b.len ? buf_steal(&b, NULL) : strdup("(no probe line was printed)\n");
 }
 
+/* A rerun's prefix: the recorded probe round (the probe lines stand for
+ * the console they were read from). */
+static int replay_probe(struct repair_ctx *c, const char *step, struct repair_outcome *o,
+			char **ret_log)
+{
+	const json_t *e, *out;
+	const char *v;
+	int r = repair_replay_next(c, "tool.probe", step, &e);
+
+	if (r < 0)
+		return r;
+	v = json_get_str(e, "verdict") ?: "";
+	out = json_object_get(e, "output");
+	if (streq(v, "build-error")) {
+		*ret_log = strdup(json_get_str(out, "compiler") ?: "");
+		return *ret_log ? -ENOEXEC : -ENOMEM;
+	}
+	if (json_get_str(e, "error"))
+		return -EIO;
+	o->runs = 1;
+	o->crashed = streq(v, "crashed");
+	o->survived = !o->crashed;
+	o->log = strdup(json_get_str(out, "probe_lines") ?: "");
+	o->title = json_get_str(out, "title") ? strdup(json_get_str(out, "title")) : NULL;
+	return o->log ? 0 : -ENOMEM;
+}
+
 /* The compiler's errors, with the lines after each, from a build log. */
 static char *compiler_messages(const char *log)
 {
@@ -209,7 +236,12 @@ static int probe_round(struct repair_ctx *c, const char *step, const json_t *arg
 	c->probe_rounds++;
 	repair_progress(c, step, "building and running with probes (round %u)", c->probe_rounds);
 	t0 = trajectory_now();
-	if (c->ts->probe)
+	repair_rerun_step(c, step);
+	if (c->ts->probe && repair_replaying(c)) {
+		r = replay_probe(c, step, &o, &log);
+		if (r == -ESTALE)
+			return r;
+	} else if (c->ts->probe)
 		r = c->ts->probe(c->ts->ud, diff, &o);
 	else if ((r = repair_do_build(c, step, diff, &log)) >= 0)
 		r = repair_do_run(c, step, 1, &o);
@@ -304,7 +336,19 @@ static int compile_round(struct repair_ctx *c, const char *step, const json_t *a
 	r = edits_diff(c, args, &diff, ret_answer);
 	if (r < 0 || !diff)
 		return r;
-	r = c->ts->compile(c->ts->ud, diff, &log);
+	repair_rerun_step(c, step);
+	if (repair_replaying(c)) {
+		const json_t *e;
+		const char *v;
+
+		r = repair_replay_next(c, "tool.compile", step, &e);
+		if (r < 0)
+			return r;
+		v = json_get_str(e, "verdict") ?: "";
+		log = strdup(json_get_str(json_object_get(e, "output"), "log") ?: "");
+		r = !log ? -ENOMEM : streq(v, "compiles") ? 0 : streq(v, "build-error") ? -ENOEXEC : -EIO;
+	} else
+		r = c->ts->compile(c->ts->ud, diff, &log);
 	repair_event(c, step, "tool.compile", t0, json_pack("{s:s}", "diff", diff),
 		     json_pack("{s:s}", "log", log ?: ""),
 		     r >= 0 ? "compiles" : r == -ENOEXEC ? "build-error" : "infra-error",

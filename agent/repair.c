@@ -153,19 +153,116 @@ static int finish(struct repair_ctx *c, enum repair_result res, const char *fmt,
 
 /* --- toolstack calls, each an event ---------------------------------------- */
 
+/* --- a rerun's prefix: the earlier run's events answer ---------------------- */
+
+bool repair_replaying(const struct repair_ctx *c)
+{
+	return c->rerun && !rerun_is_live(c->rerun);
+}
+
+void repair_rerun_step(struct repair_ctx *c, const char *step)
+{
+	if (!c->rerun || rerun_enter(c->rerun, step) <= 0)
+		return;
+	repair_event(c, step, "rerun.live", 0,
+		     json_pack("{s:s, s:I, s:s?}", "from", rerun_from(c->rerun), "checkpoint",
+			       (json_int_t)rerun_checkpoint(c->rerun), "directive", c->p->directive),
+		     json_pack("{s:o}", "replayed", rerun_counts(c->rerun)), "live", NULL);
+	repair_progress(c, step, "rerun: live from step %s on", step);
+}
+
+int repair_replay_next(struct repair_ctx *c, const char *kind, const char *step,
+		       const json_t **ret)
+{
+	_cleanup_free_ char *err = NULL;
+	int r = rerun_next(c->rerun, kind, step, ret, &err);
+
+	if (r == -ESTALE && !c->rerun_error)
+		c->rerun_error = TAKE_PTR(err);
+	return r;
+}
+
+/* The recorded build: its verdict and log; the diff must be the one the
+ * earlier run built. */
+static int replay_build(struct repair_ctx *c, const char *step, const char *diff, char **ret_log)
+{
+	const json_t *e;
+	const char *v;
+	int r = repair_replay_next(c, "tool.build", step, &e);
+
+	if (r < 0)
+		return r;
+	if (!streq_ptr(json_get_str(json_object_get(e, "input"), "diff"), diff ?: "(base)")) {
+		if (!c->rerun_error)
+			c->rerun_error = strdup_printf("rerun: step %s built another diff than the earlier "
+						       "run's event %lld", step, (long long)json_get_int(e, "id", 0));
+		return -ESTALE;
+	}
+	v = json_get_str(e, "verdict") ?: "";
+	*ret_log = strdup(json_get_str(json_object_get(e, "output"), "log") ?: "");
+	if (!*ret_log)
+		return -ENOMEM;
+	return streq(v, "built") ? 0 : streq(v, "build-error") ? -ENOEXEC : -EIO;
+}
+
+static char *out_str(const json_t *o, const char *key)
+{
+	const char *s = json_get_str(o, key);
+
+	return s ? strdup(s) : NULL;
+}
+
+/* The recorded run's outcome, as the toolstack gave it. */
+static int replay_run(struct repair_ctx *c, const char *step, unsigned runs,
+		      struct repair_outcome *ret)
+{
+	const json_t *e, *o;
+	int r = repair_replay_next(c, "tool.run", step, &e);
+
+	if (r < 0)
+		return r;
+	if (json_get_int(json_object_get(e, "input"), "runs", -1) != runs) {
+		if (!c->rerun_error)
+			c->rerun_error = strdup_printf("rerun: step %s asked for %u runs, the earlier run's "
+						       "event %lld for others", step, runs,
+						       (long long)json_get_int(e, "id", 0));
+		return -ESTALE;
+	}
+	if (json_get_str(e, "error"))
+		return -EIO;
+	o = json_object_get(e, "output");
+	ret->runs = runs;
+	ret->crashed = (unsigned)json_get_int(o, "crashed", 0);
+	ret->survived = (unsigned)json_get_int(o, "survived", 0);
+	ret->infra = (unsigned)json_get_int(o, "infra", 0);
+	ret->failed_exits = (unsigned)json_get_int(o, "failed_exits", 0);
+	ret->leak_checked = (unsigned)json_get_int(o, "leak_checked", 0);
+	ret->leaked = (unsigned)json_get_int(o, "leaked", 0);
+	ret->boot_error = json_get_bool(o, "boot_error", false);
+	ret->hung = json_get_bool(o, "hung", false);
+	ret->title = out_str(o, "title");
+	ret->log = out_str(o, "log");
+	ret->behaviour = out_str(o, "behaviour");
+	ret->leaks = out_str(o, "leaks");
+	return 0;
+}
+
 int repair_do_build(struct repair_ctx *c, const char *step, const char *diff, char **ret_log)
 {
 	uint64_t t0 = trajectory_now();
 	_cleanup_free_ char *log = NULL;
 	int r = -EIO;
 
+	repair_rerun_step(c, step);
 	for (int i = 0; i < INFRA_RETRIES; i++) {
 		free(log);
 		log = NULL;
-		r = c->ts->build(c->ts->ud, diff, &log);
-		if (r >= 0 || r == -ENOEXEC)
+		r = repair_replaying(c) ? replay_build(c, step, diff, &log) : c->ts->build(c->ts->ud, diff, &log);
+		if (r >= 0 || r == -ENOEXEC || r == -ESTALE)
 			break;
 	}
+	if (r == -ESTALE)
+		return r;
 	repair_event(c, step, "tool.build", t0,
 		     json_pack("{s:s}", "diff", diff ?: "(base)"),
 		     json_pack("{s:s}", "log", log ?: ""),
@@ -195,7 +292,15 @@ int repair_do_run(struct repair_ctx *c, const char *step, unsigned runs,
 		char v[512];
 
 		repair_outcome_clear(ret);
-		r = c->ts->run(c->ts->ud, runs, ret);
+		repair_rerun_step(c, step);
+		if (repair_replaying(c)) {
+			r = replay_run(c, step, runs, ret);
+			if (r == -ESTALE)
+				return r;
+		} else {
+			r = c->ts->run(c->ts->ud, runs, ret);
+			c->live_runs += r >= 0;
+		}
 		repair_event(c, step, "tool.run", t0, json_pack("{s:i}", "runs", runs),
 			     json_pack("{s:i, s:i, s:i, s:s?, s:s?, s:i, s:s?, s:i, s:i, s:s?, s:b, s:b}",
 				       "crashed", ret->crashed, "survived", ret->survived,
@@ -659,7 +764,21 @@ static int run_selftests(struct repair_ctx *c, const char *step, struct attempt 
 	if (!c->ts->selftests || o->crashed || o->runs == 0 || o->boot_error || o->hung ||
 	    o->failed_exits || o->leaked)
 		return 0;
-	r = c->ts->selftests(c->ts->ud, a->diff, &a->outcome);
+	repair_rerun_step(c, step);
+	if (repair_replaying(c)) {
+		const json_t *e, *so;
+
+		r = repair_replay_next(c, "tool.selftests", step, &e);
+		if (r < 0)
+			return r;
+		so = json_object_get(e, "output");
+		a->outcome.selftests = out_str(so, "results");
+		a->outcome.selftest_regressions = (unsigned)json_get_int(so, "regressions", 0);
+		a->outcome.regressions = out_str(so, "report");
+		a->outcome.selftest_note = out_str(so, "note");
+		r = json_get_str(e, "error") ? -EIO : 0;
+	} else
+		r = c->ts->selftests(c->ts->ud, a->diff, &a->outcome);
 	if (r == -ENOMEM)
 		return r;
 	repair_event(c, step, "tool.selftests", t0, NULL,
@@ -1108,6 +1227,8 @@ static int load_tools(struct repair_ctx *c)
 
 static void ctx_free(struct repair_ctx *c)
 {
+	rerun_free(c->rerun);
+	free(c->rerun_error);
 	crash_info_free(c->crash);
 	free(c->local_report);
 	free(c->title);
@@ -1257,16 +1378,33 @@ int repair_run(const struct repair_params *p, const struct repair_toolstack *ts,
 	int r;
 
 	r = setup(&c, &err);
+	if (r >= 0 && p->rerun_events)
+		r = rerun_new(p->rerun_events, p->rerun_from ?: "run", &c.rerun, &err);
 	if (r >= 0) {
 		_cleanup_json_ json_t *in = json_pack("{s:s, s:s?, s:b}", "model", llm_model(llm),
 						      "base", p->base_commit, "replay",
 						      llm_is_replay(llm));
 
+		if (in && c.rerun)
+			json_object_set_new(in, "rerun", json_pack("{s:s, s:s?}", "from", rerun_from(c.rerun),
+								   "directive", p->directive));
 		start.input = in;
 		r = trajectory_add(c.traj, &start, &c.run_event);
 	}
+	/* from "run" a rerun is live from its first step */
+	if (r >= 0 && c.rerun)
+		repair_rerun_step(&c, "run");
 	if (r >= 0)
 		r = workflow(&c, &err);
+	if (r == -ESTALE && c.rerun_error) {
+		free(err);
+		err = TAKE_PTR(c.rerun_error);
+	}
+	/* a rerun counts only when its tools ran: a validation the record
+	 * made is the earlier run's, not this one's */
+	if (r >= 0 && c.rerun && c.sum->result == REPAIR_VALIDATED && c.live_runs == 0)
+		r = finish(&c, REPAIR_GAVE_UP, "the rerun replayed every run of its patch: nothing "
+			   "validated it live (rerun from an earlier step)");
 	if (c.traj) {
 		/* why it ended, for whoever diagnoses the run from its trajectory */
 		_cleanup_json_ json_t *why = json_pack("{s:s?}", "reason", c.sum ? c.sum->reason : NULL);

@@ -115,6 +115,13 @@ struct repair_params {
 	const char *syzbot_id;	  /* extid for Reported-by/Closes; NULL: from the report */
 	const char *title;	  /* the crash to fix (syzbot's title); NULL: the report's */
 	const char *hints;	  /* file hints, one path per line; NULL */
+	/* A rerun from a step of an earlier run (see agent/rerun.c): that
+	 * run's events as trajectory_load() reads them, the step from which
+	 * everything is live again, and the operator's directive shown to the
+	 * model from there on (NULL: none).  rerun_events NULL: a first run. */
+	const json_t *rerun_events;
+	const char *rerun_from;
+	const char *directive;
 	/* The model and the gates read the reproduced crash, symbolised,
 	 * when the report names no source lines ([agent] read-reproduced). */
 	bool read_reproduced;
@@ -170,6 +177,12 @@ DEFINE_CLEANUP(struct repair_summary, repair_summary_free);
 /* Runs one repair.  Fails only when the repair could not be carried out
  * (I/O, the model unreachable, toolstack down): a bug that is not fixed
  * is a summary with result != REPAIR_VALIDATED. */
+/* Where a rerun of events would go live: from is a step name or an
+ * event's id ("12"), resolved to that event's step.  -ENOENT with
+ * *ret_error when the earlier run never reached it. */
+int repair_rerun_resolve(const json_t *events, const char *from, char **ret_step,
+			 char **ret_error);
+
 int repair_run(const struct repair_params *p, const struct repair_toolstack *ts,
 	       struct llm *llm, struct repair_summary **ret, char **ret_error);
 

@@ -1,16 +1,20 @@
-/* kfixctl diagnose: why a job's repair failed, from its trajectory. */
+/* kfixctl diagnose: why a job's repair failed, from its trajectory; and
+ * kfixctl rerun: the recovery, as a new job. */
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/diagnose.h"
+#include "agent/repair.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
+#include "store.h"
 
 #define FIX_MAX (4u * 1024 * 1024)
 
@@ -84,5 +88,156 @@ int ctl_diagnose(struct ctl *c, int argc, char **argv)
 	if (c->json)
 		return ctl_print_json(diagnosis_json(d));
 	print(id, d);
+	return 0;
+}
+
+/* kfixctl rerun: a new repair job for the job's bug that replays the job
+ * up to a step and goes on live from there, with a directive for the
+ * model.  Without --from, the diagnosis's recovery: its step and, unless
+ * --directive says otherwise, its directive. */
+#define RERUN_DIRECTIVE_MAX 4096
+
+struct rerun_args {
+	const char *from, *directive;
+	int64_t job;
+};
+
+static int parse_rerun(int argc, char **argv, struct rerun_args *a)
+{
+	static const struct option opts[] = {
+		{ "from", required_argument, NULL, 'f' },
+		{ "directive", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'f')
+			a->from = optarg;
+		else if (ch == 'd')
+			a->directive = optarg;
+		else
+			return -EINVAL;
+	}
+	if (optind != argc - 1 || (a->directive && strlen(a->directive) > RERUN_DIRECTIVE_MAX) ||
+	    ctl_parse_id("rerun", argv[optind], &a->job) < 0) {
+		ctl_err("rerun: usage: kfixctl rerun [--from STEP|EVENT] [--directive TEXT] JOB");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The step to go live from and the directive: given, else diagnosed. */
+static int rerun_plan(const struct rerun_args *a, const json_t *events, char **ret_step,
+		      char **ret_directive)
+{
+	_cleanup_(diagnosis_freep) struct diagnosis *d = NULL;
+	_cleanup_free_ char *err = NULL;
+	const char *from = a->from, *directive = a->directive;
+	int r;
+
+	if (!from || !directive) {
+		r = diagnose_trajectory(events, NULL, &d);
+		if (r < 0)
+			return r;
+		if (!from)
+			from = d->from;
+		if (!directive && !a->from)
+			directive = d->directive;
+	}
+	r = repair_rerun_resolve(events, from ? from : "run", ret_step, &err);
+	if (r < 0) {
+		ctl_err("rerun: --from: %s", err ? err : strerror(-r));
+		return r;
+	}
+	*ret_directive = directive ? strdup(directive) : NULL;
+	return directive && !*ret_directive ? -ENOMEM : 0;
+}
+
+/* The job, and the bug back to repairing (which a repair job needs), in
+ * one transaction; not while another job works on the bug. */
+static int queue_rerun(struct store *s, const struct store_job *j, const char *args, int64_t of,
+		       const char *step, int64_t *ret_id)
+{
+	static const char *const kinds[] = { "reproduce", "repair", "iterate", "publish", "retest",
+					     "bisect", NULL };
+	_cleanup_free_ char *why = strdup_printf("a rerun of job %lld from step %s", (long long)of, step);
+	int r;
+
+	if (!why)
+		return -ENOMEM;
+	r = store_job_busy(s, j->bug_id, kinds);
+	if (r != 0)
+		return r > 0 ? -EBUSY : r;
+	r = store_begin(s);
+	if (r < 0)
+		return r;
+	r = store_job_add(s, j->bug_id, "repair", args, j->priority, j->max_attempts, ret_id);
+	if (r >= 0)
+		r = store_bug_set_state(s, j->bug_id, "repairing", why);
+	if (r < 0) {
+		store_rollback(s);
+		return r;
+	}
+	return store_commit(s);
+}
+
+int ctl_rerun(struct ctl *c, int argc, char **argv)
+{
+	_cleanup_(store_job_freep) struct store_job *j = NULL;
+	_cleanup_json_ json_t *events = NULL, *args = NULL;
+	_cleanup_free_ char *step = NULL, *directive = NULL, *text = NULL;
+	struct rerun_args a = {};
+	struct store *s;
+	int64_t id;
+	int r;
+
+	if (parse_rerun(argc, argv, &a) < 0)
+		return 2;
+	if (ctl_store(c, &s) < 0)
+		return 1;
+	r = store_job_get(s, a.job, &j);
+	if (r < 0) {
+		ctl_err("rerun: job %lld: %s", (long long)a.job, r == -ENOENT ? "no such job" : strerror(-r));
+		return 1;
+	}
+	if (!streq(j->kind, "repair") || !j->bug_id) {
+		ctl_err("rerun: job %lld is a %s job; only repair jobs are rerun", (long long)a.job, j->kind);
+		return 1;
+	}
+	r = ctl_job_trajectory(c, a.job, &events);
+	if (r < 0 || json_array_size(events) == 0) {
+		ctl_err("rerun: job %lld left no trajectory to rerun from", (long long)a.job);
+		return 1;
+	}
+	if (rerun_plan(&a, events, &step, &directive) < 0)
+		return 1;
+	args = json_pack("{s:I, s:s, s:s?}", "rerun_of", (json_int_t)a.job, "from", step,
+			 "directive", directive);
+	text = args ? json_dumps(args, JSON_COMPACT) : NULL;
+	if (!text)
+		return 1;
+	r = queue_rerun(s, j, text, a.job, step, &id);
+	if (r == -EBUSY) {
+		ctl_err("rerun: a job is already working on bug %lld", (long long)j->bug_id);
+		return 1;
+	}
+	if (r == -EPERM) {
+		ctl_err("rerun: bug %lld cannot go back to repairing from where it is (kfixctl bug %lld)",
+			(long long)j->bug_id, (long long)j->bug_id);
+		return 1;
+	}
+	if (r < 0) {
+		ctl_err("rerun: %s", store_errmsg(s));
+		return 1;
+	}
+	if (c->json)
+		return ctl_print_json(json_pack("{s:I, s:I, s:s, s:s?}", "job", (json_int_t)id, "rerun_of",
+						(json_int_t)a.job, "from", step, "directive", directive));
+	printf("job %lld queued: a rerun of job %lld, live from step %s\n", (long long)id,
+	       (long long)a.job, step);
+	if (directive)
+		ctl_print_escaped("directive:", directive);
 	return 0;
 }

@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/clock.h"
 #include "agent/llm.h"
 #include "agent/repair.h"
 #include "agent/toolstack.h"
+#include "agent/trajectory.h"
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -21,10 +23,12 @@
 #include "store.h"
 
 #define REPORT_MAX (16u * 1024 * 1024)
+#define DIRECTIVE_MAX 4096
 
 struct repair_args {
 	const char *tree, *src, *commit, *kconfig, *repro, *report, *hints, *llm;
 	const char *record, *replay, *out, *syzbot, *agent_conf;
+	const char *rerun, *from, *directive;
 	double max_cost;
 };
 
@@ -46,6 +50,8 @@ static int parse(int argc, char **argv, struct repair_args *a)
 		{ "record", required_argument, NULL, 'w' }, { "replay", required_argument, NULL, 'p' },
 		{ "out", required_argument, NULL, 'o' }, { "syzbot-id", required_argument, NULL, 'i' },
 		{ "agent-conf", required_argument, NULL, 'a' }, { "max-cost", required_argument, NULL, 'M' },
+		{ "rerun", required_argument, NULL, 'X' }, { "from", required_argument, NULL, 'F' },
+		{ "directive", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -66,6 +72,9 @@ static int parse(int argc, char **argv, struct repair_args *a)
 		case 'o': a->out = optarg; break;
 		case 'i': a->syzbot = optarg; break;
 		case 'a': a->agent_conf = optarg; break;
+		case 'X': a->rerun = optarg; break;
+		case 'F': a->from = optarg; break;
+		case 'D': a->directive = optarg; break;
 		case 'M': {
 			char *end;
 
@@ -77,12 +86,43 @@ static int parse(int argc, char **argv, struct repair_args *a)
 		default: return -EINVAL;
 		}
 	}
-	if (optind < argc || !a->report || (!a->src == !a->tree) || (a->record && a->replay)) {
+	if (optind < argc || !a->report || (!a->src == !a->tree) || (a->record && a->replay) ||
+	    !a->rerun != !a->from || (a->directive && !a->rerun) ||
+	    (a->directive && strlen(a->directive) > DIRECTIVE_MAX)) {
 		ctl_err("usage: repair --tree NAME|--src DIR --commit REV --config FILE --repro FILE "
 			"--report FILE [--hint-file PATH] [--llm NAME] [--record FILE|--replay FILE] "
-			"[--out DIR] [--syzbot-id ID] [--agent-conf FILE] [--max-cost USD]");
+			"[--out DIR] [--syzbot-id ID] [--agent-conf FILE] [--max-cost USD] "
+			"[--rerun DIR|FILE --from STEP|EVENT [--directive TEXT]]");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* --rerun: the earlier run's trajectory (its output folder or the file),
+ * and the step --from names. */
+static int load_rerun(const struct repair_args *a, json_t **ret_events, char **ret_step)
+{
+	_cleanup_free_ char *path = NULL, *err = NULL;
+	_cleanup_json_ json_t *ev = NULL;
+	struct stat st;
+	int r;
+
+	if (stat(a->rerun, &st) == 0 && S_ISDIR(st.st_mode))
+		r = asprintf(&path, "%s/trajectory.jsonl", a->rerun) < 0 ? -ENOMEM : 0;
+	else
+		r = (path = strdup(a->rerun)) ? 0 : -ENOMEM;
+	if (r >= 0)
+		r = trajectory_load(path, &ev);
+	if (r < 0 || json_array_size(ev) == 0) {
+		ctl_err("--rerun: %s: %s", path ? path : a->rerun, r < 0 ? strerror(-r) : "no events");
+		return r < 0 ? r : -ENOENT;
+	}
+	r = repair_rerun_resolve(ev, a->from, ret_step, &err);
+	if (r < 0) {
+		ctl_err("--from: %s", err ? err : strerror(-r));
+		return r;
+	}
+	*ret_events = TAKE_PTR(ev);
 	return 0;
 }
 
@@ -229,7 +269,8 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	_cleanup_(toolstack_freep) struct toolstack *ts = NULL;
 	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
 	_cleanup_free_ char *report = NULL, *hints = NULL, *err = NULL, *out = NULL;
-	_cleanup_free_ char *scratch = NULL, *src = NULL, *kb = NULL, *state = NULL;
+	_cleanup_free_ char *scratch = NULL, *src = NULL, *kb = NULL, *state = NULL, *from = NULL;
+	_cleanup_json_ json_t *rerun = NULL;
 	_cleanup_(repair_cmd_conf_free) struct repair_cmd_conf rc = { 0 };
 	struct config *cfg = NULL;
 	struct repair_params p;
@@ -295,6 +336,11 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 		p.prompts_dir = rc.prompts_dir;
 	p.progress = progress;
 	p.progress_ud = &t0;
+	if (a.rerun && load_rerun(&a, &rerun, &from) < 0)
+		return 1;
+	p.rerun_events = rerun;
+	p.rerun_from = from;
+	p.directive = a.directive;
 	if (llm_is_replay(llm))
 		fprintf(stderr, "kfixctl: replaying the model from %s: no model is called\n", a.replay);
 	r = repair_run(&p, toolstack_ops(ts), llm, &sum, &err);

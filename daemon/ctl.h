@@ -70,6 +70,7 @@ int ctl_trace(struct ctl *c, int argc, char **argv);
 int ctl_bundle(struct ctl *c, int argc, char **argv);
 int ctl_bench(struct ctl *c, int argc, char **argv);
 int ctl_diagnose(struct ctl *c, int argc, char **argv);
+int ctl_rerun(struct ctl *c, int argc, char **argv);
 int ctl_build(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "agent/llm.h"
+#include "agent/trajectory.h"
 #include "common/conf.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -180,12 +181,46 @@ static int write_changes(struct pipeline *p, struct llm *llm, const struct itera
 	return r;
 }
 
+/* A rerun (kfixctl rerun): the earlier job's trajectory replays up to
+ * the step in the job's arguments; *ret_args keeps the strings the
+ * parameters point into. */
+static int load_rerun(struct pipeline *p, json_t **ret_args, json_t **ret_events)
+{
+	_cleanup_json_ json_t *args = NULL, *ev = NULL;
+	_cleanup_free_ char *dir = NULL, *path = NULL;
+	json_error_t jerr;
+	int64_t of;
+	int r;
+
+	if (!p->ctx->job->args ||
+	    json_parse_bounded(p->ctx->job->args, strlen(p->ctx->job->args), 16384, &args, &jerr) < 0 ||
+	    (of = json_get_int(args, "rerun_of", 0)) <= 0)
+		return 0;
+	r = pipeline_job_dir(p->ctx, of, &dir);
+	if (r >= 0 && asprintf(&path, "%s/trajectory.jsonl", dir) < 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = trajectory_load(path, &ev);
+	if (r < 0 || json_array_size(ev) == 0) {
+		p->ctx->permanent = true;
+		return job_fail(p->ctx, r < 0 ? r : -ENOENT, "rerun of job %lld: its trajectory: %s",
+				(long long)of, r < 0 ? strerror(-r) : "no events");
+	}
+	p->params.rerun_events = ev;
+	p->params.rerun_from = json_get_str(args, "from") ?: "run";
+	p->params.directive = json_get_str(args, "directive");
+	*ret_events = TAKE_PTR(ev);
+	*ret_args = TAKE_PTR(args);
+	return 0;
+}
+
 static int repair(struct pipeline *p, const struct iterate *it)
 {
 	struct job_ctx *ctx = p->ctx;
 	_cleanup_(llm_freep) struct llm *llm = NULL;
 	_cleanup_(repair_summary_freep) struct repair_summary *sum = NULL;
 	_cleanup_free_ char *err = NULL;
+	_cleanup_json_ json_t *rerun_args = NULL, *rerun_events = NULL;
 	struct llm_usage u = {};
 	struct budget_left left;
 	struct slot *slot = NULL;
@@ -201,6 +236,8 @@ static int repair(struct pipeline *p, const struct iterate *it)
 		cap_to_budget(p, &left);
 		r = load_base(p);
 	}
+	if (r >= 0 && !it)
+		r = load_rerun(p, &rerun_args, &rerun_events);
 	if (r >= 0)
 		r = make_llm(p, it != NULL, &llm);
 	if (r < 0)

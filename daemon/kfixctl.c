@@ -47,6 +47,8 @@ static const struct ctl_cmd commands[] = {
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
 	{ "diagnose", ctl_diagnose, "[--fix PATCH] JOB",
 	  "why a repair failed: the failure, the step and event, a recovery" },
+	{ "rerun", ctl_rerun, "[--from STEP|EVENT] [--directive TEXT] JOB",
+	  "a new repair job replaying JOB up to a step, live from there with a directive" },
 	{ "bundle", ctl_bundle, "[--output DIR] JOB",
 	  "a job's trajectory, report and manifest, scrubbed of secrets and addresses, to share" },
 	{ "bench", ctl_bench, "[--out DIR] [--only ID]... [...] DATASET | compare A B",

@@ -62,6 +62,8 @@ static const struct {
 	{ "not-reproducible", "reproducing" },
 	{ "gave-up", "reproducing" },
 	{ "rejected", "repairing" },
+	/* an operator reruns a failed repair from one of its steps */
+	{ "gave-up", "repairing" },
 };
 
 bool store_bug_state_valid(const char *state)

@@ -110,3 +110,49 @@ ctl diagnose --fix "$T/report" 5 2>"$T/err"; [ $? = 2 ] && grep -q "changes no f
 	fail "a fix that is no diff: $(cat "$T/err")"
 set -e
 ok "diagnose: the family, step, event and recovery; bad input refused"
+
+# rerun: the diagnosis's recovery as a new repair job for the bug
+set +e
+ctl rerun --from nowhere 5 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "never reached step nowhere" "$T/err" || fail "unknown step: rc $rc $(cat "$T/err")"
+ctl rerun --from 77 5 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "has no event 77" "$T/err" || fail "unknown event: rc $rc $(cat "$T/err")"
+ctl rerun 6 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "is a reproduce job" "$T/err" || fail "a reproduce job rerun: rc $rc $(cat "$T/err")"
+ctl rerun 99 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "no such job" "$T/err" || fail "a missing job: rc $rc $(cat "$T/err")"
+ctl rerun 2>"$T/err"; [ $? = 2 ] || fail "rerun without a job: not a usage error"
+set -e
+[ "$(sqlite3 "$T/state/kfix.db" "SELECT count(*) FROM jobs WHERE kind = 'repair'")" = 1 ] ||
+	fail "a refused rerun queued a job"
+set +e
+ctl rerun 5 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "cannot go back to repairing" "$T/err" || fail "a new bug rerun: rc $rc $(cat "$T/err")"
+set -e
+sqlite3 "$T/state/kfix.db" "UPDATE bugs SET state = 'gave-up' WHERE id = 1"
+ctl --json rerun 5 > "$T/rerun" || fail "rerun: $(cat "$T/rerun")"
+python3 - "$T/rerun" "$T/state/kfix.db" <<'PY' || fail "the rerun job"
+import json, sqlite3, sys
+r = json.load(open(sys.argv[1]))
+db = sqlite3.connect(sys.argv[2])
+kind, state, args = db.execute("SELECT kind, state, args FROM jobs WHERE id = ?", (r["job"],)).fetchone()
+a = json.loads(args)
+assert r["rerun_of"] == 5 and r["from"] == "localise", r
+assert kind == "repair" and state == "queued" and a["rerun_of"] == 5 and a["from"] == "localise", (kind, state, a)
+# no --from: the diagnosis's recovery, its directive included
+assert a["directive"] == r["directive"] and "function" in a["directive"], a
+assert db.execute("SELECT state FROM bugs WHERE id = 1").fetchone()[0] == "repairing"
+PY
+set +e
+ctl rerun --from 2 5 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "already working on bug 1" "$T/err" || fail "a second rerun while one is queued: rc $rc $(cat "$T/err")"
+set -e
+sqlite3 "$T/state/kfix.db" "UPDATE jobs SET state = 'cancelled' WHERE kind = 'repair' AND id != 5;
+	UPDATE bugs SET state = 'gave-up' WHERE id = 1"
+ctl --json rerun --from 2 --directive 'Read ipc/util.c first.' 5 | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+assert r["from"] == "localise" and r["directive"] == "Read ipc/util.c first.", r' ||
+	fail "rerun --from an event id with a directive"
+ok "rerun: a repair job for the bug, live from the diagnosed step or the one named, refusals"
+echo PASS

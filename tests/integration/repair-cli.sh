@@ -42,4 +42,19 @@ assert j["summary"]["llm_calls"] == 0, j["summary"]
 ' || fail "trace --json"
 "$kfixctl" trace "$dir/nothing" 2>/dev/null && fail "trace of nothing succeeded"
 "$kfixctl" repair --src "$dir/src" 2>/dev/null && fail "usage error not reported"
+# a rerun of the run above: from a step it reached, or refused
+"$kfixctl" -c "$dir/none.conf" repair --src "$dir/src" --report "$dir/report" --replay "$dir/cassette" \
+	--directive "x" --out "$dir/o2" 2>/dev/null && fail "--directive without --rerun accepted"
+"$kfixctl" -c "$dir/none.conf" repair --src "$dir/src" --report "$dir/report" --replay "$dir/cassette" \
+	--rerun "$dir/out" --from localise --out "$dir/o3" 2> "$dir/stderr" && fail "a step never reached accepted"
+grep -q "never reached step localise" "$dir/stderr" || fail "rerun refusal: $(cat "$dir/stderr")"
+"$kfixctl" -c "$dir/none.conf" repair --src "$dir/src" --report "$dir/report" --replay "$dir/cassette" \
+	--rerun "$dir/out" --from run --directive "Look again." --out "$dir/o4" > "$dir/stdout" 2> "$dir/stderr" || true
+grep -q '^result:    no-reproducer' "$dir/stdout" || fail "rerun from run: $(cat "$dir/stdout" "$dir/stderr")"
+python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+assert ev[0]["input"]["rerun"] == {"from": "run", "directive": "Look again."}, ev[0]
+assert [e for e in ev if e["kind"] == "rerun.live"], ev
+' "$dir/o4/trajectory.jsonl" || fail "the rerun is not in the trajectory"
 echo PASS

@@ -83,6 +83,7 @@ static const char report[] =
 struct ts {
 	char *built;	/* diff of the last build, NULL for base */
 	int builds, runs, probes;
+	int base_builds;	/* builds without a diff */
 	bool always_crash;
 };
 
@@ -104,6 +105,7 @@ static int ts_build(void *ud, const char *diff, char **ret_log)
 	struct ts *t = ud;
 
 	t->builds++;
+	t->base_builds += !diff;
 	free(t->built);
 	t->built = diff ? strdup(diff) : NULL;
 	if (diff && strstr(diff, "BROKEN")) {
@@ -144,7 +146,7 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 
 static int ts_fixes(void *ud, const char *file, unsigned line, char **ret, char **ret_how)
 {
-	assert_string_equal(file, "net/foo/foo.c");
+	assert_true(streq(file, "net/foo/foo.c") || streq(file, "net/foo/bar.c"));
 	*ret = strdup("Fixes: 0123456789ab (\"net: foo: add foo_release()\")");
 	*ret_how = strdup("found by bisection: 3 revisions tested");
 	return 0;
@@ -164,7 +166,7 @@ static const struct repair_toolstack toolstack = {
 /* --- scripted model -------------------------------------------------------- */
 
 enum plan { PLAN_STORY, PLAN_HOPELESS, PLAN_SAME_PATCH, PLAN_SECOND_HYPOTHESIS,
-	    PLAN_REVIEW_REJECTS, PLAN_LOCATIONS };
+	    PLAN_REVIEW_REJECTS, PLAN_LOCATIONS, PLAN_WRONG_FILE };
 
 struct model {
 	enum plan plan;
@@ -178,6 +180,9 @@ struct model {
 	 * the last refinement was shown the patch it rolled back to */
 	char asked[64];
 	bool refined_best;
+	/* every main tool the model was asked for, in order (one letter each:
+	 * l localise, p probes, h hypotheses, r rank, P patch, v review, ...) */
+	char calls[256];
 };
 
 static json_t *tool(const char *name, json_t *args, int tokens)
@@ -304,6 +309,53 @@ static bool locations_plan(struct model *m, const char *name, const char *user, 
 	return false;
 }
 
+/* The fix belongs in net/foo/bar.c, where foo_put() must clear the list
+ * after foo_release(); the model keeps to foo.c until a directive names
+ * bar.c. */
+static const char bar_c[] =
+	"// SPDX-License-Identifier: GPL-2.0\n"
+	"#include <linux/slab.h>\n"
+	"\n"
+	"void foo_put(struct foo *f)\n"
+	"{\n"
+	"\tfoo_release(f);\n"
+	"}\n";
+
+static bool wrong_file_plan(struct model *m, const char *name, const char *user, int tok,
+			    json_t **ret)
+{
+	bool told = strstr(user, "The fix is expected in net/foo/bar.c") != NULL;
+
+	if (streq(name, "propose_location")) {
+		if (m->locations++ == 1) {
+			*ret = tool("no_more_locations", json_pack("{s:s}", "reason", "none"), tok);
+			return true;
+		}
+		*ret = tool("propose_location", told ?
+			json_pack("{s:s, s:s, s:i, s:i, s:s}", "file", "net/foo/bar.c", "function",
+				  "foo_put", "start_line", 4, "end_line", 7, "reason", "releases") :
+			json_pack("{s:s, s:s, s:i, s:i, s:s}", "file", "net/foo/foo.c", "function",
+				  "foo_count", "start_line", 4, "end_line", 7, "reason", "counts"), tok);
+		return true;
+	}
+	if (streq(name, "propose_patch")) {
+		char after[128];
+
+		m->patches++;
+		if (told || strstr(user, "net/foo/bar.c")) {
+			*ret = tool("propose_patch", json_pack("{s:s, s:[{s:s, s:s, s:s, s:s}]}", "patch_type",
+				"root-cause fix", "edits", "file", "net/foo/bar.c", "before", "\tfoo_release(f);\n",
+				"after", "\tfoo_release(f);\n\tf->items = NULL;\n", "why", "the directive"), tok);
+			return true;
+		}
+		snprintf(after, sizeof(after), "\treturn f->n + %d;\n", m->patches);
+		*ret = tool("propose_patch", json_pack("{s:s, s:o}", "patch_type", "root-cause fix",
+						       "edits", edit("\treturn f->n;\n", after)), tok);
+		return true;
+	}
+	return false;
+}
+
 static int model_fn(void *ud, const json_t *req, json_t **ret)
 {
 	struct model *m = ud;
@@ -315,7 +367,17 @@ static int model_fn(void *ud, const json_t *req, json_t **ret)
 	assert_non_null(strstr(json_get_str(req, "system"), "kernel"));
 	if (m->knowledge && strstr(json_get_str(req, "system"), m->knowledge))
 		m->saw_knowledge++;
+	{
+		size_t n = strlen(m->calls);
+
+		if (n + 1 < sizeof(m->calls))
+			m->calls[n] = streq(name, "propose_location") ? 'l' : streq(name, "request_probes") ? 'p' :
+				      streq(name, "state_hypotheses") ? 'h' : streq(name, "rank_hypotheses") ? 'r' :
+				      streq(name, "propose_patch") ? 'P' : streq(name, "review_patch") ? 'v' : '.';
+	}
 	if (m->plan == PLAN_LOCATIONS && locations_plan(m, name, user, tok, ret))
+		return 0;
+	if (m->plan == PLAN_WRONG_FILE && wrong_file_plan(m, name, user, tok, ret))
 		return 0;
 	if (streq(name, "propose_location")) {
 		/* the model is told the earlier locations */
@@ -813,6 +875,162 @@ static void test_hopeless_search_stops(void **state)
 	assert_int_equal(count(ev, "run.end", "gave-up"), 1);
 	diagnosed_hopeless(ev);
 	free(t.built);
+}
+
+static int first_index(const json_t *ev, const char *step)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(ev, i, e)
+		if (streq_ptr(json_get_str(e, "step"), step))
+			return (int)i;
+	return -1;
+}
+
+static int count_before(const json_t *ev, const char *kind, int end)
+{
+	int n = 0;
+
+	for (int i = 0; i < end; i++)
+		n += streq_ptr(json_get_str(json_array_get(ev, (size_t)i), "kind"), kind);
+	return n;
+}
+
+static const json_t *rerun_live_event(const json_t *ev)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(ev, i, e)
+		if (streq_ptr(json_get_str(e, "kind"), "rerun.live"))
+			return e;
+	return NULL;
+}
+
+/* A repair that fails because localisation never leaves foo.c, while the
+ * fix belongs in bar.c: diagnose puts it on the localisation step; a
+ * rerun from that step with diagnose's directive validates, its prefix
+ * (the base kernel's build and runs) taken from the record, not rerun.
+ * A rerun from a later step answers the earlier steps' model calls from
+ * the record: the model is never asked them.  A record that does not
+ * fit the run stops the rerun. */
+static void test_rerun_from_localisation(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL, *l2 = NULL, *l3 = NULL;
+	_cleanup_(repair_summary_freep) struct repair_summary *s = NULL, *s2 = NULL, *s3 = NULL;
+	_cleanup_(diagnosis_freep) struct diagnosis *d = NULL;
+	_cleanup_free_ char *err = NULL, *err2 = NULL, *err3 = NULL, *err4 = NULL;
+	_cleanup_json_ json_t *ev = NULL, *ev2 = NULL, *ev3 = NULL, *bad = NULL;
+	char *fix[] = { (char *)"net/foo/bar.c", NULL };
+	struct model m = { .plan = PLAN_WRONG_FILE, .tokens = 100 };
+	struct model m2 = { .plan = PLAN_WRONG_FILE, .tokens = 100 };
+	struct model m3 = { .plan = PLAN_WRONG_FILE, .tokens = 100 };
+	struct ts t = {}, t2 = {}, t3 = {};
+	struct repair_toolstack ts = toolstack, ts2 = toolstack, ts3 = toolstack;
+	struct repair_params p, p2, p3, p4;
+	char out[512], out2[512], out3[512], out4[512], path[512];
+	const json_t *live;
+	int hyp;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/net/foo/bar.c", tree);
+	assert_int_equal(write_file_atomic(path, bar_c, strlen(bar_c), 0644), 0);
+	snprintf(out, sizeof(out), "%s/out-wrong-file", tree);
+	params(&p, out);
+	p.limits.max_iterations = 2;
+	p.limits.stagnation = 100;
+	ts.ud = &t;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m, &l), 0);
+	assert_int_equal(repair_run(&p, &ts, l, &s, &err), 0);
+	assert_int_equal(s->result, REPAIR_GAVE_UP);
+	ev = events(out);
+
+	assert_int_equal(diagnose_trajectory(ev, fix, &d), 0);
+	assert_int_equal(d->family, DIAG_LOCALISATION);
+	assert_string_equal(d->from, "localise");
+	assert_non_null(strstr(d->directive, "net/foo/bar.c"));
+
+	/* rerun from localise with the directive */
+	snprintf(out2, sizeof(out2), "%s/out-rerun", tree);
+	params(&p2, out2);
+	p2.rerun_events = ev;
+	p2.rerun_from = d->from;
+	p2.directive = d->directive;
+	ts2.ud = &t2;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m2, &l2), 0);
+	if (repair_run(&p2, &ts2, l2, &s2, &err2) < 0)
+		fail_msg("rerun failed: %s", err2);
+	assert_int_equal(s2->result, REPAIR_VALIDATED);
+	assert_non_null(strstr(s2->diff, "net/foo/bar.c"));
+	/* the base was not built again: its build and runs are the record's */
+	assert_int_equal(t.base_builds, 1);
+	assert_int_equal(t2.base_builds, 0);
+	ev2 = events(out2);
+	live = rerun_live_event(ev2);
+	assert_non_null(live);
+	assert_string_equal(json_get_str(live, "step"), "localise");
+	assert_int_equal(json_get_int(json_object_get(json_object_get(live, "output"), "replayed"),
+				      "tool.build", -1), 1);
+	assert_int_equal(json_get_int(json_object_get(json_object_get(live, "output"), "replayed"),
+				      "tool.run", -1), 1);
+	/* the directive was in the prompts from the localisation on */
+	assert_true(t2.builds >= 1 && t2.built && strstr(t2.built, "bar.c"));
+	assert_int_equal(m2.calls[0], 'l');
+
+	/* from the hypotheses: localisation and probes come from the record */
+	hyp = first_index(ev, "hypotheses");
+	assert_true(hyp > 0);
+	snprintf(out3, sizeof(out3), "%s/out-rerun-hyp", tree);
+	params(&p3, out3);
+	p3.limits.max_iterations = 1;
+	p3.limits.stagnation = 100;
+	p3.rerun_events = ev;
+	p3.rerun_from = "hypotheses";
+	ts3.ud = &t3;
+	assert_int_equal(llm_new_scripted("m", model_fn, &m3, &l3), 0);
+	if (repair_run(&p3, &ts3, l3, &s3, &err3) < 0)
+		fail_msg("rerun from hypotheses failed: %s", err3);
+	assert_null(strchr(m3.calls, 'l'));
+	assert_null(strchr(m3.calls, 'p'));
+	assert_int_equal(m3.calls[0], 'h');
+	ev3 = events(out3);
+	live = rerun_live_event(ev3);
+	assert_non_null(live);
+	assert_int_equal(json_get_int(json_object_get(json_object_get(live, "output"), "replayed"),
+				      "llm.call", -1), count_before(ev, "llm.call", hyp));
+	assert_true(count_before(ev, "llm.call", hyp) >= 2);
+	/* the probe's build and run were the record's too */
+	assert_int_equal(t3.probes, 0);
+	assert_int_equal(t3.base_builds, 0);
+	assert_true(t3.builds >= 1);
+
+	/* a record whose base build was of another diff does not fit */
+	bad = json_deep_copy(ev);
+	for (size_t i = 0; i < json_array_size(bad); i++) {
+		json_t *e = json_array_get(bad, i);
+
+		if (streq_ptr(json_get_str(e, "kind"), "tool.build")) {
+			json_object_set_new(json_object_get(e, "input"), "diff", json_string("something else"));
+			break;
+		}
+	}
+	snprintf(out4, sizeof(out4), "%s/out-rerun-bad", tree);
+	params(&p4, out4);
+	p4.rerun_events = bad;
+	p4.rerun_from = "localise";
+	assert_int_equal(repair_run(&p4, &ts2, l2, &s, &err4) == -ESTALE, true);
+	assert_non_null(strstr(err4, "built another diff"));
+	p4.rerun_from = "nowhere";
+	free(err4);
+	err4 = NULL;
+	assert_int_equal(repair_run(&p4, &ts2, l2, &s, &err4), -ENOENT);
+	assert_non_null(strstr(err4, "never reached step nowhere"));
+
+	free(t.built);
+	free(t2.built);
+	free(t3.built);
+	unlink(path);
 }
 
 static void test_same_patch_and_budget(void **state)
@@ -1642,6 +1860,7 @@ int main(void)
 		cmocka_unit_test(test_timeline_offsets),
 		cmocka_unit_test(test_story_over_http_and_replay),
 		cmocka_unit_test(test_search_locations), cmocka_unit_test(test_hopeless_search_stops),
+		cmocka_unit_test(test_rerun_from_localisation),
 		cmocka_unit_test(test_explained_by_the_validated_hypothesis),
 		cmocka_unit_test(test_same_patch_and_budget),
 		cmocka_unit_test(test_not_reproduced),
