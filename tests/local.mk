@@ -119,4 +119,9 @@ EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/msg-uaf/repair-cassette.jsonl \
 	tests/kernel/scenarios/watch-queue-oob/repair-cassette.jsonl \
 	tests/kernel/scenarios/timer-kclock/report.txt tests/kernel/scenarios/timer-kclock/agent.conf \
-	tests/kernel/scenarios/timer-kclock/repair-cassette.jsonl
+	tests/kernel/scenarios/timer-kclock/repair-cassette.jsonl \
+	tests/kernel/scenarios/dataset.json
+
+# make bench: the benchmark runner over the shipped dataset, 1 and 2 at a time
+BENCH_SHELL += tests/bench/bench-dataset.sh
+EXTRA_DIST += tests/bench/bench-dataset.sh
