@@ -47,6 +47,15 @@ json_t *diagnosis_json(const struct diagnosis *d);
 void diagnosis_free(struct diagnosis *d);
 DEFINE_CLEANUP(struct diagnosis, diagnosis_free);
 
+/* The optional model pass (diagnose-llm.c): the model reads the run and
+ * the rules' diagnosis and names its own.  Its answer stands (*ret) only
+ * when its quote is word for word in the text of the event it names, its
+ * family is one of these and its step one the run reached; otherwise
+ * *ret stays NULL and *ret_refusal says why.  Negative: the call failed. */
+struct llm;
+int diagnose_with_model(struct llm *l, const json_t *events, const struct diagnosis *rules,
+			struct diagnosis **ret, char **ret_refusal, char **ret_error);
+
 /* The files a unified diff changes (NULL-terminated). */
 int diagnose_diff_files(const char *diff, char ***ret);
 

@@ -4,7 +4,7 @@ agent_libagent_a_SOURCES = \
 	agent/llm.c agent/llm.h agent/llm-internal.h agent/llm-cassette.c \
 	agent/llm-openai.c agent/llm-anthropic.c \
 	agent/udiff.c agent/udiff-internal.h \
-	agent/diagnose.c agent/diagnose.h \
+	agent/diagnose.c agent/diagnose.h agent/diagnose-llm.c \
 	agent/crashinfo.c agent/crashinfo-internal.h \
 	agent/gates.c agent/gates.h agent/gates-internal.h \
 	agent/gates-path.c agent/gates-resources.c \

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "agent/diagnose.h"
+#include "agent/llm.h"
 #include "agent/repair.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -56,28 +57,85 @@ static void print(int64_t id, const struct diagnosis *d)
 	ctl_print_escaped("Directive:", d->directive);
 }
 
+struct diagnose_args {
+	const char *fix, *llm;
+	int64_t job;
+};
+
+static int parse_diagnose(int argc, char **argv, struct diagnose_args *a)
+{
+	static const struct option opts[] = {
+		{ "fix", required_argument, NULL, 'f' },
+		{ "llm", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (ch == 'f')
+			a->fix = optarg;
+		else if (ch == 'l')
+			a->llm = optarg;
+		else
+			return -EINVAL;
+	}
+	if (optind != argc - 1 || ctl_parse_id("diagnose", argv[optind], &a->job) < 0) {
+		ctl_err("diagnose: usage: kfixctl diagnose [--fix PATCH] [--llm NAME] JOB");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --llm: the model's pass; its diagnosis replaces the rules' only when
+ * it holds up, and either way the output says what became of it. */
+static int model_pass(struct ctl *c, const char *name, const json_t *events,
+		      struct diagnosis **d, char **ret_refusal)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_free_ char *err = NULL;
+	struct diagnosis *md = NULL;
+	struct config *cfg;
+	int r;
+
+	if (ctl_config(c, &cfg) < 0)
+		return -EINVAL;
+	r = llm_new_from_config(cfg, name, &l, &err);
+	if (r >= 0)
+		r = diagnose_with_model(l, events, *d, &md, ret_refusal, &err);
+	if (r < 0) {
+		ctl_err("diagnose: the model: %s", err ? err : strerror(-r));
+		return r;
+	}
+	if (md) {
+		diagnosis_free(*d);
+		*d = md;
+	}
+	return 0;
+}
+
 int ctl_diagnose(struct ctl *c, int argc, char **argv)
 {
 	_cleanup_(diagnosis_freep) struct diagnosis *d = NULL;
 	_cleanup_json_ json_t *events = NULL;
 	_cleanup_strv_ char **files = NULL;
-	const char *fix;
-	int64_t id;
+	_cleanup_free_ char *refusal = NULL;
+	struct diagnose_args a = {};
 	int r;
 
-	if (ctl_parse_option_id("diagnose", "[--fix PATCH] JOB", argc, argv, "fix", &fix, &id) < 0)
+	if (parse_diagnose(argc, argv, &a) < 0)
 		return 2;
-	if (fix && fix_files(fix, &files) < 0)
+	if (a.fix && fix_files(a.fix, &files) < 0)
 		return 2;
-	r = ctl_job_trajectory(c, id, &events);
+	r = ctl_job_trajectory(c, a.job, &events);
 	if (r < 0) {
-		ctl_err("diagnose: job %lld: cannot read its trajectory: %s", (long long)id,
+		ctl_err("diagnose: job %lld: cannot read its trajectory: %s", (long long)a.job,
 			strerror(-r));
 		return 1;
 	}
 	if (json_array_size(events) == 0) {
 		ctl_err("diagnose: job %lld left no trajectory (not a repair, or not started)",
-			(long long)id);
+			(long long)a.job);
 		return 1;
 	}
 	r = diagnose_trajectory(events, files, &d);
@@ -85,9 +143,23 @@ int ctl_diagnose(struct ctl *c, int argc, char **argv)
 		ctl_err("diagnose: %s", strerror(-r));
 		return 1;
 	}
-	if (c->json)
-		return ctl_print_json(diagnosis_json(d));
-	print(id, d);
+	if (a.llm && model_pass(c, a.llm, events, &d, &refusal) < 0)
+		return 1;
+	if (c->json) {
+		json_t *j = diagnosis_json(d);
+
+		if (j && a.llm)
+			json_object_set_new(j, "model", json_pack("{s:b, s:s?}", "accepted", !refusal,
+								   "refusal", refusal));
+		return ctl_print_json(j);
+	}
+	print(a.job, d);
+	if (a.llm) {
+		_cleanup_free_ char *m = refusal ? strdup_printf("refused (%s): the rules' diagnosis stands",
+								 refusal) : NULL;
+
+		ctl_print_escaped("Model:", m ? m : "its diagnosis, checked against the events");
+	}
 	return 0;
 }
 

@@ -45,7 +45,7 @@ static const struct ctl_cmd commands[] = {
 	{ "test-patch", ctl_test_patch, "... --patch FILE [--selftests SPEC]",
 	  "test a fix: base and patched, then their kselftests and KUnit suites" },
 	{ "repair", ctl_repair, "--src DIR --report F [...]", "run one repair in the foreground" },
-	{ "diagnose", ctl_diagnose, "[--fix PATCH] JOB",
+	{ "diagnose", ctl_diagnose, "[--fix PATCH] [--llm NAME] JOB",
 	  "why a repair failed: the failure, the step and event, a recovery" },
 	{ "rerun", ctl_rerun, "[--from STEP|EVENT] [--directive TEXT] JOB",
 	  "a new repair job replaying JOB up to a step, live from there with a directive" },

@@ -111,6 +111,47 @@ ctl diagnose --fix "$T/report" 5 2>"$T/err"; [ $? = 2 ] && grep -q "changes no f
 set -e
 ok "diagnose: the family, step, event and recovery; bad input refused"
 
+# diagnose --llm: a scripted model on loopback.  Its first answer quotes
+# event 2 word for word and stands; its second quotes what event 2 never
+# said and is refused, the rules' diagnosis kept
+cat > "$T/script.json" <<'J'
+[{"tool": "attribute_failure", "args": {"family": "localisation", "event": 2,
+  "evidence": "and mail alice@example.org", "why": "the model never named a place",
+  "directive": "Start from msg_rcv() in ipc/msg.c.", "from": "localise"}},
+ {"tool": "attribute_failure", "args": {"family": "gates", "event": 2,
+  "evidence": "the silence gate rejected every patch", "why": "gates",
+  "directive": "Do not silence the report.", "from": "patch"}}]
+J
+python3 "$top_srcdir/tests/agent/llm-server.py" --script "$T/script.json" --log "$T/llm.log" \
+	--port-file "$T/llm.port" &
+PIDS="$PIDS $!"
+wait_for 10 test -s "$T/llm.port" || fail "the scripted model did not start"
+printf '[llm "judge"]\n\tprovider = openai\n\turl = http://127.0.0.1:%s/v1\n\tmodel = m\n\tretries = 0\n' \
+	"$(cat "$T/llm.port")" >> "$T/kfix.conf"
+ctl diagnose --llm judge 5 > "$T/diag" || fail "diagnose --llm: $(cat "$T/diag")"
+grep -q "^Directive: *Start from msg_rcv() in ipc/msg.c." "$T/diag" &&
+	grep -q "^Model: *its diagnosis, checked" "$T/diag" || fail "the model's diagnosis: $(cat "$T/diag")"
+# what the model was shown: every event's line, the rules' diagnosis
+python3 - "$T/llm.log" <<'PY' || fail "the model's request"
+import json, sys
+req = json.loads(open(sys.argv[1]).readline())["body"]
+user = req["messages"][-1]["content"]
+assert "#2 localise llm.call" in user and "and mail alice@example.org" in user, user
+assert "Rules over these events say: localisation at event 2" in user, user
+PY
+ctl --json diagnose --llm judge 5 > "$T/diag.json" || fail "diagnose --llm --json"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["model"] == {"accepted": False, "refusal": "the quote is not in event 2'"'"'s text"}, d["model"]
+assert d["family"] == "localisation" and "Start from" not in d["recovery"]["directive"], d
+' "$T/diag.json" || fail "a made-up quote: $(cat "$T/diag.json")"
+set +e
+ctl diagnose --llm nosuch 5 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "the model" "$T/err" || fail "an unknown model: rc $rc $(cat "$T/err")"
+set -e
+ok "diagnose --llm: a model's diagnosis stands only when its quote is in the event it names"
+
 # rerun: the diagnosis's recovery as a new repair job for the bug
 set +e
 ctl rerun --from nowhere 5 2>"$T/err"; rc=$?
