@@ -316,7 +316,7 @@ static int record_repair(const char *dir, const struct proc_result *pr, json_t *
 
 static int run_bug(struct bench_run *b, const struct bench_bug *bug, json_t **ret)
 {
-	_cleanup_free_ char *dir = bug_path(b, bug, NULL), *sub = NULL, *log = NULL;
+	_cleanup_free_ char *dir = bug_path(b, bug, NULL), *sub = NULL, *log = NULL, *cas = NULL;
 	_cleanup_strv_ char **argv = NULL;
 	_cleanup_json_ json_t *res = NULL;
 	struct proc_opts po = PROC_OPTS_DEFAULT;
@@ -324,10 +324,14 @@ static int run_bug(struct bench_run *b, const struct bench_bug *bug, json_t **re
 	uint64_t t0;
 	int r, fd;
 
-	if (!dir || asprintf(&sub, "%s/repair", dir) < 0 || asprintf(&log, "%s/repair.log", dir) < 0)
+	if (!dir || asprintf(&sub, "%s/repair", dir) < 0 || asprintf(&log, "%s/repair.log", dir) < 0 ||
+	    asprintf(&cas, "%s/cassette.jsonl", dir) < 0)
 		return -ENOMEM;
-	/* a bug cut short by a kill starts again from nothing */
+	/* a bug cut short by a kill starts again from nothing: a recording
+	 * would otherwise go on after the exchanges of the lost run */
 	r = rm_rf(sub);
+	if (r >= 0 && unlink(cas) < 0 && errno != ENOENT)
+		r = -errno;
 	if (r >= 0)
 		r = mkdir_p(dir, 0755);
 	if (r >= 0)

@@ -14,13 +14,7 @@ top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 kt_setup
 kt_git_source
 export KFIX_PROMPTS_DIR="$top_srcdir/agent/prompts"
-# the repair tests' settings, which the cassettes were recorded with
-cat >> "$T/kfix.conf" <<CFG
-[agent]
-	base-runs = 1
-	validate-runs = 2
-	locations = 2
-CFG
+kt_repair_settings
 
 run() { # JOBS: the whole dataset; prints the seconds
 	local t0 t1

@@ -167,6 +167,18 @@ kt_git_source() {
 	KT_BASE=$(git --git-dir="$g" rev-parse HEAD) || kt_fail "no base commit"
 }
 
+# kt_repair_settings: the [agent] settings the repair tests' cassettes
+# were recorded with, the fewest runs that still count: one on the base,
+# two per patch.
+kt_repair_settings() {
+	cat >> "$T/kfix.conf" <<CFG
+[agent]
+	base-runs = 1
+	validate-runs = 2
+	locations = 2
+CFG
+}
+
 kt_write_config() {
 	cat > "$T/kfix.conf" <<CFG
 [kfix]

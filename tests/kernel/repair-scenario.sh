@@ -1,5 +1,7 @@
 # The repair agent end to end on a real kernel, one scenario per test
-# (repair-SCENARIO.sh): kfixctl repair on Debian's linux-source-6.1 with
+# (repair-SCENARIO.sh), run as the benchmark runs it: kfixctl bench over
+# the shipped dataset (scenarios/dataset.json) with --only the scenario,
+# which runs kfixctl repair on Debian's linux-source-6.1 with
 # the scenario's bug (KASAN, qemu on a VM host that is a real sshd on
 # 127.0.0.1), the source a git checkout (base commit, blame), and the
 # scripted model of repairmodel.py speaking the OpenAI API on loopback.
@@ -29,7 +31,6 @@ kt_repair_scenario() {
 	kt_git_source
 	export KFIX_PROMPTS_DIR="$top_srcdir/agent/prompts"
 	started=$(date +%s)
-	cp "$S/report.txt" "$T/report"
 	cassette=$S/repair-cassette.jsonl
 	live=0
 	[ "${KFIX_RECORD_CASSETTE:-0}" = 1 ] || [ ! -s "$cassette" ] && live=1
@@ -41,7 +42,7 @@ kt_repair_scenario() {
 		KT_PIDS+=($!)
 		for i in $(seq 100); do [ -s "$T/llm.port" ] && break; sleep 0.1; done
 		[ -s "$T/llm.port" ] || kt_fail "scripted model did not start"
-		model=(--llm scripted --record "$T/cassette")
+		model=(--live --llm scripted --record)
 		cat >> "$T/kfix.conf" <<CFG
 [llm "scripted"]
 	provider = openai
@@ -53,32 +54,56 @@ kt_repair_scenario() {
 	price-output = 15
 CFG
 	else
-		model=(--replay "$cassette")
+		model=()
 	fi
-	# the fewest runs that still count: one on the base, two per patch
-	cat >> "$T/kfix.conf" <<CFG
-[agent]
-	base-runs = 1
-	validate-runs = 2
-	locations = 2
-CFG
+	kt_repair_settings
 	# a scenario that tries more fresh patches than the default allows
-	# says so in its agent.conf (keys of the [agent] section)
-	[ -f "$S/agent.conf" ] && cat "$S/agent.conf" >> "$T/kfix.conf"
-	"$KFIXCTL" -c "$T/kfix.conf" repair --src "$KT_SRC" --commit "$KT_BASE" --config "$KT_CONFIG" \
-		--repro "$S/repro.c" --report "$T/report" "${model[@]}" \
-		--out "$T/out" --syzbot-id 0123456789abcdef0123 > "$T/repair.txt" 2> "$T/progress.txt"
+	# says so in its agent.conf (the dataset's agent_conf: [agent] keys)
+	"$KFIXCTL" -c "$T/kfix.conf" bench --out "$T/bench" --src "$KT_SRC" --config "$KT_CONFIG" \
+		--only "$name" "${model[@]}" "$kt_here/scenarios/dataset.json" > "$T/bench.txt" 2> "$T/bench.err"
 	rc=$?
-	cat "$T/progress.txt" >&2
-	[ $rc = 0 ] || { cat "$T/repair.txt" >&2; kt_fail "$name: repair did not validate (exit $rc)"; }
+	ln -s "$T/bench/bugs/$name/repair" "$T/out"
+	cp "$T/bench/bugs/$name/repair.log" "$T/progress.txt" 2>/dev/null
+	cat "$T/bench.err" "$T/progress.txt" >&2
+	[ $rc = 0 ] || kt_fail "$name: bench failed (exit $rc)"
+	python3 - "$T/bench" "$name" "$S/fix.patch" <<'PY' || kt_fail "$name: the bench's result and summary"
+import json, sys
+run, name, fix = sys.argv[1:]
+r = json.load(open("%s/bugs/%s/result.json" % (run, name)))
+s = json.load(open(run + "/summary.json"))
+rep = json.load(open("%s/bugs/%s/repair/summary.json" % (run, name)))
+assert r["result"] == "validated" and r["reproduced"] and r["validated"], r
+# the scripted model ends with the known fix, less what minimisation
+# dropped: the developers' place, their file and function
+assert r["solved"] and r["touches_dev_files"] and r["touches_dev_functions"], r
+assert r["verdict"] in ("same", "same-place") and r["hunk_overlap"] > 0, r
+assert r["turns"] == rep["llm_calls"] > 0 and r["tokens_in"] == rep["tokens_in"], (r, rep)
+# equivalent exactly when the final diff changes the lines fix.patch does
+def changed(text):
+    return sorted(l.strip() for l in text.splitlines()
+                  if l[:1] in "+-" and not l.startswith(("+++", "---")) and l[1:].strip())
+same = changed(open("%s/bugs/%s/repair/0001-fix.patch" % (run, name)).read().split("\n---\n", 1)[1]) == \
+    changed(open(fix).read())
+assert r["equivalent"] == same, (r["equivalent"], same)
+assert s["bugs"] == 1 and s["plausible"] == 1 and s["solved"] == 1 and s["rates"]["plausible"] == 1, s
+assert s["equivalent"] == (1 if same else 0) and s["results"][0]["id"] == name, s
+# the runner's own time: the bug's wall time less the repair's, from the
+# first event of its trajectory to the end of its last
+ev = [json.loads(l) for l in open("%s/bugs/%s/repair/trajectory.jsonl" % (run, name))]
+first = min(e["start_us"] for e in ev)
+last = max(e["start_us"] + e["duration_ms"] * 1000 for e in ev)
+print("figures %s: bench: %s, similarity %.2f, equivalent %s, wall %.1fs, outside the repair %.2fs" %
+      (name, r["verdict"], r["similarity"], r["equivalent"], r["wall_seconds"],
+       r["wall_seconds"] - (last - first) / 1e6), file=sys.stderr)
+PY
 	kt_log "$name: repair validated in $(( $(date +%s) - started ))s"
 
 	if [ $live = 1 ]; then
 		# one exchange per model call
 		steps=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$T/script.json")
-		[ "$(wc -l < "$T/cassette")" = "$steps" ] ||
-			kt_fail "the cassette holds $(wc -l < "$T/cassette") exchanges, not $steps"
-		cassette=$T/cassette
+		cassette=$T/bench/bugs/$name/cassette.jsonl
+		[ "$(wc -l < "$cassette")" = "$steps" ] ||
+			kt_fail "the cassette holds $(wc -l < "$cassette") exchanges, not $steps"
 	else
 		grep -q "replaying the model from $cassette" "$T/progress.txt" ||
 			kt_fail "the output does not say that the model is replayed"
@@ -111,7 +136,7 @@ print("figures %s: %d turns, %d tool calls: %s" % (sys.argv[1], s["llm_calls"], 
 		kt_fail "the tool calls in summary.json"
 	kt_no_leaks
 	if [ "${KFIX_RECORD_CASSETTE:-0}" = 1 ]; then
-		cp "$T/cassette" "$S/repair-cassette.jsonl" || kt_fail "keeping the cassette"
+		cp "$cassette" "$S/repair-cassette.jsonl" || kt_fail "keeping the cassette"
 		kt_log "recorded $S/repair-cassette.jsonl"
 	fi
 	kt_log "PASS in $(( $(date +%s) - started ))s"
