@@ -33,6 +33,7 @@ struct rerun {
 	size_t next[6];
 	bool live;
 	int64_t checkpoint; /* the recorded run's first event of the step */
+	json_t *seen;	    /* the steps of the prefix */
 };
 
 static int kind_index(const char *kind)
@@ -49,6 +50,7 @@ void rerun_free(struct rerun *r)
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(r->queue); i++)
 		json_decref(r->queue[i]);
+	json_decref(r->seen);
 	free(r->from);
 	free(r);
 }
@@ -59,7 +61,7 @@ int rerun_new(const json_t *events, const char *from, struct rerun **ret, char *
 	const json_t *e;
 	size_t i;
 
-	if (!r || !(r->from = strdup(from)))
+	if (!r || !(r->from = strdup(from)) || !(r->seen = json_object()))
 		return -ENOMEM;
 	for (size_t k = 0; k < ARRAY_SIZE(r->queue); k++)
 		if (!(r->queue[k] = json_array()))
@@ -75,6 +77,8 @@ int rerun_new(const json_t *events, const char *from, struct rerun **ret, char *
 		k = kind_index(json_get_str(e, "kind") ?: "");
 		if (k >= 0 && json_array_append(r->queue[k], (json_t *)e) < 0)
 			return -ENOMEM;
+		if (step && json_object_set_new(r->seen, step, json_true()) < 0)
+			return -ENOMEM;
 	}
 	/* "run" is every event's parent: from there nothing is replayed */
 	if (!r->checkpoint && !streq(from, "run"))
@@ -83,9 +87,12 @@ int rerun_new(const json_t *events, const char *from, struct rerun **ret, char *
 	return 0;
 }
 
+/* Live at the step, or at any step the prefix never had: the engine is
+ * past the checkpoint then (a step like "precheck" acts through none of
+ * the calls that enter steps). */
 int rerun_enter(struct rerun *r, const char *step)
 {
-	if (r->live || !streq(step, r->from))
+	if (r->live || (!streq(step, r->from) && json_object_get(r->seen, step)))
 		return 0;
 	r->live = true;
 	return 1;

@@ -1005,6 +1005,34 @@ static void test_rerun_from_localisation(void **state)
 	assert_int_equal(t3.base_builds, 0);
 	assert_true(t3.builds >= 1);
 
+	/* a step that acts through no model call or tool (the pre-checks):
+	 * live from the first step the record had not reached */
+	{
+		_cleanup_(llm_freep) struct llm *l5 = NULL;
+		_cleanup_(repair_summary_freep) struct repair_summary *s5 = NULL;
+		_cleanup_free_ char *err5 = NULL;
+		_cleanup_json_ json_t *ev5 = NULL;
+		struct model m5 = { .plan = PLAN_WRONG_FILE, .tokens = 100 };
+		struct ts t5 = {};
+		struct repair_toolstack ts5 = toolstack;
+		struct repair_params p5;
+		char out5[512];
+
+		snprintf(out5, sizeof(out5), "%s/out-rerun-precheck", tree);
+		params(&p5, out5);
+		p5.limits.max_iterations = 1;
+		p5.limits.stagnation = 100;
+		p5.rerun_events = ev;
+		p5.rerun_from = "precheck";
+		ts5.ud = &t5;
+		assert_int_equal(llm_new_scripted("m", model_fn, &m5, &l5), 0);
+		assert_int_equal(repair_run(&p5, &ts5, l5, &s5, &err5), 0);
+		assert_int_equal(t5.base_builds, 1);
+		ev5 = events(out5);
+		assert_string_equal(json_get_str(rerun_live_event(ev5), "step"), "reproduce");
+		free(t5.built);
+	}
+
 	/* a record whose base build was of another diff does not fit */
 	bad = json_deep_copy(ev);
 	for (size_t i = 0; i < json_array_size(bad); i++) {
