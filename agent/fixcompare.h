@@ -40,4 +40,12 @@ int fixcompare_diffs(const struct fixcompare_side *kfix, const struct fixcompare
 		     json_t **ret, char **ret_error);
 bool fixcompare_verdict_matches(const char *verdict);
 
+/* The optional model judge (fixcompare-judge.c): shown both diffs, the
+ * model says whether ours is the same fix as theirs.  *ret is
+ * {"equivalent", "reason", "tokens_in", "tokens_out", "cost"}; -EBADMSG
+ * with *ret_error when its answer is not a judge_equivalence call. */
+struct llm;
+int fixcompare_judge(struct llm *l, const char *ours, const char *theirs, json_t **ret,
+		     char **ret_error);
+
 #endif

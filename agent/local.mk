@@ -12,7 +12,7 @@ agent_libagent_a_SOURCES = \
 	agent/trajectory.c agent/trajectory.h \
 	agent/search.c agent/search.h \
 	agent/kb.c agent/kb.h agent/fixcompare.c agent/fixcompare.h \
-	agent/fixcompare-equiv.c agent/fixcompare-internal.h \
+	agent/fixcompare-equiv.c agent/fixcompare-judge.c agent/fixcompare-internal.h \
 	agent/prompt.c agent/prompt.h \
 	agent/repair.c agent/repair.h agent/repair-internal.h \
 	agent/repair-llm.c agent/repair-probe.c agent/repair-explain.c agent/repair-search.c \

@@ -64,7 +64,7 @@ static json_t *per(double total, size_t n)
 
 static json_t *brief(const json_t *r)
 {
-	return json_pack("{s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b, s:b, s:O?, s:O?, s:O?, s:O?}",
+	return json_pack("{s:O?, s:O?, s:O?, s:O?, s:b, s:b, s:b, s:b, s:O?, s:O?, s:O?, s:O?, s:O?}",
 			 "id", json_object_get(r, "id"), "title", json_object_get(r, "title"),
 			 "crash_type", json_object_get(r, "crash_type"),
 			 "result", json_object_get(r, "result"),
@@ -74,7 +74,24 @@ static json_t *brief(const json_t *r)
 			 "equivalent", json_get_bool(r, "equivalent", false),
 			 "similarity", json_object_get(r, "similarity"), "cost", json_object_get(r, "cost"),
 			 "turns", json_object_get(r, "turns"),
-			 "wall_seconds", json_object_get(r, "wall_seconds"));
+			 "wall_seconds", json_object_get(r, "wall_seconds"),
+			 "judge_equivalent", json_object_get(r, "judge_equivalent"));
+}
+
+/* The model judge's verdicts (--judge), beside the rules': null when no
+ * bug was judged. */
+static void judged_counts(json_t *s, const json_t *results, size_t n)
+{
+	size_t judged = 0, eq = 0, i;
+	const json_t *r;
+
+	json_array_foreach(results, i, r) {
+		judged += json_object_get(r, "judge") != NULL;
+		eq += json_get_bool(r, "judge_equivalent", false);
+	}
+	json_object_set_new(s, "judged", json_integer((json_int_t)judged));
+	json_object_set_new(s, "judge_equivalent", judged ? json_integer((json_int_t)eq) : json_null());
+	json_object_set_new(json_object_get(s, "rates"), "judge_equivalent", judged ? rate(eq, n) : json_null());
 }
 
 int bench_summary(const char *dataset, json_t *results, json_t **ret)
@@ -115,6 +132,7 @@ int bench_summary(const char *dataset, json_t *results, json_t **ret)
 		      "by_crash_type", types, "results", bugs);
 	if (!s)
 		return -ENOMEM;
+	judged_counts(s, results, n);
 	*ret = s;
 	return 0;
 }
@@ -246,6 +264,10 @@ int bench_render_markdown(const json_t *s, struct buf *out)
 			       num(e, json_object_get(s, "cost"), 4),
 			       num(f, json_object_get(s, "cost_per_plausible"), 4),
 			       num(g, json_object_get(s, "wall_per_plausible"), 1));
+	if (r >= 0 && json_get_int(s, "judged", 0) > 0)
+		r = buf_printf(out, "\nThe model judge found %lld of the %lld judged patches the same fix "
+				    "as the developers'.\n", (long long)json_get_int(s, "judge_equivalent", 0),
+			       (long long)json_get_int(s, "judged", 0));
 	if (r >= 0)
 		r = md_types(s, out);
 	if (r >= 0)
@@ -339,6 +361,7 @@ int bench_render_html(const json_t *s, struct buf *out)
 }
 
 static const char *const figures[] = { "bugs", "reproduced", "plausible", "solved", "equivalent",
+				       "judge_equivalent",
 				       "cost", "turns", "wall_seconds", "cost_per_plausible",
 				       "wall_per_plausible", NULL };
 

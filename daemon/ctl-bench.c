@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "agent/fixcompare.h"
+#include "agent/llm.h"
 #include "bench.h"
 #include "common/clock.h"
 #include "common/fileio.h"
@@ -40,7 +41,7 @@
 #define BENCH_LOG_TAIL 600
 
 struct bench_opts {
-	const char *dataset, *out, *src, *kconfig, *llm, *max_cost;
+	const char *dataset, *out, *src, *kconfig, *llm, *max_cost, *judge;
 	char *only[BENCH_ONLY_MAX + 1];
 	size_t n_only;
 	bool live, record;
@@ -52,6 +53,7 @@ struct bench_run {
 	const struct bench_opts *o;
 	struct ctl *c;
 	const struct bench_set *set;
+	const struct config *cfg; /* with --judge */
 	char self[PATH_MAX];
 	char *out;
 	const struct bench_bug **todo;
@@ -222,6 +224,26 @@ static int dev_fix(struct tree *t, const struct bench_bug *bug, char **ret_diff,
 	return r;
 }
 
+/* --judge: the model's word on whether the two are the same fix, beside
+ * the rules'; a judge that fails leaves its error, not a verdict.  Each
+ * bug gets its own connection: bugs run on several threads. */
+static int judge_fix(const struct bench_run *b, const char *ours, const char *theirs, json_t *res)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_free_ char *err = NULL;
+	json_t *j = NULL;
+	int r = llm_new_from_config(b->cfg, b->o->judge, &l, &err);
+
+	if (r >= 0)
+		r = fixcompare_judge(l, ours, theirs, &j, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return json_object_set_new(res, "judge_error", json_str_or_null(err ? err : strerror(-r)));
+	json_object_set_new(res, "judge_equivalent", json_boolean(json_is_true(json_object_get(j, "equivalent"))));
+	return json_object_set_new(res, "judge", j);
+}
+
 /* kfix's patch against the developers' fix: the members of result.json
  * that say how close they are. */
 static int compare_fix(const struct bench_run *b, const struct bench_bug *bug, const char *dir,
@@ -270,7 +292,7 @@ static int compare_fix(const struct bench_run *b, const struct bench_bug *bug, c
 	json_object_set_new(res, "solved", json_boolean(json_is_true(json_object_get(cmp, "matches"))));
 	json_object_set(res, "equivalent", json_object_get(cmp, "equivalent"));
 	json_object_set(res, "compare", cmp);
-	return 0;
+	return b->o->judge ? judge_fix(b, ours, theirs, res) : 0;
 }
 
 static bool reproduced(const char *result)
@@ -548,7 +570,8 @@ static int parse_run(int argc, char **argv, struct bench_opts *o)
 		{ "only", required_argument, NULL, 'O' },     { "llm", required_argument, NULL, 'l' },
 		{ "live", no_argument, NULL, 'L' },	      { "record", no_argument, NULL, 'w' },
 		{ "jobs", required_argument, NULL, 'j' },     { "timeout", required_argument, NULL, 't' },
-		{ "max-cost", required_argument, NULL, 'M' }, { NULL, 0, NULL, 0 },
+		{ "max-cost", required_argument, NULL, 'M' }, { "judge", required_argument, NULL, 'J' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int ch, n;
 
@@ -564,6 +587,7 @@ static int parse_run(int argc, char **argv, struct bench_opts *o)
 		case 'L': o->live = true; break;
 		case 'w': o->record = true; break;
 		case 'M': o->max_cost = optarg; break;
+		case 'J': o->judge = optarg; break;
 		case 'O':
 			if (o->n_only == BENCH_ONLY_MAX)
 				return -E2BIG;
@@ -606,7 +630,7 @@ static int bench_run(struct ctl *c, int argc, char **argv)
 
 	if (parse_run(argc, argv, &o) < 0) {
 		ctl_err("bench: usage: kfixctl bench [--out DIR] [--src DIR] [--config FILE] [--only ID]... [--llm NAME] "
-			"[--live] [--record] [--jobs N] [--timeout DURATION] [--max-cost USD] DATASET");
+			"[--live] [--record] [--jobs N] [--timeout DURATION] [--max-cost USD] [--judge NAME] DATASET");
 		return 2;
 	}
 	r = bench_set_load(o.dataset, &set, &err);
@@ -615,6 +639,21 @@ static int bench_run(struct ctl *c, int argc, char **argv)
 		return r == -EINVAL ? 2 : 1;
 	}
 	b.set = set;
+	if (o.judge) {
+		struct config *cfg;
+		struct llm *probe = NULL;
+		_cleanup_free_ char *jerr = NULL;
+
+		/* a judge that cannot be made is said now, not after hours */
+		if (ctl_config(c, &cfg) < 0)
+			return 1;
+		if (llm_new_from_config(cfg, o.judge, &probe, &jerr) < 0) {
+			ctl_err("bench: --judge %s: %s", o.judge, jerr ? jerr : "no such model");
+			return 2;
+		}
+		llm_free(probe);
+		b.cfg = cfg;
+	}
 	if (o.out)
 		out = strdup(o.out);
 	else if (asprintf(&out, "kfix-bench-%s", set->name) < 0)

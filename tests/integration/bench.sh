@@ -73,6 +73,8 @@ grep -q "no bug nosuch" "$T/err" || fail "--only: $(cat "$T/err")"
 printf '{"format": "other", "bugs": []}' > "$T/bad.json"
 ctl bench "$T/bad.json" 2> "$T/err" && fail "wrong format accepted"
 grep -q 'format is not "kfix-bench-1"' "$T/err" || fail "format: $(cat "$T/err")"
+rc=0; ctl bench --out "$T/never" --judge nosuch "$D" 2> "$T/err" || rc=$?
+[ $rc = 2 ] && grep -q "judge nosuch" "$T/err" && [ ! -e "$T/never" ] || fail "an unknown judge: rc $rc $(cat "$T/err")"
 ok "malformed datasets refused before anything runs"
 
 # a run killed with SIGKILL after two bugs are done resumes with the rest
@@ -103,6 +105,7 @@ s = json.load(open(d + "/summary.json"))
 assert s["format"] == "kfix-bench-summary-1" and s["dataset"] == "tiny", s
 assert s["bugs"] == 30 and s["reproduced"] == 0 and s["plausible"] == 0 and s["solved"] == 0, s
 assert s["rates"]["plausible"] == 0 and s["cost_per_plausible"] is None, s
+assert s["judged"] == 0 and s["judge_equivalent"] is None, s   # no --judge
 t = s["by_crash_type"]
 assert t["KASAN: use-after-free"]["bugs"] == 10 and t["WARNING"]["bugs"] == 10, t
 assert t["general protection fault"]["bugs"] == 10, t

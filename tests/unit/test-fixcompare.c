@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "agent/fixcompare.h"
+#include "agent/llm.h"
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/json.h"
@@ -317,6 +318,44 @@ static void test_bad_input(void **state)
 	assert_true(fixcompare_verdict_matches("same"));
 }
 
+/* The model judge: it is shown both diffs, and only a judge_equivalence
+ * call is an answer. */
+static int judge_model(void *ud, const json_t *req, json_t **ret)
+{
+	int *n = ud;
+	const char *user = json_get_str(json_array_get(json_object_get(req, "messages"), 0), "content");
+
+	assert_non_null(strstr(user, "+\tif (!q) ours"));
+	assert_non_null(strstr(user, "+\tif (!q) theirs"));
+	if ((*n)++ == 0)
+		*ret = json_pack("{s:[{s:s, s:s, s:{s:b, s:s}}], s:i, s:i}", "tool_calls", "id", "c1", "name",
+				 "judge_equivalence", "arguments", "equivalent", 1, "reason",
+				 "both return before q is read", "input_tokens", 50, "output_tokens", 5);
+	else
+		*ret = json_pack("{s:s}", "text", "they look alike");
+	return 0;
+}
+
+static void test_judge(void **state)
+{
+	_cleanup_(llm_freep) struct llm *l = NULL;
+	_cleanup_json_ json_t *j = NULL;
+	_cleanup_free_ char *err = NULL;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(llm_new_scripted("judge", judge_model, &n, &l), 0);
+	assert_int_equal(fixcompare_judge(l, "+\tif (!q) ours\n", "+\tif (!q) theirs\n", &j, &err), 0);
+	assert_true(json_is_true(json_object_get(j, "equivalent")));
+	assert_string_equal(json_string_value(json_object_get(j, "reason")), "both return before q is read");
+	assert_int_equal(json_integer_value(json_object_get(j, "tokens_in")), 50);
+	json_decref(j);
+	j = NULL;
+	assert_int_equal(fixcompare_judge(l, "+\tif (!q) ours\n", "+\tif (!q) theirs\n", &j, &err), -EBADMSG);
+	assert_null(j);
+	assert_non_null(strstr(err, "judge_equivalence"));
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -345,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_extra_hunk),
 		cmocka_unit_test(test_equivalent),
 		cmocka_unit_test(test_rename_consistent),
+		cmocka_unit_test(test_judge),
 		cmocka_unit_test(test_bad_input),
 	};
 
