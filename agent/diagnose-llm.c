@@ -35,12 +35,7 @@ static char *event_line(const json_t *e)
 	if (!err && json_object_get(e, "output"))
 		out = json_dumps(json_object_get(e, "output"), JSON_COMPACT | JSON_ENCODE_ANY);
 	text = err ? err : out ? out : "";
-	n = strlen(text);
-	if (n > LINE_TEXT_MAX) {
-		n = LINE_TEXT_MAX;
-		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
-			n--;
-	}
+	n = utf8_cut(text, strlen(text), LINE_TEXT_MAX);
 	return strdup_printf("#%lld %s %s %s: %.*s", (long long)json_get_int(e, "id", 0),
 			     json_get_str(e, "step") ?: "-", json_get_str(e, "kind") ?: "-",
 			     json_get_str(e, "verdict") ?: "-", (int)n, text);
@@ -88,18 +83,14 @@ static json_t *request(const char *events, const struct diagnosis *rules)
 
 	if (!user)
 		return NULL;
-	return json_pack("{s:s, s:[{s:s, s:s}], s:[{s:s, s:s, s:{s:s, s:[s, s, s, s, s, s], s:{"
-			 "s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s}}}}], s:s}",
-			 "system", "You find why runs of a kernel repair agent failed.",
-			 "messages", "role", "user", "content", user,
-			 "tools", "name", "attribute_failure", "description",
-			 "The cause of the failure, with a quote of its event.",
-			 "parameters", "type", "object", "required", "family", "event", "evidence",
-			 "why", "directive", "from", "properties",
-			 "family", "type", "string", "event", "type", "integer",
-			 "evidence", "type", "string", "why", "type", "string",
-			 "directive", "type", "string", "from", "type", "string",
-			 "tool_choice", "attribute_failure");
+	return llm_one_tool_request("You find why runs of a kernel repair agent failed.", user,
+				    "attribute_failure", "The cause of the failure, with a quote of its event.",
+				    json_pack("{s:s, s:[s, s, s, s, s, s], s:{s:{s:s}, s:{s:s}, s:{s:s}, s:{s:s},"
+					      " s:{s:s}, s:{s:s}}}", "type", "object", "required", "family",
+					      "event", "evidence", "why", "directive", "from", "properties",
+					      "family", "type", "string", "event", "type", "integer",
+					      "evidence", "type", "string", "why", "type", "string",
+					      "directive", "type", "string", "from", "type", "string"));
 }
 
 static const json_t *find_event(const json_t *events, json_int_t id)

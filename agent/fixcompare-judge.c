@@ -20,13 +20,10 @@
 
 static char *shown(const char *diff)
 {
-	size_t n = strlen(diff);
+	size_t n = utf8_cut(diff, strlen(diff), JUDGE_DIFF_MAX);
 
-	if (n <= JUDGE_DIFF_MAX)
+	if (n == strlen(diff))
 		return strdup(diff);
-	n = JUDGE_DIFF_MAX;
-	while (n > 0 && ((unsigned char)diff[n] & 0xc0) == 0x80)
-		n--;
 	return strdup_printf("%.*s\n[cut at %zu bytes]\n", (int)n, diff, n);
 }
 
@@ -43,15 +40,11 @@ static json_t *request(const char *ours, const char *theirs)
 		"they are written differently? Answer with judge_equivalence.", a, b);
 	if (!user)
 		return NULL;
-	return json_pack("{s:s, s:[{s:s, s:s}], s:[{s:s, s:s, s:{s:s, s:[s, s], s:{s:{s:s}, s:{s:s}}}}],"
-			 " s:s}",
-			 "system", "You review Linux kernel patches.",
-			 "messages", "role", "user", "content", user,
-			 "tools", "name", "judge_equivalence", "description",
-			 "Whether patch A is the same fix as patch B, and why.",
-			 "parameters", "type", "object", "required", "equivalent", "reason",
-			 "properties", "equivalent", "type", "boolean", "reason", "type", "string",
-			 "tool_choice", "judge_equivalence");
+	return llm_one_tool_request("You review Linux kernel patches.", user, "judge_equivalence",
+				    "Whether patch A is the same fix as patch B, and why.",
+				    json_pack("{s:s, s:[s, s], s:{s:{s:s}, s:{s:s}}}", "type", "object",
+					      "required", "equivalent", "reason", "properties",
+					      "equivalent", "type", "boolean", "reason", "type", "string"));
 }
 
 int fixcompare_judge(struct llm *l, const char *ours, const char *theirs, json_t **ret,
@@ -75,11 +68,7 @@ int fixcompare_judge(struct llm *l, const char *ours, const char *theirs, json_t
 	reason = json_get_str(args, "reason");
 	if (!streq_ptr(json_get_str(call, "name"), "judge_equivalence") || !json_is_boolean(eq) || !reason)
 		return error_set(ret_error, -EBADMSG, "the judge did not answer with judge_equivalence");
-	n = strlen(reason);
-	if (n > JUDGE_REASON_MAX)
-		n = JUDGE_REASON_MAX;
-	while (n > 0 && n < strlen(reason) && ((unsigned char)reason[n] & 0xc0) == 0x80)
-		n--;
+	n = utf8_cut(reason, strlen(reason), JUDGE_REASON_MAX);
 	*ret = json_pack("{s:b, s:s%, s:I, s:I, s:f}", "equivalent", json_is_true(eq), "reason", reason, n,
 			 "tokens_in", (json_int_t)resp->input_tokens, "tokens_out",
 			 (json_int_t)resp->output_tokens, "cost", resp->cost);

@@ -681,3 +681,11 @@ int llm_chat(struct llm *l, const json_t *request, struct llm_response **ret,
 	}
 	return llm_call_finish(c, ret, ret_error);
 }
+
+json_t *llm_one_tool_request(const char *system, const char *user, const char *tool,
+			     const char *description, json_t *parameters)
+{
+	return json_pack("{s:s, s:[{s:s, s:s}], s:[{s:s, s:s, s:o}], s:s}", "system", system,
+			 "messages", "role", "user", "content", user, "tools", "name", tool,
+			 "description", description, "parameters", parameters, "tool_choice", tool);
+}

@@ -122,6 +122,11 @@ bool llm_call_done(const struct llm_call *c);
 int llm_call_finish(struct llm_call *c, struct llm_response **ret,
 		    char **ret_error);
 
+/* A request of one question whose answer is one call of tool (parameters
+ * a JSON schema, taken), which the model must call.  NULL on ENOMEM. */
+json_t *llm_one_tool_request(const char *system, const char *user, const char *tool,
+			     const char *description, json_t *parameters);
+
 /* Blocking: start, drive, finish. */
 int llm_chat(struct llm *l, const json_t *request, struct llm_response **ret,
 	     char **ret_error);

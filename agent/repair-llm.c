@@ -148,9 +148,7 @@ static char *bounded_answer(const char *text, size_t max)
 		cut--;
 	if (cut == 0)
 		cut = max;
-	/* never end inside a UTF-8 sequence */
-	while (cut > 0 && ((unsigned char)text[cut] & 0xc0) == 0x80)
-		cut--;
+	cut = utf8_cut(text, n, cut);
 	if (asprintf(&out, "%.*s[answer cut at %zu of %zu bytes: ask for less]\n", (int)cut,
 		     text, cut, n) < 0)
 		return NULL;

@@ -104,6 +104,18 @@ size_t utf8_seq_len(const char *s, size_t avail)
 	return n;
 }
 
+size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+	size_t n = len;
+
+	if (n <= max)
+		return n;
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
 bool utf8_valid(const char *s, size_t len)
 {
 	for (size_t i = 0, k; i < len; i += k)

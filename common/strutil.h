@@ -43,6 +43,9 @@ char *str_printable_tail(const char *s, size_t len, size_t max);
  * U+10FFFF and sequences cut short are all refused, as JSON parsers do. */
 size_t utf8_seq_len(const char *s, size_t avail);
 bool utf8_valid(const char *s, size_t len);
+/* The longest prefix of s (len bytes) of at most max bytes that does not
+ * end inside a UTF-8 sequence. */
+size_t utf8_cut(const char *s, size_t len, size_t max);
 /* A NUL-terminated copy of s with each byte that does not start a
  * well-formed sequence replaced by U+FFFD; valid text is kept byte for
  * byte. */

@@ -402,6 +402,21 @@ static void test_utf8_overlong(void **state)
 	REPAIR("\xf0\x8f\xbf\xbf", FFFD FFFD FFFD FFFD); /* U+FFFF in four */
 }
 
+/* A cut never ends inside a character: "a€b" is a, 3 bytes of €, b. */
+static void test_utf8_cut(void **state)
+{
+	static const char s[] = "a\xe2\x82\xac" "b";
+
+	(void)state;
+	assert_int_equal(utf8_cut(s, 5, 10), 5);
+	assert_int_equal(utf8_cut(s, 5, 5), 5);
+	assert_int_equal(utf8_cut(s, 5, 4), 4);
+	assert_int_equal(utf8_cut(s, 5, 3), 1);
+	assert_int_equal(utf8_cut(s, 5, 2), 1);
+	assert_int_equal(utf8_cut(s, 5, 1), 1);
+	assert_int_equal(utf8_cut(s, 5, 0), 0);
+}
+
 static void test_utf8_surrogates(void **state)
 {
 	REPAIR("\xed\xa0\x80", FFFD FFFD FFFD); /* U+D800 */
@@ -553,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_escape),
 		cmocka_unit_test(test_utf8_invalid),
 		cmocka_unit_test(test_utf8_overlong),
+		cmocka_unit_test(test_utf8_cut),
 		cmocka_unit_test(test_utf8_surrogates),
 		cmocka_unit_test(test_utf8_truncated),
 		cmocka_unit_test(test_utf8_valid_kept),
