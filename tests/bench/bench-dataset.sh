@@ -8,6 +8,7 @@
 # trajectory (what kfixctl bench adds around a repair: starting it,
 # comparing its patch, writing the results and the summary).  Both runs
 # must give the same outcomes (kfixctl bench compare lists no bug).
+# KFIX_BENCH_ONLY="ID ..." runs those bugs of the dataset only.
 set -uo pipefail
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$top_srcdir/tests/kernel/lib.sh"
@@ -16,11 +17,14 @@ kt_git_source
 export KFIX_PROMPTS_DIR="$top_srcdir/agent/prompts"
 kt_repair_settings
 
+only=()
+for id in ${KFIX_BENCH_ONLY:-}; do only+=(--only "$id"); done
+
 run() { # JOBS: the whole dataset; prints the seconds
 	local t0 t1
 	t0=$(date +%s.%N)
 	"$KFIXCTL" -c "$T/kfix.conf" bench --out "$T/j$1" --src "$KT_SRC" --config "$KT_CONFIG" \
-		--jobs "$1" "$kt_here/scenarios/dataset.json" > "$T/j$1.out" 2> "$T/j$1.err" ||
+		--jobs "$1" "${only[@]}" "$kt_here/scenarios/dataset.json" > "$T/j$1.out" 2> "$T/j$1.err" ||
 		kt_fail "bench --jobs $1: $(tail -5 "$T/j$1.err")"
 	t1=$(date +%s.%N)
 	python3 -c "print(f'{$t1 - $t0:.1f}')"
