@@ -59,7 +59,7 @@ static int add_secret(const char *section, const char *sub, const char *key,
 
 /* Every secret of the config, and the API tokens kfixctl takes from its
  * environment. */
-static int known_secrets(const struct config *cfg, char ***ret)
+int ctl_known_secrets(const struct config *cfg, char ***ret)
 {
 	static const char *const env[] = { "KFIX_API_TOKEN", "KFIX_ADMIN_TOKEN" };
 	struct secrets_walk w = { .cfg = cfg };
@@ -233,7 +233,7 @@ int ctl_bundle(struct ctl *c, int argc, char **argv)
 		ctl_err("bundle: no job %lld", (long long)id);
 	else if (r < 0)
 		ctl_err("bundle: job %lld: %s", (long long)id, strerror(-r));
-	if (r >= 0 && (r = known_secrets(cfg, &secrets)) >= 0 && (r = scrub_new(secrets, &sc)) < 0)
+	if (r >= 0 && (r = ctl_known_secrets(cfg, &secrets)) >= 0 && (r = scrub_new(secrets, &sc)) < 0)
 		ctl_err("bundle: %s", strerror(-r));
 	strv_free(secrets);
 	/* never into a folder that exists: it might hold what was not scrubbed */

@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
+#include "scrub.h"
 #include "store.h"
 
 #define FIX_MAX (4u * 1024 * 1024)
@@ -87,11 +88,38 @@ static int parse_diagnose(int argc, char **argv, struct diagnose_args *a)
 	return 0;
 }
 
+/* What the model is shown: the run scrubbed as a bundle is (secrets,
+ * credentials, addresses), and the rules' diagnosis of that. */
+static int scrubbed(const struct config *cfg, const json_t *events, char *const *files,
+		    json_t **ret_events, struct diagnosis **ret_d)
+{
+	_cleanup_(scrub_freep) struct scrub *sc = NULL;
+	_cleanup_strv_ char **secrets = NULL;
+	_cleanup_json_ json_t *copy = json_deep_copy(events);
+	int r;
+
+	if (!copy)
+		return -ENOMEM;
+	r = ctl_known_secrets(cfg, &secrets);
+	if (r >= 0)
+		r = scrub_new(secrets, &sc);
+	if (r >= 0)
+		r = scrub_json(sc, copy);
+	if (r >= 0)
+		r = diagnose_trajectory(copy, files, ret_d);
+	if (r < 0)
+		return r;
+	*ret_events = TAKE_PTR(copy);
+	return 0;
+}
+
 /* --llm: the model's pass; its diagnosis replaces the rules' only when
  * it holds up, and either way the output says what became of it. */
-static int model_pass(struct ctl *c, const char *name, const json_t *events,
+static int model_pass(struct ctl *c, const char *name, const json_t *events, char *const *files,
 		      struct diagnosis **d, char **ret_refusal)
 {
+	_cleanup_(diagnosis_freep) struct diagnosis *shown_d = NULL;
+	_cleanup_json_ json_t *shown = NULL;
 	_cleanup_(llm_freep) struct llm *l = NULL;
 	_cleanup_free_ char *err = NULL;
 	struct diagnosis *md = NULL;
@@ -100,9 +128,14 @@ static int model_pass(struct ctl *c, const char *name, const json_t *events,
 
 	if (ctl_config(c, &cfg) < 0)
 		return -EINVAL;
+	r = scrubbed(cfg, events, files, &shown, &shown_d);
+	if (r < 0) {
+		ctl_err("diagnose: scrubbing the run: %s", strerror(-r));
+		return r;
+	}
 	r = llm_new_from_config(cfg, name, &l, &err);
 	if (r >= 0)
-		r = diagnose_with_model(l, events, *d, &md, ret_refusal, &err);
+		r = diagnose_with_model(l, shown, shown_d, &md, ret_refusal, &err);
 	if (r < 0) {
 		ctl_err("diagnose: the model: %s", err ? err : strerror(-r));
 		return r;
@@ -143,7 +176,7 @@ int ctl_diagnose(struct ctl *c, int argc, char **argv)
 		ctl_err("diagnose: %s", strerror(-r));
 		return 1;
 	}
-	if (a.llm && model_pass(c, a.llm, events, &d, &refusal) < 0)
+	if (a.llm && model_pass(c, a.llm, events, files, &d, &refusal) < 0)
 		return 1;
 	if (c->json) {
 		json_t *j = diagnosis_json(d);

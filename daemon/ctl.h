@@ -71,6 +71,9 @@ int ctl_bundle(struct ctl *c, int argc, char **argv);
 int ctl_bench(struct ctl *c, int argc, char **argv);
 int ctl_diagnose(struct ctl *c, int argc, char **argv);
 int ctl_rerun(struct ctl *c, int argc, char **argv);
+/* The values of every secret of the config and of the API tokens in the
+ * environment (NULL-terminated), for scrubbing what leaves kfix. */
+int ctl_known_secrets(const struct config *cfg, char ***ret);
 int ctl_build(struct ctl *c, int argc, char **argv);
 
 int ctl_config(struct ctl *c, struct config **ret);

@@ -116,7 +116,7 @@ ok "diagnose: the family, step, event and recovery; bad input refused"
 # said and is refused, the rules' diagnosis kept
 cat > "$T/script.json" <<'J'
 [{"tool": "attribute_failure", "args": {"family": "localisation", "event": 2,
-  "evidence": "and mail alice@example.org", "why": "the model never named a place",
+  "evidence": "and mail person1@redacted.invalid", "why": "the model never named a place",
   "directive": "Start from msg_rcv() in ipc/msg.c.", "from": "localise"}},
  {"tool": "attribute_failure", "args": {"family": "gates", "event": 2,
   "evidence": "the silence gate rejected every patch", "why": "gates",
@@ -131,12 +131,16 @@ printf '[llm "judge"]\n\tprovider = openai\n\turl = http://127.0.0.1:%s/v1\n\tmo
 ctl diagnose --llm judge 5 > "$T/diag" || fail "diagnose --llm: $(cat "$T/diag")"
 grep -q "^Directive: *Start from msg_rcv() in ipc/msg.c." "$T/diag" &&
 	grep -q "^Model: *its diagnosis, checked" "$T/diag" || fail "the model's diagnosis: $(cat "$T/diag")"
-# what the model was shown: every event's line, the rules' diagnosis
+# what the model was shown: every event's line, scrubbed as a bundle is,
+# and the rules' diagnosis
+for s in sk-ant-api03 alice@ literal-api-token-XYZ123 feed-token-from-a-file-77 hunter22; do
+	! grep -qF -- "$s" "$T/llm.log" || fail "'$s' was shown to the model"
+done
 python3 - "$T/llm.log" <<'PY' || fail "the model's request"
 import json, sys
 req = json.loads(open(sys.argv[1]).readline())["body"]
 user = req["messages"][-1]["content"]
-assert "#2 localise llm.call" in user and "and mail alice@example.org" in user, user
+assert "#2 localise llm.call" in user and "and mail person1@redacted.invalid" in user, user
 assert "Rules over these events say: localisation at event 2" in user, user
 PY
 ctl --json diagnose --llm judge 5 > "$T/diag.json" || fail "diagnose --llm --json"
