@@ -221,7 +221,8 @@ int ctl_bundle(struct ctl *c, int argc, char **argv)
 	int64_t id;
 	int r;
 
-	if (ctl_parse_option_id("bundle", "[--output DIR] JOB", argc, argv, "output", &out, &id) < 0)
+	if (ctl_parse_option_id("bundle", "[--output DIR] JOB", argc, argv,
+				(const char *const[]){ "output", NULL }, &out, &id) < 0)
 		return 2;
 	if (!out && asprintf(&dflt, "kfix-bundle-%lld", (long long)id) < 0)
 		return 1;

@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,27 +64,15 @@ struct diagnose_args {
 
 static int parse_diagnose(int argc, char **argv, struct diagnose_args *a)
 {
-	static const struct option opts[] = {
-		{ "fix", required_argument, NULL, 'f' },
-		{ "llm", required_argument, NULL, 'l' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
+	const char *v[2];
+	int r = ctl_parse_option_id("diagnose", "[--fix PATCH] [--llm NAME] JOB", argc, argv,
+				    (const char *const[]){ "fix", "llm", NULL }, v, &a->job);
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch == 'f')
-			a->fix = optarg;
-		else if (ch == 'l')
-			a->llm = optarg;
-		else
-			return -EINVAL;
+	if (r >= 0) {
+		a->fix = v[0];
+		a->llm = v[1];
 	}
-	if (optind != argc - 1 || ctl_parse_id("diagnose", argv[optind], &a->job) < 0) {
-		ctl_err("diagnose: usage: kfixctl diagnose [--fix PATCH] [--llm NAME] JOB");
-		return -EINVAL;
-	}
-	return 0;
+	return r;
 }
 
 /* What the model is shown: the run scrubbed as a bundle is (secrets,
@@ -209,25 +196,16 @@ struct rerun_args {
 
 static int parse_rerun(int argc, char **argv, struct rerun_args *a)
 {
-	static const struct option opts[] = {
-		{ "from", required_argument, NULL, 'f' },
-		{ "directive", required_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
+	const char *v[2];
+	int r = ctl_parse_option_id("rerun", "[--from STEP|EVENT] [--directive TEXT] JOB", argc, argv,
+				    (const char *const[]){ "from", "directive", NULL }, v, &a->job);
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch == 'f')
-			a->from = optarg;
-		else if (ch == 'd')
-			a->directive = optarg;
-		else
-			return -EINVAL;
-	}
-	if (optind != argc - 1 || (a->directive && strlen(a->directive) > RERUN_DIRECTIVE_MAX) ||
-	    ctl_parse_id("rerun", argv[optind], &a->job) < 0) {
-		ctl_err("rerun: usage: kfixctl rerun [--from STEP|EVENT] [--directive TEXT] JOB");
+	if (r < 0)
+		return r;
+	a->from = v[0];
+	a->directive = v[1];
+	if (a->directive && strlen(a->directive) > RERUN_DIRECTIVE_MAX) {
+		ctl_err("rerun: the directive is longer than %d bytes", RERUN_DIRECTIVE_MAX);
 		return -EINVAL;
 	}
 	return 0;

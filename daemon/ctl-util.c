@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -144,20 +145,22 @@ int ctl_job_trajectory(struct ctl *c, int64_t id, json_t **ret)
 }
 
 int ctl_parse_option_id(const char *cmd, const char *usage, int argc, char **argv,
-			const char *option, const char **ret_value, int64_t *ret_id)
+			const char *const *options, const char **ret_values, int64_t *ret_id)
 {
-	const struct option opts[] = {
-		{ option, required_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *value = NULL;
+	struct option opts[CTL_OPTIONS_MAX + 1] = {};
+	const char *values[CTL_OPTIONS_MAX] = {};
+	size_t n = 0;
 	int ch;
 
+	for (; options[n]; n++) {
+		assert(n < CTL_OPTIONS_MAX);
+		opts[n] = (struct option){ options[n], required_argument, NULL, (int)n + 1 };
+	}
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		if (ch != 'o')
+		if (ch < 1 || (size_t)ch > n)
 			return -EINVAL;
-		value = optarg;
+		values[ch - 1] = optarg;
 	}
 	if (optind + 1 != argc) {
 		ctl_err("%s: usage: kfixctl %s %s", cmd, cmd, usage);
@@ -165,6 +168,6 @@ int ctl_parse_option_id(const char *cmd, const char *usage, int argc, char **arg
 	}
 	if (ctl_parse_id(cmd, argv[optind], ret_id) < 0)
 		return -EINVAL;
-	*ret_value = value;
+	memcpy(ret_values, values, n * sizeof(*values));
 	return 0;
 }

@@ -93,10 +93,13 @@ int ctl_api_action(struct ctl *c, const char *cmd, const char *path, const json_
 int ctl_api_stats(struct ctl *c, struct store_stats *ret);
 int ctl_store(struct ctl *c, struct store **ret);
 int ctl_parse_id(const char *cmd, const char *s, int64_t *ret);
-/* COMMAND [--OPTION VALUE] ID: the option's value (NULL when absent)
- * and the id; a usage error is printed. */
+/* COMMAND [--OPTION VALUE]... ID: options (NULL-terminated, at most
+ * CTL_OPTIONS_MAX) are the long names; ret_values gets each one's value
+ * in the same order (NULL when absent), ret_id the id; a usage error is
+ * printed. */
+#define CTL_OPTIONS_MAX 4
 int ctl_parse_option_id(const char *cmd, const char *usage, int argc, char **argv,
-			const char *option, const char **ret_value, int64_t *ret_id);
+			const char *const *options, const char **ret_values, int64_t *ret_id);
 /* A job's trajectory events; an empty array when it left none. */
 int ctl_job_trajectory(struct ctl *c, int64_t id, json_t **ret);
 void ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
