@@ -221,7 +221,7 @@ static int replay_call(struct repair_ctx *c, struct convo *v, const char *prompt
 	resp = calloc(1, sizeof(*resp));
 	if (!resp)
 		return -ENOMEM;
-	resp->text = json_get_str(out, "text") ? strdup(json_get_str(out, "text")) : NULL;
+	resp->text = json_get_strdup(out, "text");
 	resp->tool_calls = json_deep_copy(json_object_get(out, "tool_calls") ?: json_array());
 	resp->replayed = true;
 	if (!resp->tool_calls) {

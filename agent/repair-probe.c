@@ -124,7 +124,7 @@ static int replay_probe(struct repair_ctx *c, const char *step, struct repair_ou
 	o->crashed = streq(v, "crashed");
 	o->survived = !o->crashed;
 	o->log = strdup(json_get_str(out, "probe_lines") ?: "");
-	o->title = json_get_str(out, "title") ? strdup(json_get_str(out, "title")) : NULL;
+	o->title = json_get_strdup(out, "title");
 	return o->log ? 0 : -ENOMEM;
 }
 

@@ -205,13 +205,6 @@ static int replay_build(struct repair_ctx *c, const char *step, const char *diff
 	return streq(v, "built") ? 0 : streq(v, "build-error") ? -ENOEXEC : -EIO;
 }
 
-static char *out_str(const json_t *o, const char *key)
-{
-	const char *s = json_get_str(o, key);
-
-	return s ? strdup(s) : NULL;
-}
-
 /* The recorded run's outcome, as the toolstack gave it. */
 static int replay_run(struct repair_ctx *c, const char *step, unsigned runs,
 		      struct repair_outcome *ret)
@@ -240,10 +233,10 @@ static int replay_run(struct repair_ctx *c, const char *step, unsigned runs,
 	ret->leaked = (unsigned)json_get_int(o, "leaked", 0);
 	ret->boot_error = json_get_bool(o, "boot_error", false);
 	ret->hung = json_get_bool(o, "hung", false);
-	ret->title = out_str(o, "title");
-	ret->log = out_str(o, "log");
-	ret->behaviour = out_str(o, "behaviour");
-	ret->leaks = out_str(o, "leaks");
+	ret->title = json_get_strdup(o, "title");
+	ret->log = json_get_strdup(o, "log");
+	ret->behaviour = json_get_strdup(o, "behaviour");
+	ret->leaks = json_get_strdup(o, "leaks");
 	return 0;
 }
 
@@ -772,10 +765,10 @@ static int run_selftests(struct repair_ctx *c, const char *step, struct attempt 
 		if (r < 0)
 			return r;
 		so = json_object_get(e, "output");
-		a->outcome.selftests = out_str(so, "results");
+		a->outcome.selftests = json_get_strdup(so, "results");
 		a->outcome.selftest_regressions = (unsigned)json_get_int(so, "regressions", 0);
-		a->outcome.regressions = out_str(so, "report");
-		a->outcome.selftest_note = out_str(so, "note");
+		a->outcome.regressions = json_get_strdup(so, "report");
+		a->outcome.selftest_note = json_get_strdup(so, "note");
 		r = json_get_str(e, "error") ? -EIO : 0;
 	} else
 		r = c->ts->selftests(c->ts->ud, a->diff, &a->outcome);

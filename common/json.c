@@ -28,6 +28,13 @@ const char *json_get_str(const json_t *obj, const char *key)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+char *json_get_strdup(const json_t *obj, const char *key)
+{
+	const char *s = json_get_str(obj, key);
+
+	return s ? strdup(s) : NULL;
+}
+
 int64_t json_get_int(const json_t *obj, const char *key, int64_t dflt)
 {
 	json_t *v = json_object_get(obj, key);

@@ -19,6 +19,8 @@ int json_parse_bounded(const char *data, size_t len, size_t max, json_t **ret,
 		       json_error_t *err);
 /* A string member, or NULL when absent or not a string. */
 const char *json_get_str(const json_t *obj, const char *key);
+/* A copy of that member; NULL when absent (or on ENOMEM). */
+char *json_get_strdup(const json_t *obj, const char *key);
 int64_t json_get_int(const json_t *obj, const char *key, int64_t dflt);
 bool json_get_bool(const json_t *obj, const char *key, bool dflt);
 /* A JSON string from any bytes (invalid UTF-8 becomes U+FFFD, which

@@ -490,6 +490,14 @@ static void test_json_text(void **state)
 	assert_int_equal(json_string_length(json_object_get(back, "nul")), 5);
 	assert_memory_equal(json_string_value(json_object_get(back, "nul")), "a\0" FFFD, 5);
 	assert_true(json_is_null(json_object_get(back, "none")));
+	{
+		_cleanup_free_ char *copy = json_get_strdup(back, "good");
+
+		assert_string_equal(copy, good);
+		assert_ptr_not_equal(copy, json_get_str(back, "good"));
+		assert_null(json_get_strdup(back, "none"));	/* null, not a string */
+		assert_null(json_get_strdup(back, "absent"));
+	}
 }
 
 static void test_strdup_printf(void **state)
