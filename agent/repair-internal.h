@@ -72,6 +72,10 @@ int64_t rerun_checkpoint(const struct rerun *r);
  * rerun is still in its prefix. */
 void repair_rerun_step(struct repair_ctx *c, const char *step);
 bool repair_replaying(const struct repair_ctx *c);
+/* A build's or compile check's result as its event's verdict (ok for
+ * success, "build-error", "infra-error"), and back, for a replay. */
+const char *repair_build_verdict(int r, const char *ok);
+int repair_build_verdict_errno(const char *verdict, const char *ok);
 /* The next recorded event of kind for step, in the prefix; -ESTALE (the
  * reason kept for the run's error) when the record has none. */
 int repair_replay_next(struct repair_ctx *c, const char *kind, const char *step,

@@ -346,12 +346,12 @@ static int compile_round(struct repair_ctx *c, const char *step, const json_t *a
 			return r;
 		v = json_get_str(e, "verdict") ?: "";
 		log = strdup(json_get_str(json_object_get(e, "output"), "log") ?: "");
-		r = !log ? -ENOMEM : streq(v, "compiles") ? 0 : streq(v, "build-error") ? -ENOEXEC : -EIO;
+		r = !log ? -ENOMEM : repair_build_verdict_errno(v, "compiles");
 	} else
 		r = c->ts->compile(c->ts->ud, diff, &log);
 	repair_event(c, step, "tool.compile", t0, json_pack("{s:s}", "diff", diff),
 		     json_pack("{s:s}", "log", log ?: ""),
-		     r >= 0 ? "compiles" : r == -ENOEXEC ? "build-error" : "infra-error",
+		     repair_build_verdict(r, "compiles"),
 		     r < 0 && r != -ENOEXEC ? strerror(-r) : NULL);
 	if (r == -ENOEXEC) {
 		_cleanup_free_ char *msgs = compiler_messages(log);

@@ -182,6 +182,16 @@ int repair_replay_next(struct repair_ctx *c, const char *kind, const char *step,
 	return r;
 }
 
+const char *repair_build_verdict(int r, const char *ok)
+{
+	return r >= 0 ? ok : r == -ENOEXEC ? "build-error" : "infra-error";
+}
+
+int repair_build_verdict_errno(const char *verdict, const char *ok)
+{
+	return streq(verdict, ok) ? 0 : streq(verdict, "build-error") ? -ENOEXEC : -EIO;
+}
+
 /* The recorded build: its verdict and log; the diff must be the one the
  * earlier run built. */
 static int replay_build(struct repair_ctx *c, const char *step, const char *diff, char **ret_log)
@@ -202,7 +212,7 @@ static int replay_build(struct repair_ctx *c, const char *step, const char *diff
 	*ret_log = strdup(json_get_str(json_object_get(e, "output"), "log") ?: "");
 	if (!*ret_log)
 		return -ENOMEM;
-	return streq(v, "built") ? 0 : streq(v, "build-error") ? -ENOEXEC : -EIO;
+	return repair_build_verdict_errno(v, "built");
 }
 
 /* The recorded run's outcome, as the toolstack gave it. */
@@ -259,7 +269,7 @@ int repair_do_build(struct repair_ctx *c, const char *step, const char *diff, ch
 	repair_event(c, step, "tool.build", t0,
 		     json_pack("{s:s}", "diff", diff ?: "(base)"),
 		     json_pack("{s:s}", "log", log ?: ""),
-		     r >= 0 ? "built" : r == -ENOEXEC ? "build-error" : "infra-error",
+		     repair_build_verdict(r, "built"),
 		     r < 0 && r != -ENOEXEC ? strerror(-r) : NULL);
 	if (ret_log)
 		*ret_log = TAKE_PTR(log);
