@@ -170,9 +170,9 @@ int diagnose_with_model(struct llm *l, const json_t *events, const struct diagno
 			struct diagnosis **ret, char **ret_refusal, char **ret_error)
 {
 	_cleanup_(llm_response_freep) struct llm_response *resp = NULL;
-	_cleanup_free_ char *lines = NULL;
+	_cleanup_free_ char *lines = NULL, *err = NULL;
 	_cleanup_json_ json_t *req = NULL;
-	const json_t *call;
+	const json_t *args;
 	int r;
 
 	r = listing(events, &lines);
@@ -181,13 +181,15 @@ int diagnose_with_model(struct llm *l, const json_t *events, const struct diagno
 	req = request(lines, rules);
 	if (!req)
 		return -ENOMEM;
-	r = llm_chat(l, req, &resp, ret_error);
-	if (r < 0)
-		return r;
-	call = json_array_get(resp->tool_calls, 0);
-	if (!call || !streq_ptr(json_get_str(call, "name"), "attribute_failure")) {
-		*ret_refusal = strdup("the model did not call attribute_failure");
-		return *ret_refusal ? 0 : -ENOMEM;
+	r = llm_ask_tool(l, req, "attribute_failure", &resp, &args, &err);
+	if (r == -EBADMSG) {
+		/* an answer that is no attribution is refused, not an error */
+		*ret_refusal = TAKE_PTR(err);
+		return 0;
 	}
-	return check_answer(events, json_object_get(call, "arguments"), ret, ret_refusal);
+	if (r < 0) {
+		*ret_error = TAKE_PTR(err);
+		return r;
+	}
+	return check_answer(events, args, ret, ret_refusal);
 }

@@ -52,21 +52,19 @@ int fixcompare_judge(struct llm *l, const char *ours, const char *theirs, json_t
 {
 	_cleanup_(llm_response_freep) struct llm_response *resp = NULL;
 	_cleanup_json_ json_t *req = request(ours, theirs);
-	const json_t *call, *args, *eq;
+	const json_t *args, *eq;
 	const char *reason;
 	size_t n;
 	int r;
 
 	if (!req)
 		return -ENOMEM;
-	r = llm_chat(l, req, &resp, ret_error);
+	r = llm_ask_tool(l, req, "judge_equivalence", &resp, &args, ret_error);
 	if (r < 0)
 		return r;
-	call = json_array_get(resp->tool_calls, 0);
-	args = json_object_get(call, "arguments");
 	eq = json_object_get(args, "equivalent");
 	reason = json_get_str(args, "reason");
-	if (!streq_ptr(json_get_str(call, "name"), "judge_equivalence") || !json_is_boolean(eq) || !reason)
+	if (!json_is_boolean(eq) || !reason)
 		return error_set(ret_error, -EBADMSG, "the judge did not answer with judge_equivalence");
 	n = utf8_cut(reason, strlen(reason), JUDGE_REASON_MAX);
 	*ret = json_pack("{s:b, s:s%, s:I, s:I, s:f}", "equivalent", json_is_true(eq), "reason", reason, n,

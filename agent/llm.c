@@ -689,3 +689,22 @@ json_t *llm_one_tool_request(const char *system, const char *user, const char *t
 			 "messages", "role", "user", "content", user, "tools", "name", tool,
 			 "description", description, "parameters", parameters, "tool_choice", tool);
 }
+
+int llm_ask_tool(struct llm *l, const json_t *req, const char *tool, struct llm_response **ret,
+		 const json_t **ret_args, char **ret_error)
+{
+	struct llm_response *resp = NULL;
+	const json_t *call;
+	int r = llm_chat(l, req, &resp, ret_error);
+
+	if (r < 0)
+		return r;
+	call = json_array_get(resp->tool_calls, 0);
+	if (!call || !streq_ptr(json_get_str(call, "name"), tool)) {
+		llm_response_free(resp);
+		return error_set(ret_error, -EBADMSG, "the model did not call %s", tool);
+	}
+	*ret_args = json_object_get(call, "arguments");
+	*ret = resp;
+	return 0;
+}

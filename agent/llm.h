@@ -127,6 +127,12 @@ int llm_call_finish(struct llm_call *c, struct llm_response **ret,
 json_t *llm_one_tool_request(const char *system, const char *user, const char *tool,
 			     const char *description, json_t *parameters);
 
+/* Asks req (made by llm_one_tool_request) and gives the response and the
+ * arguments of its call of tool (owned by the response); -EBADMSG with
+ * *ret_error when the model answered otherwise. */
+int llm_ask_tool(struct llm *l, const json_t *req, const char *tool, struct llm_response **ret,
+		 const json_t **ret_args, char **ret_error);
+
 /* Blocking: start, drive, finish. */
 int llm_chat(struct llm *l, const json_t *request, struct llm_response **ret,
 	     char **ret_error);
