@@ -94,8 +94,9 @@ int forge_reply_deliver(const struct config *cfg, struct store *s, const struct 
 			char **ret_error)
 {
 	_cleanup_json_ json_t *j = NULL;
-	_cleanup_free_ char *token = NULL, *state = NULL;
+	_cleanup_free_ char *token = NULL, *state = NULL, *text = NULL;
 	const char *hook, *api_url = NULL;
+	char marker[FORGE_API_MARKER_MAX];
 	struct forge_thread t = {};
 	json_error_t jerr;
 	int r;
@@ -116,5 +117,14 @@ int forge_reply_deliver(const struct config *cfg, struct store *s, const struct 
 	t.repo = json_get_str(j, "repo");
 	t.number = json_get_int(j, "number", 0);
 	t.project = json_get_int(j, "project", 0);
-	return forge_api_comment(api_url, token, &t, json_get_str(j, "text") ?: "", ret_error);
+	r = forge_api_marker(e->idem_key, marker);
+	if (r >= 0 && asprintf(&text, "%s\n\n%s", json_get_str(j, "text") ?: "", marker) < 0)
+		r = -ENOMEM;
+	if (r < 0)
+		return r;
+	/* an earlier try may have been taken just before a crash */
+	r = forge_api_find(api_url, token, &t, marker, e->created, ret_error);
+	if (r != 0)
+		return r;
+	return forge_api_comment(api_url, token, &t, text, ret_error);
 }

@@ -18,8 +18,9 @@ struct store_patch;
  * the outbox entry push_key; inside the caller's transaction. */
 int forge_reply_queue(struct store *s, const struct store_patch *patch, const char *branch,
 		      const char *oid, const char *push_key);
-/* The outbox's delivery of a "forge" entry: 0 when posted, -EAGAIN to
- * try again later (the push is not out yet, the forge is busy). */
+/* The outbox's delivery of a "forge" entry: 0 when posted, 1 when the
+ * thread already holds it (an earlier try the forge took before a crash),
+ * -EAGAIN to try again later (the push is not out yet, the forge is busy). */
 int forge_reply_deliver(const struct config *cfg, struct store *s, const struct store_outbox *e,
 			char **ret_error);
 

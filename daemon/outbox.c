@@ -395,7 +395,9 @@ static int deliver_one(struct outbox *o, struct store_outbox *e)
 	}
 	if (r >= 0) {
 		log_job(LOG_INFO, e->bug_id ? idbuf : NULL, NULL,
-			"outbox: delivered %s via %s", e->idem_key,
+			r == 1 && streq(e->kind, "forge") ? "outbox: %s was already on the forge (%s)"
+							    : "outbox: delivered %s via %s",
+			e->idem_key,
 			streq(e->kind, "push") ? "git push" : streq(e->kind, "forge") ? "forge API" : o->mail->name);
 		r = store_outbox_mark_sent(o->store, e->id);
 		return r < 0 ? r : 1;

@@ -7,7 +7,8 @@
 # published, its branch is pushed to the git remote and the pull request
 # gets one comment linking it, posted through the forge's REST API (a
 # scripted GitHub API on loopback) with the token from the hook's
-# api-token, only after the push went out, and once across a kill -9.
+# api-token, only after the push went out, and once across a kill -9
+# that comes after the forge took the comment and before kfix heard back.
 . "$(dirname "$0")/lib.sh"
 for t in git sqlite3 curl openssl python3; do
 	command -v "$t" >/dev/null || skip "$t is not installed"
@@ -18,25 +19,52 @@ q() { sqlite3 "$DB" "$1"; }
 upstream_tree
 git init -q --bare "$T/push.git"
 
-# the forge's API: records each request as a JSON line, answers 201
+# the forge's API: records each request as a JSON line; a POST adds a
+# comment and answers 201, a GET lists the thread's comments.  The first
+# POST is taken and then not answered for a while, as when kfix is killed
+# before it hears back.
 cat > "$T/api.py" <<'PY'
-import json, sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import json, os, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 log, portfile = sys.argv[1], sys.argv[2]
+comments, lock = {}, threading.Lock()
 class H(BaseHTTPRequestHandler):
+    def record(self, body):
+        path, _, query = self.path.partition("?")
+        with lock, open(log, "a") as f:
+            f.write(json.dumps({"method": self.command, "path": path, "query": query,
+                                "auth": self.headers.get("Authorization"),
+                                "accept": self.headers.get("Accept"), "body": body}) + "\n")
+        return path
+    def answer(self, code, data):
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            pass  # the client is gone
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        with open(log, "a") as f:
-            f.write(json.dumps({"path": self.path, "auth": self.headers.get("Authorization"),
-                                "accept": self.headers.get("Accept"),
-                                "body": json.loads(body)}) + "\n")
-        self.send_response(201)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
-        self.wfile.write(b'{"id": 1}')
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        path = self.record(body)
+        with lock:
+            thread = comments.setdefault(path, [])
+            thread.append({"id": len(thread) + 1, "body": body["body"]})
+            first = len(thread) == 1
+        if first:
+            open(log + ".posted", "w").close()
+            time.sleep(10)
+        self.answer(201, b'{"id": 1}')
+    def do_GET(self):
+        path = self.record(None)
+        with lock:
+            data = json.dumps(comments.get(path, [])).encode()
+        self.answer(200, data)
     def log_message(self, *a):
         pass
-s = HTTPServer(("127.0.0.1", 0), H)
+s = ThreadingHTTPServer(("127.0.0.1", 0), H)
+s.daemon_threads = True
 open(portfile, "w").write(str(s.server_address[1]))
 s.serve_forever()
 PY
@@ -145,26 +173,35 @@ wait_for 60 sh -c "[ -z \"\$(sqlite3 '$DB' \"SELECT id FROM jobs WHERE state IN 
 	fail "iterate jobs left"
 [ ! -s "$T/api.log" ] || fail "the forge was answered before a new version: $(cat "$T/api.log")"
 
-# v2, as an iterate job records it; kill -9 right after it is queued
+# v2, as an iterate job records it; kill -9 once the forge has taken the
+# comment but before kfix heard back: the answer must not be posted twice
 add_patch 2
 ctl publish 2 >/dev/null || fail "publish v2"
-sleep 0.5
-kill -9 "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null || true
-start_kfixd
 wait_for 60 git -C "$T/push.git" rev-parse -q --verify refs/heads/kfix/1/v2 || fail "v2 not pushed: $(ctl outbox)"
-wait_for 60 test -s "$T/api.log" || fail "no answer on the forge: $(q "SELECT kind, idem_key, state, last_error FROM outbox")"
-sleep 2
-[ "$(wc -l < "$T/api.log")" = 1 ] || fail "answers: $(cat "$T/api.log")"
+wait_for 60 test -e "$T/api.log.posted" || fail "no answer on the forge: $(q "SELECT kind, idem_key, state, last_error FROM outbox")"
+kill -9 "$KFIXD_PID"; wait "$KFIXD_PID" 2>/dev/null || true
+[ "$(q "SELECT state FROM outbox WHERE kind = 'forge'")" = pending ] || fail "the answer was recorded before the kill"
+start_kfixd
+wait_for 60 sh -c "[ \"\$(sqlite3 '$DB' \"SELECT state FROM outbox WHERE kind = 'forge'\")\" = sent ]" ||
+	fail "the answer is not sent after the restart: $(ctl outbox)"
+posts() { python3 -c 'import json, sys; print(sum(json.loads(l)["method"] == sys.argv[2] for l in open(sys.argv[1])))' "$T/api.log" "$1"; }
+[ "$(posts POST)" = 1 ] || fail "answers: $(cat "$T/api.log")"
+[ "$(posts GET)" -ge 2 ] || fail "kfix did not look for the answer before posting and after the restart: $(cat "$T/api.log")"
+grep -q "was already on the forge" "$T/kfixd.log" || fail "no log of the answer found on the forge"
 V2=$(git -C "$T/push.git" rev-parse refs/heads/kfix/1/v2)
 python3 - "$T/api.log" "$V2" <<'PY' || fail "the answer: $(cat "$T/api.log")"
-import json, sys
-a = json.loads(open(sys.argv[1]).readline())
-assert a["path"] == "/repos/kfix/linux/issues/5/comments", a
-assert a["auth"] == "Bearer ghp-forge-token-0123456789", a
-assert a["accept"] == "application/vnd.github+json", a
-b = a["body"]["body"]
+import json, re, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+for a in reqs:
+    assert a["path"] == "/repos/kfix/linux/issues/5/comments", a
+    assert a["auth"] == "Bearer ghp-forge-token-0123456789", a
+    assert a["accept"] == "application/vnd.github+json", a
+# looked for before the post, and for comments since about when it was queued
+assert reqs[0]["method"] == "GET" and re.search(r"since=20\d\d-\d\d-\d\dT", reqs[0]["query"]), reqs[0]
+b = [a for a in reqs if a["method"] == "POST"][0]["body"]["body"]
 assert "version 2" in b and "`kfix/1/v2`" in b and sys.argv[2][:12] in b, b
+assert re.search(r"\n\n<!-- kfix-answer [0-9a-f]+ -->$", b), b
 PY
 [ "$(q "SELECT state FROM outbox WHERE kind = 'forge'")" = sent ] || fail "outbox: $(ctl outbox)"
-ok "v2 pushed, and the pull request answered once through the API with the hook's token (kill -9 in between)"
+ok "v2 pushed, and the pull request answered once through the API with the hook's token (kill -9 while the forge took it)"
 stop_kfixd

@@ -244,6 +244,42 @@ static void test_forge(void **state)
 	parse_forge(FORGE_GITHUB, "push", "{\"ref\": \"\xff\xfe\"}", -EBADMSG);
 }
 
+/* An answer's marker is the same for one key, differs between keys, and
+ * is an HTML comment a forge does not show; a page of comments holds it
+ * only when a body has it whole. */
+static void test_forge_api_marker(void **state)
+{
+	char m1[FORGE_API_MARKER_MAX], m2[FORGE_API_MARKER_MAX], again[FORGE_API_MARKER_MAX];
+	_cleanup_free_ char *page = NULL, *cut = NULL;
+	size_t count = 99;
+
+	(void)state;
+	assert_int_equal(forge_api_marker("forge:gh:kfix/linux#5:kfix/1/v2", m1), 0);
+	assert_int_equal(forge_api_marker("forge:gh:kfix/linux#5:kfix/1/v2", again), 0);
+	assert_int_equal(forge_api_marker("forge:gh:kfix/linux#5:kfix/1/v3", m2), 0);
+	assert_string_equal(m1, again);
+	assert_string_not_equal(m1, m2);
+	assert_true(startswith(m1, "<!-- ") && endswith(m1, " -->"));
+	/* nothing inside ends the comment early */
+	assert_ptr_equal(strstr(m1 + 4, "--"), m1 + strlen(m1) - 3);
+
+	assert_true(asprintf(&page, "[{\"id\": 1, \"body\": \"lgtm\"}, {\"id\": 2, \"body\": \"v2\\n\\n%s\"},"
+				   " {\"id\": 3}]", m1) > 0);
+	assert_int_equal(forge_api_comments_hold(page, strlen(page), m1, &count), 1);
+	assert_int_equal(count, 3);
+	assert_int_equal(forge_api_comments_hold(page, strlen(page), m2, &count), 0);
+	assert_int_equal(count, 3);
+	/* a body with a part of the marker only */
+	assert_true(asprintf(&cut, "[{\"body\": \"%.20s\"}]", m1) > 0);
+	assert_int_equal(forge_api_comments_hold(cut, strlen(cut), m1, &count), 0);
+	assert_int_equal(forge_api_comments_hold("[]", 2, m1, &count), 0);
+	assert_int_equal(count, 0);
+	count = 7;
+	assert_int_equal(forge_api_comments_hold("{\"body\": \"x\"}", 13, m1, &count), -EBADMSG);
+	assert_int_equal(forge_api_comments_hold("[{\"body\"", 8, m1, &count), -EBADMSG);
+	assert_int_equal(count, 7);
+}
+
 static void test_forge_api_url(void **state)
 {
 	struct forge_thread gh = { FORGE_GITHUB, "kfix/linux", 5, 0 };
@@ -408,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_bug),
 		cmocka_unit_test(test_forge),
 		cmocka_unit_test(test_forge_api_url),
+		cmocka_unit_test(test_forge_api_marker),
 		cmocka_unit_test(test_branch_and_command),
 		cmocka_unit_test(test_hmac),
 		cmocka_unit_test(test_message_id),
