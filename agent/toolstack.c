@@ -45,6 +45,7 @@ struct toolstack {
 	bool patched;	/* the last kernel built carries a patch */
 	bool probing;	/* ... and it is the model's probes, not a candidate */
 	bool tracing;	/* ... some of which write to the trace buffer */
+	bool leak_bug;	/* the crash is kmemleak's report */
 	struct explore *explore;	/* made on the first exploration call */
 	bool built_patch;	/* a patched kernel went through the build folder */
 	char *base_vmlinux;	/* a link to the base kernel's, for the tools */
@@ -252,8 +253,10 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 		.syz_bin = t->syz_bin, .syz = t->syz_bin ? &t->syz : NULL,
 		.max_attempts = 2 * (int)runs,
 		/* leaks are the patch's question: the base crashes anyway,
-		 * and a probe run answers the model's */
-		.leak_check = t->patched && !t->probing && t->vm.leak_check,
+		 * and a probe run answers the model's; unless the crash is a
+		 * leak, which only kmemleak sees */
+		.leak_check = t->leak_bug || (t->patched && !t->probing && t->vm.leak_check),
+		.leak_is_crash = t->leak_bug,
 		.trace_read = t->tracing,
 	};
 	unsigned lost = 0;
@@ -691,6 +694,7 @@ int toolstack_new(const struct toolstack_opts *o, struct toolstack **ret, char *
 	if (!t)
 		return -ENOMEM;
 	t->o = *o;
+	t->leak_bug = run_title_is_leak(o->title);
 	if (o->cfg && (r = toolstack_conf_from_config(o->cfg, o->tree, &t->conf)) < 0)
 		return r;
 	{

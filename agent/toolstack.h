@@ -21,6 +21,9 @@ struct toolstack_opts {
 	const char *repro;	/* reproducer (C source) */
 	const struct config *cfg;
 	const char *tree;	/* [tree "NAME"] of the bug, for its selftests; may be NULL */
+	/* The bug's title: a leak's (run_title_is_leak) is seen only by
+	 * kmemleak, which then scans after every run, the base's too. */
+	const char *title;
 };
 
 /* What the toolstack reads from the configuration, read once when it

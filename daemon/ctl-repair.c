@@ -20,6 +20,7 @@
 #include "common/json.h"
 #include "common/strutil.h"
 #include "ctl.h"
+#include "repro/report.h"
 #include "store.h"
 
 #define REPORT_MAX (16u * 1024 * 1024)
@@ -274,6 +275,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	_cleanup_(repair_cmd_conf_free) struct repair_cmd_conf rc = { 0 };
 	struct config *cfg = NULL;
 	struct repair_params p;
+	_cleanup_(report_freep) struct report *rep = NULL;
 	struct toolstack_opts to = {};
 	uint64_t t0 = clock_mono_usec();
 	size_t rlen = 0;
@@ -313,8 +315,11 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	if (cfg && config_state_path(cfg, NULL, &state) >= 0 && access(state, W_OK) == 0 &&
 	    config_state_path(cfg, STATE_KNOWLEDGE, &kb) < 0)
 		return 1;
+	if (report_parse(report, rlen, &rep) >= 0)
+		to.title = report_title(rep);
 	to = (struct toolstack_opts){ .src = src ?: a.src, .commit = a.commit, .scratch = scratch,
-				      .kconfig = a.kconfig, .repro = a.repro, .cfg = cfg, .tree = a.tree };
+				      .kconfig = a.kconfig, .repro = a.repro, .cfg = cfg, .tree = a.tree,
+				      .title = to.title };
 	r = toolstack_new(&to, &ts, &err);
 	if (r < 0) {
 		ctl_err("%s", err ?: strerror(-r));

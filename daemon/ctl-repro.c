@@ -600,9 +600,18 @@ static bool patch_traces(const char *path)
 	return false;
 }
 
+static bool titles_are_leaks(char *const *titles)
+{
+	for (size_t i = 0; titles && titles[i]; i++)
+		if (run_title_is_leak(titles[i]))
+			return true;
+	return false;
+}
+
 static int do_side(struct session *s, struct side *sd, bool progress_on, bool stop_on_crash)
 {
 	char *patches[] = { (char *)s->a.patch, NULL };
+	bool leak_bug = titles_are_leaks(s->a.titles);
 	struct run_opts ro = {
 		.vm = &s->vm,
 		.backend = vm_backend_find(s->vm.backend ? s->vm.backend : "qemu"),
@@ -612,7 +621,9 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		.stop_on_crash = stop_on_crash,
 		/* what the patch leaks is judged on the patched kernel alone:
 		 * the leaks from before the reproducer are cleared */
-		.leak_check = streq(sd->name, "patched") && s->vm.leak_check,
+		.leak_check = leak_bug || (streq(sd->name, "patched") && s->vm.leak_check),
+		/* a leak is seen by kmemleak alone, on both kernels */
+		.leak_is_crash = leak_bug,
 		.trace_read = streq(sd->name, "patched") && patch_traces(s->a.patch),
 		.progress = progress_on ? progress : NULL,
 		.userdata = sd,

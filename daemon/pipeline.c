@@ -435,7 +435,7 @@ int pipeline_prepare(struct pipeline *p, const char *rev)
 		return job_fail(ctx, r, "%s: %s", p->scratch, strerror(-r));
 	to = (struct toolstack_opts){ .src = p->src.dir, .commit = p->src.base[0] ? p->src.base : NULL,
 				      .scratch = p->scratch, .kconfig = p->kconfig, .repro = p->repro,
-				      .cfg = ctx->cfg, .tree = p->bug->tree };
+				      .cfg = ctx->cfg, .tree = p->bug->tree, .title = p->title };
 	r = toolstack_new(&to, &p->ts, &err);
 	if (r < 0)
 		return job_fail(ctx, r, "%s", err ? err : strerror(-r));

@@ -342,6 +342,29 @@ static int leaks_scan(const struct run_opts *o, struct vm *vm, struct run_result
 	return 0;
 }
 
+bool run_title_is_leak(const char *title)
+{
+	return title && startswith(title, "memory leak in ");
+}
+
+/* kmemleak's first object, as syzkaller reports it ("BUG: memory leak"
+ * and the record), classified like a console's crash. */
+static int leak_as_crash(struct run_result *res)
+{
+	const char *first = strstr(res->leaks, "unreferenced object");
+	const char *next = first ? strstr(first + 1, "unreferenced object") : NULL;
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	if (!first)
+		return 0;
+	if (asprintf(&text, "BUG: memory leak\n%.*s",
+		     (int)(next ? (size_t)(next - first) : strlen(first)), first) < 0)
+		return -ENOMEM;
+	r = run_classify_console(text, strlen(text), &res->title, &res->report);
+	return r == -ENOENT ? 0 : r;
+}
+
 /* tracefs may not be mounted; a kernel without a trace buffer answers
  * with a marker. */
 #define TRACE_PREP                                                                      \
@@ -453,6 +476,8 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 	} else
 		usleep(SETTLE_USEC);
 	r = take_console(o, vm, res);
+	if (r >= 0 && !res->title && o->leak_is_crash && res->leaks)
+		r = leak_as_crash(res);
 	if (r < 0)
 		return r;
 	if (res->title)

@@ -102,6 +102,9 @@ struct run_opts {
 	/* Scan with kmemleak after the reproducer (when the guest kernel
 	 * has it), with the leaks from before it cleared. */
 	bool leak_check;
+	/* The bug is a leak (run_title_is_leak): with leak_check, kmemleak's
+	 * first object is the run's crash when the console has none. */
+	bool leak_is_crash;
 	/* trace_printk probes: boot with ftrace_dump_on_oops (a crash dumps
 	 * the trace buffer to the console), empty the buffer before the
 	 * reproducer and read it back after it. */
@@ -156,6 +159,9 @@ enum verdict {
 };
 const char *verdict_to_string(enum verdict v);
 
+/* True for a kmemleak report's title ("memory leak in FUNC"): such a bug
+ * is seen only by scanning after the reproducer (run_opts.leak_is_crash). */
+bool run_title_is_leak(const char *title);
 /* True when title is the bug's title or one of its alternatives (any
  * crash matches when titles is empty). */
 bool run_title_matches(const char *title, char *const *titles);

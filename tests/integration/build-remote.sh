@@ -99,8 +99,12 @@ R=$T/remote
 
 build() { # build NAME [kfixctl build options]: JSON in $T/out.json
 	local name=$1; shift
+	local rc=0
 	"$KFIXCTL" -c "$T/kfix.conf" --json build --build "$name" --src "$S" "$@" \
-		> "$T/out.json" 2> "$T/err.txt"
+		> "$T/out.json" 2> "$T/err.txt" || rc=$?
+	# a failure's reason is on stderr: keep it in the test's log
+	[ "$rc" = 0 ] || { echo "kfixctl build exited $rc:"; cat "$T/err.txt"; } >&2
+	return "$rc"
 }
 j() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$T/out.json" "$1"; }
 cc_lines() { grep -c '^  CC ' "$(j 'd["build"]["log"]')" || true; }

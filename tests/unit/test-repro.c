@@ -875,6 +875,72 @@ static void test_leak_scan(void **state)
 	unlink(repro);
 }
 
+/* A leak bug: kmemleak's first object is the run's crash, named as
+ * syzkaller names it (the first frame that is not an allocator's); its
+ * report holds that object only.  Without leak_is_crash a leak stays a
+ * leak. */
+static void test_leak_as_crash(void **state)
+{
+	static const char two[] =
+		"unreferenced object 0xffff888106a1c9c0 (size 8):\n"
+		"  comm \"kfix-repro\", pid 97, jiffies 4294672180 (age 7.810s)\n"
+		"  hex dump (first 8 bytes):\n"
+		"    00 a0 1a 06 81 88 ff ff                          ........\n"
+		"  backtrace:\n"
+		"    [<ffffffff814b2a7d>] __kmalloc+0x4d/0x150\n"
+		"    [<ffffffff81295e3c>] watch_queue_set_size+0x1ac/0x560\n"
+		"    [<ffffffff8158c0a5>] pipe_ioctl+0x85/0x130\n"
+		"    [<ffffffff815a3d1e>] __x64_sys_ioctl+0xfe/0x150\n"
+		"    [<ffffffff8237b3c6>] do_syscall_64+0x36/0x80\n"
+		"    [<ffffffff82400087>] entry_SYSCALL_64_after_hwframe+0x63/0xcd\n"
+		"unreferenced object 0xffff888106b00000 (size 64):\n"
+		"  comm \"kfix-repro\", pid 97, jiffies 4294672180 (age 7.810s)\n"
+		"  backtrace:\n"
+		"    [<ffffffff814b2a7d>] kmalloc_trace+0x26/0x60\n"
+		"    [<ffffffff81295f00>] alloc_other_thing+0x10/0x60\n";
+	char repro[] = "/tmp/kfix-test-repro-XXXXXX";
+	struct vm_opts vmo = { .count = 1, .run_timeout_usec = 10 * 1000000ULL };
+	struct run_opts o = { .vm = &vmo, .backend = &guest_backend, .kernel = "bzImage",
+			      .repro = repro, .runs = 1, .max_attempts = 1, .leak_check = true,
+			      .leak_is_crash = true };
+	struct run_result res = {};
+
+	(void)state;
+	fake_repro(repro);
+	assert_true(run_title_is_leak("memory leak in watch_queue_set_size"));
+	assert_false(run_title_is_leak("KASAN: use-after-free Read in memory_leak_in"));
+	assert_false(run_title_is_leak(NULL));
+
+	memset(&guest, 0, sizeof(guest));
+	guest.kmemleak = two;
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_int_equal(res.outcome, RUN_CRASHED);
+	assert_string_equal(res.title, "memory leak in watch_queue_set_size");
+	assert_non_null(strstr(res.report, "unreferenced object 0xffff888106a1c9c0"));
+	assert_null(strstr(res.report, "alloc_other_thing"));
+	assert_non_null(res.leaks);
+	run_result_free(&res);
+
+	/* no leak: no crash */
+	memset(&guest, 0, sizeof(guest));
+	guest.kmemleak = "";
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_int_equal(res.outcome, RUN_NO_CRASH);
+	assert_null(res.title);
+	run_result_free(&res);
+
+	/* another bug's run: the leak is only a leak */
+	memset(&guest, 0, sizeof(guest));
+	guest.kmemleak = two;
+	o.leak_is_crash = false;
+	assert_int_equal(run_once(&o, &res), 0);
+	assert_int_equal(res.outcome, RUN_NO_CRASH);
+	assert_null(res.title);
+	assert_non_null(res.leaks);
+	run_result_free(&res);
+	unlink(repro);
+}
+
 /* An unset key reads as the schema's default; a set one as written. */
 static void test_opts_from_config(void **state)
 {
@@ -914,7 +980,8 @@ int main(void)
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
 		cmocka_unit_test(test_syz_argv),     cmocka_unit_test(test_sync_plan),
 		cmocka_unit_test(test_sandbox),      cmocka_unit_test(test_trace_read),
-		cmocka_unit_test(test_leak_scan),    cmocka_unit_test(test_opts_from_config),
+		cmocka_unit_test(test_leak_scan),    cmocka_unit_test(test_leak_as_crash),
+		cmocka_unit_test(test_opts_from_config),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
