@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/fileio.h"
 #include "common/json.h"
 #include "common/strutil.h"
@@ -144,7 +145,7 @@ static char *first_difference(const json_t *want, const json_t *got)
  * console pads "[    7.36]" and "[   12.04]" differently), so only a
  * change of substance diverges.  A pointer printed before the kernel's
  * hashing key is ready reads "(____ptrval____)": it is a masked number
- * too. */
+ * too.  A hex dump's line (hexdump_line) is masked whole. */
 static const char *skip_code_line(const char *p)
 {
 	static const char code[] = "Code: ";
@@ -158,11 +159,92 @@ static const char *skip_code_line(const char *p)
 	return p;
 }
 
+/* A line of the kernel's hex_dump_to_buffer() with its ASCII column
+ * ("40 87 0b 00 ...  @....8.." as kmemleak prints an object): the
+ * column renders the same random bytes as the hex words, as letters and
+ * dots the word masking cannot see.  The length of what follows the
+ * indentation when [l, e) is one, else 0. */
+static size_t hexdump_line(const char *l, const char *e)
+{
+	const char *p = l;
+	size_t word = 0, bytes = 0;
+
+	while (p < e) {
+		size_t n = 0;
+
+		while (p + n < e && isxdigit((unsigned char)p[n]))
+			n++;
+		if (n == 0 || n % 2 || (word && n != word) || p + n >= e || p[n] != ' ')
+			break;
+		word = n;
+		bytes += n / 2;
+		p += n + 1;
+	}
+	if (bytes < 4 || p >= e || *p != ' ' || (size_t)(e - p - 1) != bytes)
+		return 0;
+	return (size_t)(e - l);
+}
+
+/* s with each hex dump line's words and column as one "#"; NULL when s
+ * has none (or on no memory: the line then compares as it is). */
+static char *hexdumps_masked(const char *s)
+{
+	struct buf b = BUF_INIT(strlen(s) + 1);
+	bool any = false;
+
+	for (const char *l = s; *l;) {
+		const char *e = strchrnul(l, '\n'), *t = l;
+		size_t n;
+
+		while (t < e && (*t == ' ' || *t == '\t'))
+			t++;
+		n = hexdump_line(t, e);
+		any |= n > 0;
+		if (buf_append(&b, l, (size_t)(t - l)) < 0 ||
+		    buf_append(&b, n ? "#" : t, n ? 1 : (size_t)(e - t)) < 0 ||
+		    (*e && buf_append(&b, "\n", 1) < 0)) {
+			buf_free(&b);
+			return NULL;
+		}
+		l = *e ? e + 1 : e;
+	}
+	if (!any) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
+}
+
+static void mask_hexdumps(json_t *j)
+{
+	const char *k;
+	json_t *v;
+	size_t i;
+
+	if (json_is_string(j)) {
+		_cleanup_free_ char *m = hexdumps_masked(json_string_value(j));
+
+		if (m)
+			json_string_set(j, m);
+	} else if (json_is_object(j)) {
+		json_object_foreach(j, k, v)
+			mask_hexdumps(v);
+	} else if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			mask_hexdumps(v);
+	}
+}
+
 static char *normalised(const json_t *j)
 {
-	_cleanup_free_ char *s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	_cleanup_json_ json_t *copy = json_deep_copy(j);
+	_cleanup_free_ char *s = NULL;
 	char *out, *o;
 
+	if (!copy)
+		return NULL;
+	mask_hexdumps(copy);
+	s = json_dumps(copy, JSON_COMPACT | JSON_SORT_KEYS);
 	if (!s)
 		return NULL;
 	out = o = malloc(strlen(s) + 1);

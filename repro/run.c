@@ -348,12 +348,15 @@ bool run_title_is_leak(const char *title)
 }
 
 /* kmemleak's first object, as syzkaller reports it ("BUG: memory leak"
- * and the record), classified like a console's crash. */
+ * and the record), classified like a console's crash.  It is added to
+ * the console too, as syzkaller's leak checker prints it to its log: what
+ * reads a run's console (symbolisation, probes, the model) sees it. */
 static int leak_as_crash(struct run_result *res)
 {
 	const char *first = strstr(res->leaks, "unreferenced object");
 	const char *next = first ? strstr(first + 1, "unreferenced object") : NULL;
 	_cleanup_free_ char *text = NULL;
+	char *console;
 	int r;
 
 	if (!first)
@@ -362,7 +365,14 @@ static int leak_as_crash(struct run_result *res)
 		     (int)(next ? (size_t)(next - first) : strlen(first)), first) < 0)
 		return -ENOMEM;
 	r = run_classify_console(text, strlen(text), &res->title, &res->report);
-	return r == -ENOENT ? 0 : r;
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
+	if (asprintf(&console, "%s%s%s", res->console ?: "",
+		     res->console && !endswith(res->console, "\n") ? "\n" : "", text) < 0)
+		return -ENOMEM;
+	free(res->console);
+	res->console = console;
+	return 0;
 }
 
 /* tracefs may not be mounted; a kernel without a trace buffer answers

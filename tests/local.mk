@@ -109,7 +109,7 @@ EXTRA_DIST += tests/kernel/pipeline.sh tests/kernel/demo.sh tests/kernel/e2e.sh 
 # likewise).
 REPAIR_KERNEL_TESTS = tests/kernel/explore.sh tests/kernel/repair-msg-uaf.sh \
 	tests/kernel/repair-watch-queue-oob.sh tests/kernel/repair-clock-null-deref.sh \
-	tests/kernel/repair-timer-kclock.sh
+	tests/kernel/repair-timer-kclock.sh tests/kernel/repair-watch-queue-leak.sh
 TESTS += $(REPAIR_KERNEL_TESTS)
 EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/report.txt \
@@ -120,6 +120,8 @@ EXTRA_DIST += $(REPAIR_KERNEL_TESTS) tests/kernel/repair-scenario.sh \
 	tests/kernel/scenarios/watch-queue-oob/repair-cassette.jsonl \
 	tests/kernel/scenarios/timer-kclock/report.txt tests/kernel/scenarios/timer-kclock/agent.conf \
 	tests/kernel/scenarios/timer-kclock/repair-cassette.jsonl \
+	tests/kernel/scenarios/watch-queue-leak/report.txt \
+	tests/kernel/scenarios/watch-queue-leak/repair-cassette.jsonl \
 	tests/kernel/scenarios/dataset.json
 
 # make bench: the benchmark runner over the shipped dataset, 1 and 2 at a time

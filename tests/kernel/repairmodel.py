@@ -192,6 +192,47 @@ SCENARIOS = {
             "body": "clock_gettime() calls kc->clock_get_timespec() without checking the k_clock that clockid_to_kclock() returns, which is NULL for a clock id the kernel does not know, so clock_gettime(100, ...) dereferences NULL. Return -EINVAL for an unknown clock, as the other clock syscalls do.",
             "root_cause": "clock_gettime() dereferences NULL for an unknown clock id"},
     },
+    # A leak: kmemleak names the allocation (watch_queue_set_size()), the
+    # fix is where the queue is dismantled, on no stack of the report; the
+    # model finds the free side with grep.
+    "watch-queue-leak": {
+        "critique": {"args": {"symbol": "__put_watch_queue", "path": "kernel"},
+                     "expect": ["kref_put(&wqueue->usage, __put_watch_queue);"],
+                     "callers": ["put_watch_queue"],
+                     "findings": "__put_watch_queue() is the kref release of put_watch_queue(), which runs when the last reference to the queue goes (the pipe's release and the watches'). It already frees every page wqueue->notes points to; freeing the array after them frees nothing anyone can still reach, and a queue whose size was never set has notes NULL, for which kfree() does nothing."},
+        "file": "kernel/watch_queue.c",
+        "explore": [{"tool": "grep", "args": {"pattern": "wqueue->notes", "path": "kernel"}}],
+        "location": {"function": "__put_watch_queue", "start_line": 399, "end_line": 414,
+                     "reason": "the queue watch_queue_set_size() gave its notes array is dismantled here"},
+        "probe": {"why": "what the queue still holds when it is dismantled",
+                  "edits": [probe("kernel/watch_queue.c",
+                                  "\t\t__free_page(wqueue->notes[i]);\n",
+                                  "\tbitmap_free(wqueue->notes_bitmap);\n",
+                                  "\tpr_err(\"kfix-probe put_watch_queue nr_pages=%d notes=%px\\n\", wqueue->nr_pages, wqueue->notes);\n")]},
+        "probe_says": "kfix-probe put_watch_queue nr_pages=4 notes=",
+        "hypothesis": {
+            "root_cause": "__put_watch_queue() frees each page of the notes ring and the bitmap, but not the wqueue->notes array itself, which watch_queue_set_size() allocated with kcalloc(): every queue whose size was set leaks it",
+            "evidence": "kmemleak reports a 32-byte object allocated by watch_queue_set_size() (4 page pointers for 128 notes), and the probe prints 'put_watch_queue nr_pages=4' as each queue is dismantled: the pages go, the array that held them does not",
+            "fix_idea": "kfree(wqueue->notes) in __put_watch_queue() once its pages are freed"},
+        "cheat": {"patch_type": "workaround", "edits": [{
+            "file": "kernel/watch_queue.c",
+            "before": "\tbitmap_fill(bitmap, nr_notes);\n",
+            "after": "\tbitmap_fill(bitmap, nr_notes);\n\tkmemleak_not_leak(pages);\n"}]},
+        "cheat_reflection": {"analysis": "telling kmemleak to ignore the array hides the report; the array is still never freed",
+                             "lessons": ["free the notes array where the queue is dismantled"]},
+        "gate": ("silence", "adds kmemleak_not_leak"),
+        "wrong_type": "root-cause fix",
+        "wrong_reflection": {"analysis": "watch_queue_set_size() refuses a queue that has notes (-EBUSY), so the new kfree() never frees anything; the array of a dismantled queue still leaks, as kmemleak shows",
+                             "lessons": ["the array must be freed when the queue goes, in __put_watch_queue()"]},
+        # a drive-by wording change the fix does not need
+        "extra": {"file": "kernel/watch_queue.c",
+                  "before": " * Set the filter on a watch queue.\n",
+                  "after": " * Set the filter of a watch queue.\n", "why": "wording"},
+        "explanation": {
+            "subject": "watch_queue: free the page array when the queue is dismantled",
+            "body": "watch_queue_set_size() allocates wqueue->notes, the array of the notes' pages, with kcalloc(). __put_watch_queue() frees each page and the bitmap but not the array, so every notification queue whose size was set leaks it, which kmemleak reports as a memory leak in watch_queue_set_size(). Free the array after its pages.",
+            "root_cause": "__put_watch_queue() never frees wqueue->notes"},
+    },
     # The fix is outside every function of the crash stack: the crash is
     # a WARNING in do_timer_gettime(), the bug in do_timer_create().  The
     # model finds it with the tools: where timers are made (grep), that

@@ -483,6 +483,45 @@ static void test_replay_tolerates_run_noise(void **state)
 	}
 }
 
+/* kmemleak's hex dump: the same random bytes as hex words and as an
+ * ASCII column (which may hold a quote); a request that differs only
+ * there replays, one with a line less does not. */
+static void test_replay_masks_hexdump(void **state)
+{
+	static const char *const dumps[] = {
+		"    40 87 0b 00 00 ea ff ff 00 38 0b 00 00 ea ff ff  @........8......\n"
+		"    c0 92 10 00 00 ea ff ff 80 92 10 00 00 ea ff ff  ................\n",
+		"    80 ad 10 00 00 ea ff ff c0 22 10 00 00 ea ff ff  .........\"......\n"
+		"    ab cd ef 5c 00 ea ff ff 40 ae 10 00 00 ea ff ff  ...\\....@.......\n",
+		"    80 ad 10 00 00 ea ff ff c0 ad 10 00 00 ea ff ff  ................\n",
+	};
+	char path[128];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/hexdump.cassette", tmpdir);
+	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++) {
+		_cleanup_(llm_freep) struct llm *l = NULL;
+		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
+		_cleanup_free_ char *err = NULL, *text = NULL, *line = NULL;
+		_cleanup_json_ json_t *req = NULL, *e = NULL;
+
+		assert_true(asprintf(&text, "BUG: memory leak\nunreferenced object (size 32):\n"
+				     "  hex dump (first 32 bytes):\n%s  backtrace:\n", dumps[i]) > 0);
+		req = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user", "content", text);
+		assert_non_null(req);
+		if (i == 0) {
+			e = json_pack("{s:s, s:s, s:O, s:s}", "provider", "openai", "model", "m",
+				      "request", req, "body",
+				      "{\"choices\":[{\"message\":{\"content\":\"ok\"}}]}");
+			line = json_dumps(e, JSON_COMPACT);
+			assert_non_null(line);
+			assert_int_equal(write_file_atomic(path, line, strlen(line), 0600), 0);
+		}
+		assert_int_equal(llm_new_for_replay(path, &l), 0);
+		assert_int_equal(llm_chat(l, req, &r, &err), i < 2 ? 0 : -ENOMSG);
+	}
+}
+
 static int setup(void **state)
 {
 	srand((unsigned)getpid());
@@ -508,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_record_replay),
 		cmocka_unit_test(test_replay_masks_layout),
 		cmocka_unit_test(test_replay_tolerates_run_noise),
+		cmocka_unit_test(test_replay_masks_hexdump),
 	};
 
 	if (system("python3 -c 'import http.server' >/dev/null 2>&1") != 0) {

@@ -919,6 +919,8 @@ static void test_leak_as_crash(void **state)
 	assert_non_null(strstr(res.report, "unreferenced object 0xffff888106a1c9c0"));
 	assert_null(strstr(res.report, "alloc_other_thing"));
 	assert_non_null(res.leaks);
+	/* and the console has it after what the guest printed */
+	assert_true(startswith(res.console, "[    1.0] booted\nBUG: memory leak\nunreferenced object"));
 	run_result_free(&res);
 
 	/* no leak: no crash */
