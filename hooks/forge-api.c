@@ -145,6 +145,20 @@ static int request(const char *url, const char *token, enum forge_provider p, co
 	return 0;
 }
 
+/* The thread's comments URL, for a request with token. */
+static int thread_url(const char *api_url, const char *token, const struct forge_thread *t,
+		      char **ret, char **ret_error)
+{
+	int r;
+
+	if (!token || !*token)
+		return error_set(ret_error, -EINVAL, "no api-token for the forge");
+	r = forge_api_comment_url(api_url, t, ret);
+	if (r < 0)
+		return error_set(ret_error, r, "cannot make the comment URL from api-url and the thread");
+	return 0;
+}
+
 int forge_api_comment(const char *api_url, const char *token, const struct forge_thread *t,
 		      const char *text, char **ret_error)
 {
@@ -153,11 +167,9 @@ int forge_api_comment(const char *api_url, const char *token, const struct forge
 	long status = 0;
 	int r;
 
-	if (!token || !*token)
-		return error_set(ret_error, -EINVAL, "no api-token for the forge");
-	r = forge_api_comment_url(api_url, t, &url);
+	r = thread_url(api_url, token, t, &url, ret_error);
 	if (r < 0)
-		return error_set(ret_error, r, "cannot make the comment URL from api-url and the thread");
+		return r;
 	if (strlen(text) > FORGE_API_BODY_MAX)
 		return error_set(ret_error, -E2BIG, "comment longer than %u bytes", FORGE_API_BODY_MAX);
 	j = json_pack("{s:s}", "body", text);
@@ -227,11 +239,9 @@ int forge_api_find(const char *api_url, const char *token, const struct forge_th
 	_cleanup_free_ char *base = NULL;
 	int r;
 
-	if (!token || !*token)
-		return error_set(ret_error, -EINVAL, "no api-token for the forge");
-	r = forge_api_comment_url(api_url, t, &base);
+	r = thread_url(api_url, token, t, &base, ret_error);
 	if (r < 0)
-		return error_set(ret_error, r, "cannot make the comment URL from api-url and the thread");
+		return r;
 	for (int page = 1; page <= FORGE_API_PAGES_MAX; page++) {
 		_cleanup_free_ char *url = NULL;
 		struct sink s = { .b = BUF_INIT(FORGE_API_PAGE_MAX) };
