@@ -128,7 +128,11 @@ EXTRA_DIST += $(KERNEL_TESTS) tests/kernel/lib.sh tests/kernel/prepare.sh \
 	tests/kernel/scenarios/clock-null-deref/bug.patch \
 	tests/kernel/scenarios/clock-null-deref/fix.patch \
 	tests/kernel/scenarios/clock-null-deref/wrong-fix.patch \
-	tests/kernel/scenarios/clock-null-deref/repro.c
+	tests/kernel/scenarios/clock-null-deref/repro.c \
+	tests/kernel/scenarios/watch-queue-leak/bug.patch \
+	tests/kernel/scenarios/watch-queue-leak/fix.patch \
+	tests/kernel/scenarios/watch-queue-leak/wrong-fix.patch \
+	tests/kernel/scenarios/watch-queue-leak/repro.c
 
 BENCH_SHELL += tests/bench/kernel-bench.sh tests/bench/sandbox-bench.sh tests/bench/validation-bench.sh
 EXTRA_DIST += tests/bench/kernel-bench.sh tests/bench/sandbox-bench.sh tests/bench/validation-bench.sh
