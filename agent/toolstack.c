@@ -253,9 +253,9 @@ static int ts_run(void *ud, unsigned runs, struct repair_outcome *ret)
 		.syz_bin = t->syz_bin, .syz = t->syz_bin ? &t->syz : NULL,
 		.max_attempts = 2 * (int)runs,
 		/* leaks are the patch's question: the base crashes anyway,
-		 * and a probe run answers the model's; unless the crash is a
-		 * leak, which only kmemleak sees */
-		.leak_check = t->leak_bug || (t->patched && !t->probing && t->vm.leak_check),
+		 * and a probe run answers the model's; a leak bug's runs are
+		 * all scanned (leak_is_crash) */
+		.leak_check = t->patched && !t->probing && t->vm.leak_check,
 		.leak_is_crash = t->leak_bug,
 		.trace_read = t->tracing,
 	};

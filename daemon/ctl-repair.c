@@ -276,7 +276,7 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	struct config *cfg = NULL;
 	struct repair_params p;
 	_cleanup_(report_freep) struct report *rep = NULL;
-	struct toolstack_opts to = {};
+	struct toolstack_opts to;
 	uint64_t t0 = clock_mono_usec();
 	size_t rlen = 0;
 	int r;
@@ -315,11 +315,12 @@ int ctl_repair(struct ctl *c, int argc, char **argv)
 	if (cfg && config_state_path(cfg, NULL, &state) >= 0 && access(state, W_OK) == 0 &&
 	    config_state_path(cfg, STATE_KNOWLEDGE, &kb) < 0)
 		return 1;
-	if (report_parse(report, rlen, &rep) >= 0)
-		to.title = report_title(rep);
+	/* the report's title tells the toolstack a leak from a crash (none:
+	 * the repair itself says what is wrong with the report) */
+	(void)report_parse(report, rlen, &rep);
 	to = (struct toolstack_opts){ .src = src ?: a.src, .commit = a.commit, .scratch = scratch,
 				      .kconfig = a.kconfig, .repro = a.repro, .cfg = cfg, .tree = a.tree,
-				      .title = to.title };
+				      .title = rep ? report_title(rep) : NULL };
 	r = toolstack_new(&to, &ts, &err);
 	if (r < 0) {
 		ctl_err("%s", err ?: strerror(-r));

@@ -611,7 +611,6 @@ static bool titles_are_leaks(char *const *titles)
 static int do_side(struct session *s, struct side *sd, bool progress_on, bool stop_on_crash)
 {
 	char *patches[] = { (char *)s->a.patch, NULL };
-	bool leak_bug = titles_are_leaks(s->a.titles);
 	struct run_opts ro = {
 		.vm = &s->vm,
 		.backend = vm_backend_find(s->vm.backend ? s->vm.backend : "qemu"),
@@ -621,9 +620,9 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 		.stop_on_crash = stop_on_crash,
 		/* what the patch leaks is judged on the patched kernel alone:
 		 * the leaks from before the reproducer are cleared */
-		.leak_check = leak_bug || (streq(sd->name, "patched") && s->vm.leak_check),
+		.leak_check = streq(sd->name, "patched") && s->vm.leak_check,
 		/* a leak is seen by kmemleak alone, on both kernels */
-		.leak_is_crash = leak_bug,
+		.leak_is_crash = titles_are_leaks(s->a.titles),
 		.trace_read = streq(sd->name, "patched") && patch_traces(s->a.patch),
 		.progress = progress_on ? progress : NULL,
 		.userdata = sd,

@@ -418,6 +418,8 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 	struct vm_exec_result x = { 0 };
 	uint64_t timeout = o->timeout_usec ? o->timeout_usec : o->vm->run_timeout_usec;
 	uint64_t start, deadline;
+	/* a leak bug is seen by the scan alone */
+	bool scan = o->leak_check || o->leak_is_crash;
 	_cleanup_free_ char *cmd = NULL;
 	bool lost = false;
 	int r;
@@ -435,7 +437,7 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 		lost = x.lost || x.exit_status != 0;
 		vm_exec_result_free(&x);
 	}
-	if (!lost && o->leak_check)
+	if (!lost && scan)
 		leaks_clear(o, vm);
 	if (!lost && o->trace_read)
 		trace_clear(o, vm);
@@ -465,14 +467,14 @@ static int run_in_vm(const struct run_opts *o, struct vm *vm, const struct guest
 	 * quickly runs again before the scan, as syzkaller's leak checking
 	 * repeats its programs; one that runs until the time-out repeats
 	 * itself already. */
-	for (int i = 0; !lost && o->leak_check && !res->timed_out && i < LEAK_RERUNS; i++) {
+	for (int i = 0; !lost && scan && !res->timed_out && i < LEAK_RERUNS; i++) {
 		r = o->backend->exec(vm, cmd, NULL, 0, timeout + 30 * 1000000ULL, &x);
 		if (r < 0)
 			return r;
 		lost = x.lost || x.timed_out;
 		vm_exec_result_free(&x);
 	}
-	if (!lost && o->leak_check) {
+	if (!lost && scan) {
 		r = leaks_scan(o, vm, res);
 		if (r < 0)
 			return r;

@@ -102,8 +102,9 @@ struct run_opts {
 	/* Scan with kmemleak after the reproducer (when the guest kernel
 	 * has it), with the leaks from before it cleared. */
 	bool leak_check;
-	/* The bug is a leak (run_title_is_leak): with leak_check, kmemleak's
-	 * first object is the run's crash when the console has none. */
+	/* The bug is a leak (run_title_is_leak): the run is scanned as with
+	 * leak_check, and kmemleak's first object is its crash when the
+	 * console has none. */
 	bool leak_is_crash;
 	/* trace_printk probes: boot with ftrace_dump_on_oops (a crash dumps
 	 * the trace buffer to the console), empty the buffer before the

@@ -877,8 +877,8 @@ static void test_leak_scan(void **state)
 
 /* A leak bug: kmemleak's first object is the run's crash, named as
  * syzkaller names it (the first frame that is not an allocator's); its
- * report holds that object only.  Without leak_is_crash a leak stays a
- * leak. */
+ * report holds that object only, and the run is scanned without
+ * leak_check.  Without leak_is_crash a leak stays a leak. */
 static void test_leak_as_crash(void **state)
 {
 	static const char two[] =
@@ -901,8 +901,7 @@ static void test_leak_as_crash(void **state)
 	char repro[] = "/tmp/kfix-test-repro-XXXXXX";
 	struct vm_opts vmo = { .count = 1, .run_timeout_usec = 10 * 1000000ULL };
 	struct run_opts o = { .vm = &vmo, .backend = &guest_backend, .kernel = "bzImage",
-			      .repro = repro, .runs = 1, .max_attempts = 1, .leak_check = true,
-			      .leak_is_crash = true };
+			      .repro = repro, .runs = 1, .max_attempts = 1, .leak_is_crash = true };
 	struct run_result res = {};
 
 	(void)state;
@@ -935,6 +934,7 @@ static void test_leak_as_crash(void **state)
 	memset(&guest, 0, sizeof(guest));
 	guest.kmemleak = two;
 	o.leak_is_crash = false;
+	o.leak_check = true;
 	assert_int_equal(run_once(&o, &res), 0);
 	assert_int_equal(res.outcome, RUN_NO_CRASH);
 	assert_null(res.title);
