@@ -330,6 +330,7 @@ static json_t *side_json(const struct side *s)
 	}
 	json_object_set_new(b, "status", json_string(build_status_to_string(s->build.status)));
 	json_object_set_new(b, "ms", json_integer((json_int_t)(s->build.usec / 1000)));
+	json_object_set_new(b, "kept", json_boolean(s->build.kept));
 	if (s->build.message)
 		json_object_set_new(b, "message", json_str_or_null(s->build.message));
 	if (s->build.log_path)
@@ -649,8 +650,9 @@ static int do_side(struct session *s, struct side *sd, bool progress_on, bool st
 	}
 	sd->built = true;
 	if (progress_on && !s->a.kernel)
-		fprintf(stderr, "%s: build %s in %.0fs%s%s\n", sd->name,
+		fprintf(stderr, "%s: build %s in %.0fs%s%s%s\n", sd->name,
 			build_status_to_string(sd->build.status), (double)sd->build.usec / 1e6,
+			sd->build.kept ? " (the kernel kept from an earlier build)" : "",
 			sd->build.message ? ": " : "", sd->build.message ? sd->build.message : "");
 	if (sd->build.status == BUILD_BAD_PATCH)
 		return input_error(s, "patch-does-not-apply", sd->build.message);

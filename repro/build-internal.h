@@ -86,4 +86,13 @@ void sync_plan_free(struct sync_plan *p);
 int sync_plan_make(const char *src, const char *old_manifest, size_t old_len,
 		   struct sync_plan *ret);
 
+/* The local base kernel kept aside in objdir (build-cache.c), so that a
+ * base build after a patched one need not compile the reverted files and
+ * link again.  note: before patches are applied (copies of the files they
+ * touch); lookup: after the config is in place, *ret_hit true when the
+ * kept kernel was copied into objdir; store: after a base build. */
+int base_cache_note(const char *objdir, const char *src, char *const *patches, size_t patch_max);
+int base_cache_lookup(const char *objdir, const char *src, bool *ret_hit);
+int base_cache_store(const char *objdir, const char *src);
+
 #endif

@@ -25,6 +25,7 @@
 #define JOURNAL ".kfix-applied"
 #define LOG_MAX (64 * 1024 * 1024)
 #define PATCH_MAX (16 * 1024 * 1024)
+#define KEPT_MSG "kfix: the base kernel built earlier from this source and config, kept aside, is used\n"
 #define CONFIG_MAX (4 * 1024 * 1024)
 #define ERRORS_MAX 50
 
@@ -572,6 +573,9 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 	/* Only full kernel builds are estimated and recorded: a compile
 	 * check of a few files says nothing about the next build. */
 	bool kernel = streq(targets[0], "bzImage"), cold;
+	/* the base kernel is kept aside by local builds (build-cache.c),
+	 * and any local patch first copies the files it touches */
+	bool local = !o->remote.host[0], keep = kernel && local;
 	struct follow f = { .o = o, .p = { .percent = -1 } };
 	int r, rc;
 
@@ -581,8 +585,14 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 	log_fd = open(res->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log_fd < 0)
 		return -errno;
-	if (o->patches && o->patches[0])
+	if (o->patches && o->patches[0]) {
 		follow_stage(&f, BUILD_STAGE_PATCH);
+		if (local) {
+			r = base_cache_note(res->objdir, o->src, o->patches, PATCH_MAX);
+			if (r < 0)
+				return r;
+		}
+	}
 	r = apply_patches(o, res);
 	if (r < 0 || res->status != BUILD_OK)
 		return r;
@@ -593,6 +603,19 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 	r = prepare_config(o, &br, res->objdir, log_fd, &f, res);
 	if (r < 0 || res->status != BUILD_OK)
 		return r;
+	if (keep && !(o->patches && o->patches[0])) {
+		bool hit = false;
+
+		r = base_cache_lookup(res->objdir, o->src, &hit);
+		if (r < 0)
+			return r;
+		if (hit) {
+			res->kept = true;
+			(void)!write(log_fd, KEPT_MSG, strlen(KEPT_MSG));
+			follow_stage(&f, BUILD_STAGE_DONE);
+			return 0;
+		}
+	}
 	f.count = true;
 	f.p.expected = kernel ? steps_expected(res->objdir, cold) : 0;
 	f.p.percent = f.p.expected ? 0 : -1;
@@ -605,6 +628,9 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 		if (r < 0 || res->status != BUILD_OK)
 			return r;
 		steps_record(res->objdir, cold, f.p.steps);
+		/* a kernel not kept is built again next time: not a failure */
+		if (keep && !(o->patches && o->patches[0]))
+			(void)base_cache_store(res->objdir, o->src);
 	}
 	follow_stage(&f, BUILD_STAGE_DONE);
 	return 0;

@@ -97,6 +97,7 @@ struct build_result {
 	struct build_error *errors;
 	size_t n_errors;
 	uint64_t usec;
+	bool kept;	      /* the base kernel kept from an earlier build, no make */
 };
 void build_result_free(struct build_result *r);
 

@@ -7,7 +7,7 @@ repro_librepro_a_SOURCES = \
 	repro/report-title.c repro/report-stack.c \
 	repro/symbolize.c repro/dwarf-types.c repro/vmlinux.h repro/tags.c repro/tags.h \
 	repro/ssh.c repro/ssh-internal.h repro/hostkey.c repro/hostkey.h \
-	repro/sandbox.c repro/sandbox.h repro/build.c repro/build.h repro/build-internal.h repro/build-local.c repro/build-progress.c repro/build-ssh.c repro/build-sync.c \
+	repro/sandbox.c repro/sandbox.h repro/build.c repro/build.h repro/build-internal.h repro/build-local.c repro/build-progress.c repro/build-ssh.c repro/build-sync.c repro/build-cache.c \
 	repro/vm.c repro/vm.h repro/vm-qemu.c \
 	repro/run.c repro/run.h repro/run-classify.c repro/syz.c \
 	repro/selftest.c repro/selftest-select.c repro/selftest-kunit.c \

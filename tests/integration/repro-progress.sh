@@ -49,6 +49,9 @@ PY
 
 args=(--src "$T/src" --config "$T/test.config" --repro "$T/repro" --runs 1 --attempts 1)
 export FAKE_MAKE_DELAY=0.01
+# An edit before each build, so that make runs: the same source again
+# would get the base kernel kept from the last build.
+edit() { date +%s%N > "$T/src/edited.c"; }
 
 # The first build of the directory has nothing to compare with.
 on_tty "$T/tty1" "$KFIXCTL" -c "$T/kfix.conf" reproduce "${args[@]}" && fail "reproduce succeeded"
@@ -57,8 +60,8 @@ grep -q '%' "$T/tty1" && fail "a percentage without an estimate"
 ok "first build: steps without a percentage"
 
 # Two incremental builds: the second is measured against the first.
-on_tty "$T/tty2" "$KFIXCTL" -c "$T/kfix.conf" reproduce "${args[@]}" || true
-on_tty "$T/tty3" "$KFIXCTL" -c "$T/kfix.conf" reproduce "${args[@]}" || true
+edit; on_tty "$T/tty2" "$KFIXCTL" -c "$T/kfix.conf" reproduce "${args[@]}" || true
+edit; on_tty "$T/tty3" "$KFIXCTL" -c "$T/kfix.conf" reproduce "${args[@]}" || true
 # One line per redraw: carriage returns and "erase line" split them.
 tr '\r' '\n' < "$T/tty3" | sed 's/^\x1b\[K//' > "$T/lines3"
 grep -q '^base: build compile 2% (1/36 steps) kernel/f1.o, runs 0/1$' "$T/lines3" ||
@@ -88,12 +91,14 @@ grep -q 'steps' "$T/plain.err" && fail "progress written to a non-terminal"
 ok "no progress off a terminal"
 
 # kfixctl build shows the same progress.
+edit
 on_tty "$T/tty5" "$KFIXCTL" -c "$T/kfix.conf" build --src "$T/src" --config "$T/test.config" ||
 	{ cat -v "$T/tty5"; fail "build failed"; }
 grep -q 'build: build compile [0-9]*% ([0-9]*/36 steps)' "$T/tty5" || { cat -v "$T/tty5"; fail "no progress in kfixctl build"; }
 ok "kfixctl build progress"
 
 # The disk fills up: infra-error, "no space", no compiler error listed.
+edit
 FAKE_MAKE_FAIL=nospace ctl --json reproduce "${args[@]}" >"$T/full.json" 2>"$T/full.err" &&
 	fail "reproduce succeeded on a full disk"
 python3 - "$T/full.json" <<'PY' || { cat "$T/full.json"; fail "disk full not reported as such"; }

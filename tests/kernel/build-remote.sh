@@ -37,7 +37,7 @@ cp -a "$KT_TOP/build/src--kasan" "$robj" || kt_fail "cannot copy the base build"
 # (objtool) uses absolute paths: both folders are renamed.
 find "$robj" \( -name '*.cmd' -o -name '*.d' \) -print0 |
 	xargs -0 sed -i -e "s|$KT_TOP/build/src--kasan|$robj|g" -e "s|$KT_SRC|$rsrc|g"
-rm -f "$robj/.kfix-"* "$robj/kfix-build.log"
+rm -rf "$robj/.kfix-"* "$robj/kfix-build.log"
 
 build() { # JSON in $T/out.json
 	"$KFIXCTL" -c "$T/kfix.conf" --json build --build remote --src "$KT_SRC" \

@@ -78,6 +78,9 @@ expect_json '"kfix-test" in d["patched"]["outcomes"][0]["output"]' True "$s: its
 kt_kfixctl test-patch "${common[@]}" --repro "$S/$s/repro.c" --patch "$S/$s/breaking-fix.patch" --runs 1
 [ $? = 1 ] || kt_fail "$s: a fix that changes behaviour exits 0"
 expect_json 'd["verdict"]' behaviour-changed "$s: the crash is gone, the host name is cut"
+# the base kernel of the call before, kept aside, is not built again
+expect_json 'd["base"]["build"]["kept"]' True "the base kernel kept from the last build"
+expect_json 'd["patched"]["build"]["kept"]' False "a patched kernel is built"
 expect_json 'd["patched"]["crashed"]' 0 "$s: no crash on the breaking fix"
 expect_json '"read back \"kfix-tes\"" in d["patched"]["outcomes"][0]["output"]' True \
 	"$s: the reproducer says what changed"

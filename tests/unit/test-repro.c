@@ -323,8 +323,16 @@ static void record_progress(void *userdata, const struct build_progress *p)
 	l->steps = p->steps;
 }
 
+/* Each build sees an edited source, so that make runs: the same source
+ * again would get the kept base kernel (test_base_cache). */
 static void build_with_log(struct build_opts *o, struct progress_log *l, struct build_result *res)
 {
+	static unsigned edits;
+	_cleanup_free_ char *path = NULL, *text = NULL;
+
+	assert_true(asprintf(&path, "%s/edited.c", o->src) > 0);
+	assert_true(asprintf(&text, "int edit = %u;\n", ++edits) > 0);
+	assert_int_equal(write_file_atomic(path, text, strlen(text), 0644), 0);
 	*l = (struct progress_log){ .max_running_percent = -1 };
 	o->progress = record_progress;
 	o->userdata = l;
@@ -420,6 +428,149 @@ static void test_build_progress(void **state)
 	build_result_free(&res);
 
 	assert_int_equal(unsetenv("FAKE_MAKE_FAIL"), 0);
+	assert_int_equal(setenv("PATH", old_path, 1), 0);
+	assert_int_equal(rm_rf(dir), 0);
+}
+
+static unsigned make_count(const char *dir)
+{
+	_cleanup_free_ char *path = NULL, *data = NULL;
+	size_t len = 0;
+
+	assert_true(asprintf(&path, "%s/makes", dir) > 0);
+	if (read_file_bounded(path, 4096, &data, &len) < 0)
+		return 0;
+	return (unsigned)len;
+}
+
+static void expect_base(struct build_opts *o, const char *dir, unsigned makes, const char *kernel)
+{
+	_cleanup_free_ char *data = NULL;
+	struct build_result res = { 0 };
+	unsigned before = make_count(dir);
+	size_t len;
+
+	assert_int_equal(build_kernel(o, &res), 0);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_int_equal(make_count(dir), makes);
+	assert_int_equal(res.kept, makes == before);
+	assert_int_equal(read_file_bounded(res.bzimage, 4096, &data, &len), 0);
+	assert_string_equal(data, kernel);
+	build_result_free(&res);
+}
+
+/* The base kernel is kept aside: a base build after a patched build and
+ * its revert copies it back instead of running make; a source edited by
+ * hand, a new file or another config is built again. */
+static void test_base_cache(void **state)
+{
+	static const char cfg_text[] =
+		"# test\nCONFIG_BLK_DEV_INITRD=y\nCONFIG_SERIAL_8250_CONSOLE=y\nCONFIG_NET=y\n"
+		"CONFIG_INET=y\nCONFIG_VIRTIO_NET=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_PRINTK=y\n";
+	static const char patch_text[] =
+		"--- a/hello.c\n+++ b/hello.c\n@@ -1 +1 @@\n-int x = 1;\n+int x = 2;\n"
+		"--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+int y;\n";
+	/* counts the kernel builds; the "kernel" holds the source it was
+	 * built from */
+	static const char wrapper[] =
+		"#!/bin/sh\nfor a; do case $a in -C*) s=${a#-C} ;; O=*) o=${a#O=} ;; esac; done\n"
+		"case \" $* \" in *\" bzImage \"*|*\" bzImage\") printf x >> \"$KFIX_TEST_DIR/makes\" ;; esac\n"
+		"\"$FAKE_MAKE\" \"$@\" || exit\n"
+		"[ ! -f \"$o/arch/x86/boot/bzImage\" ] || cat \"$s/hello.c\" > \"$o/arch/x86/boot/bzImage\"\n";
+	char dir[] = "/tmp/kfix-test-basecache-XXXXXX";
+	_cleanup_free_ char *src = NULL, *cfg = NULL, *out = NULL, *bin = NULL, *make = NULL,
+			    *path = NULL, *old_path = NULL, *hello = NULL, *patch = NULL,
+			    *newfile = NULL;
+	char *patches[2] = { NULL, NULL };
+	struct build_opts o = { 0 };
+	struct build_result res = { 0 };
+
+	if (access("/usr/bin/patch", X_OK) < 0)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	assert_true(asprintf(&src, "%s/src", dir) > 0);
+	assert_true(asprintf(&hello, "%s/src/hello.c", dir) > 0);
+	assert_true(asprintf(&newfile, "%s/src/new.c", dir) > 0);
+	assert_true(asprintf(&cfg, "%s/test.config", dir) > 0);
+	assert_true(asprintf(&patch, "%s/fix.patch", dir) > 0);
+	assert_true(asprintf(&out, "%s/out", dir) > 0);
+	assert_true(asprintf(&bin, "%s/bin", dir) > 0);
+	assert_true(asprintf(&make, "%s/bin/make", dir) > 0);
+	assert_true(asprintf(&path, "%s:%s", bin, old_path) > 0);
+	assert_int_equal(mkdir_p(src, 0755), 0);
+	assert_int_equal(mkdir_p(bin, 0755), 0);
+	assert_int_equal(write_file_atomic(make, wrapper, strlen(wrapper), 0755), 0);
+	assert_int_equal(chmod(make, 0755), 0);
+	assert_int_equal(write_file_atomic(hello, "int x = 1;\n", 11, 0644), 0);
+	assert_int_equal(write_file_atomic(cfg, cfg_text, strlen(cfg_text), 0644), 0);
+	assert_int_equal(write_file_atomic(patch, patch_text, strlen(patch_text), 0644), 0);
+	assert_int_equal(setenv("PATH", path, 1), 0);
+	assert_int_equal(setenv("KFIX_TEST_DIR", dir, 1), 0);
+	assert_int_equal(setenv("FAKE_MAKE", SRCDIR "/tests/integration/fake-make", 1), 0);
+	o.src = src;
+	o.config = cfg;
+	o.dir = out;
+	o.jobs = 1;
+	o.sandbox = SANDBOX_NONE;
+
+	expect_base(&o, dir, 1, "int x = 1;\n");
+	/* nothing changed: kept */
+	expect_base(&o, dir, 1, "int x = 1;\n");
+
+	/* a patched build runs make; its revert leaves the source as it was */
+	patches[0] = patch;
+	o.patches = patches;
+	assert_int_equal(build_kernel(&o, &res), 0);
+	assert_int_equal(res.status, BUILD_OK);
+	assert_int_equal(make_count(dir), 2);
+	build_result_free(&res);
+	assert_int_equal(access(newfile, F_OK), -1);
+	o.patches = NULL;
+	expect_base(&o, dir, 2, "int x = 1;\n");
+	/* twice: the kept copies of the reverted file still tell */
+	expect_base(&o, dir, 2, "int x = 1;\n");
+
+	/* the same content written by hand is the same source */
+	assert_int_equal(write_file_atomic(hello, "int x = 1;\n", 11, 0644), 0);
+	expect_base(&o, dir, 2, "int x = 1;\n");
+	/* an edit by hand is not */
+	assert_int_equal(write_file_atomic(hello, "int x = 3;\n", 11, 0644), 0);
+	expect_base(&o, dir, 3, "int x = 3;\n");
+	expect_base(&o, dir, 3, "int x = 3;\n");
+	/* nor is a new file */
+	assert_int_equal(write_file_atomic(newfile, "int z;\n", 7, 0644), 0);
+	expect_base(&o, dir, 4, "int x = 3;\n");
+	assert_int_equal(unlink(newfile), 0);
+	expect_base(&o, dir, 5, "int x = 3;\n");
+	/* nor another config */
+	assert_int_equal(write_file_atomic(cfg, "CONFIG_KASAN=y\n", 15, 0644), 0);
+	{
+		_cleanup_free_ char *all = NULL;
+
+		assert_true(asprintf(&all, "%sCONFIG_KASAN=y\n", cfg_text) > 0);
+		assert_int_equal(write_file_atomic(cfg, all, strlen(all), 0644), 0);
+	}
+	expect_base(&o, dir, 6, "int x = 3;\n");
+	expect_base(&o, dir, 6, "int x = 3;\n");
+
+	/* a patch whose files are not plain paths drops what is kept */
+	{
+		static const char odd[] = "--- a/../x.c\n+++ b/../x.c\n@@ -1 +1 @@\n-a\n+b\n";
+		_cleanup_free_ char *cache = NULL;
+
+		assert_int_equal(write_file_atomic(patch, odd, strlen(odd), 0644), 0);
+		patches[0] = patch;
+		o.patches = patches;
+		assert_int_equal(build_kernel(&o, &res), 0);
+		build_result_free(&res);
+		o.patches = NULL;
+		assert_true(asprintf(&cache, "%s/src--test/.kfix-base", out) > 0);
+		assert_int_equal(access(cache, F_OK), -1);
+	}
+
+	assert_int_equal(unsetenv("FAKE_MAKE"), 0);
+	assert_int_equal(unsetenv("KFIX_TEST_DIR"), 0);
 	assert_int_equal(setenv("PATH", old_path, 1), 0);
 	assert_int_equal(rm_rf(dir), 0);
 }
@@ -980,6 +1131,7 @@ int main(void)
 		cmocka_unit_test(test_verdicts),     cmocka_unit_test(test_classify),
 		cmocka_unit_test(test_quote),	     cmocka_unit_test(test_apply_revert),
 		cmocka_unit_test(test_probe_patch),  cmocka_unit_test(test_build_progress),
+		cmocka_unit_test(test_base_cache),
 		cmocka_unit_test(test_syz_argv),     cmocka_unit_test(test_sync_plan),
 		cmocka_unit_test(test_sandbox),      cmocka_unit_test(test_trace_read),
 		cmocka_unit_test(test_leak_scan),    cmocka_unit_test(test_leak_as_crash),
