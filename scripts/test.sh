@@ -126,7 +126,7 @@ if configure_build gcc; then
 	ktests=$(printf '%s\n' $all | grep '^tests/kernel/' | tr '\n' ' ')
 	others=$(printf '%s\n' $all | grep -v '^tests/kernel/' | tr '\n' ' ')
 	echo "=== gcc: real-kernel tests, beside the others (shown when they end)"
-	echo "$ktests" > "$OUT/kernel-tests.list"
+	echo "$ktests" > "$OUT/kernel-tests.list.tmp" && mv "$OUT/kernel-tests.list.tmp" "$OUT/kernel-tests.list"
 	echo "=== gcc: the other tests"
 	check "$OUT/gcc" test-suite.log TESTS="$others"
 else
