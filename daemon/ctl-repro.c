@@ -114,6 +114,12 @@ static int parse_args(const char *cmd, int argc, char **argv, struct repro_args 
 			return -EINVAL;
 		}
 	}
+	/* a patch reproduce would build nothing with: said, not ignored */
+	if (a->patch && !a->test_patch && !a->build_only) {
+		ctl_err("%s: --patch is for test-patch (the base and the patched kernel) "
+			"and build; reproduce runs the kernel as it is", cmd);
+		return -EINVAL;
+	}
 	/* --kernel runs a kernel built before (reproduce only): no source. */
 	if (a->kernel && !a->test_patch && !a->build_only && !a->tree && !a->src && a->repro &&
 	    optind == argc)

@@ -115,5 +115,12 @@ FAKE_MAKE_FAIL=nospace ctl reproduce "${args[@]}" >"$T/full.out" 2>&1 && fail "r
 grep -q 'message .*no space left on device' "$T/full.out" || { cat "$T/full.out"; fail "no message on the terminal"; }
 ok "disk full: infra-error, not the code's fault"
 
+# reproduce builds no patch: --patch is refused, not ignored
+rc=0
+ctl reproduce "${args[@]}" --patch "$T/test.config" >"$T/p.out" 2>"$T/p.err" || rc=$?
+[ $rc = 2 ] && grep -q -- '--patch is for test-patch' "$T/p.err" ||
+	fail "reproduce --patch: exit $rc, $(cat "$T/p.err")"
+ok "reproduce refuses --patch"
+
 pgrep -f "$T" >/dev/null && { pgrep -af "$T"; fail "processes left running"; }
 ok "nothing left running"
