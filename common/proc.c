@@ -16,6 +16,8 @@
 #include "proc.h"
 
 #define PROC_OUTPUT_DEFAULT (1024 * 1024)
+#define CANCEL_POLL_MS 500
+#define CANCEL_GRACE_USEC (5 * 1000000ULL)
 
 static _noreturn_ void child_exec(char *const argv[], const struct proc_opts *o,
 				  int in_fd, int out_fd)
@@ -80,6 +82,8 @@ static int pump(int in_fd, int out_fd, const struct proc_opts *o,
 					 { .fd = in_fd, .events = POLLOUT } };
 		int timeout = -1, n;
 
+		if (o->cancel && *o->cancel)
+			return -ECANCELED;
 		if (deadline) {
 			uint64_t now = clock_mono_usec();
 
@@ -89,6 +93,8 @@ static int pump(int in_fd, int out_fd, const struct proc_opts *o,
 			}
 			timeout = (int)MIN((deadline - now) / 1000 + 1, 60000);
 		}
+		if (o->cancel)
+			timeout = timeout < 0 ? CANCEL_POLL_MS : MIN(timeout, CANCEL_POLL_MS);
 		n = poll(pfd, in_fd >= 0 ? 2 : 1, timeout);
 		if (n < 0 && errno != EINTR)
 			return negerrno();
@@ -123,6 +129,17 @@ static int pump(int in_fd, int out_fd, const struct proc_opts *o,
 	if (in_fd >= 0)
 		close(in_fd);
 	return 0;
+}
+
+/* A cancelled child's group may stop its own (VMs, builds) before the
+ * SIGKILL that follows. */
+static void stop_gently(pid_t pid)
+{
+	uint64_t end = clock_mono_usec() + CANCEL_GRACE_USEC;
+
+	kill(-pid, SIGTERM);
+	while (clock_mono_usec() < end && waitpid(pid, NULL, WNOHANG) == 0)
+		usleep(50 * 1000);
 }
 
 int proc_run(char *const argv[], const struct proc_opts *opts,
@@ -166,6 +183,8 @@ int proc_run(char *const argv[], const struct proc_opts *opts,
 	}
 	r = pump(inp[1], outp[0], &o, &out, &timed_out);
 	close(outp[0]);
+	if (r == -ECANCELED)
+		stop_gently(pid);
 	if (timed_out || r < 0)
 		kill(-pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

@@ -4,6 +4,7 @@
 #define KFIX_PROC_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,6 +21,10 @@ struct proc_opts {
 	void (*on_output)(void *userdata, const char *data, size_t len);
 	void *userdata;
 	bool discard_stderr;
+	/* Set (by a signal handler) to stop: the child's group gets SIGTERM,
+	 * then SIGKILL, and proc_run returns -ECANCELED.  Checked at least
+	 * twice a second, so that a thread not given the signal sees it. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct proc_result {

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -336,6 +337,15 @@ static int record_repair(const char *dir, const struct proc_result *pr, json_t *
 	return 0;
 }
 
+/* SIGINT, SIGTERM or SIGHUP: the running repairs are stopped, no new one
+ * starts, and the bugs without a result run again on the next call. */
+static volatile sig_atomic_t bench_stop;
+
+static void on_stop_signal(int sig)
+{
+	bench_stop = sig;
+}
+
 static int run_bug(struct bench_run *b, const struct bench_bug *bug, json_t **ret)
 {
 	_cleanup_free_ char *dir = bug_path(b, bug, NULL), *sub = NULL, *log = NULL, *cas = NULL;
@@ -366,6 +376,7 @@ static int run_bug(struct bench_run *b, const struct bench_bug *bug, json_t **re
 	po.timeout_usec = b->o->timeout_usec;
 	po.output_max = 64 * 1024;
 	po.tee_fd = fd;
+	po.cancel = &bench_stop;
 	t0 = clock_mono_usec();
 	r = proc_run(argv, &po, &pr);
 	close(fd);
@@ -446,7 +457,7 @@ static void *worker(void *ud)
 		int r;
 
 		pthread_mutex_lock(&b->lock);
-		bug = b->error == 0 && b->next < b->n_todo ? b->todo[b->next++] : NULL;
+		bug = b->error == 0 && !bench_stop && b->next < b->n_todo ? b->todo[b->next++] : NULL;
 		pthread_mutex_unlock(&b->lock);
 		if (!bug)
 			return NULL;
@@ -466,7 +477,7 @@ static void *worker(void *ud)
 				json_number_value(json_object_get(res, "wall_seconds")));
 			if (write_summary(b, NULL) < 0 && b->error == 0)
 				b->error = -EIO;
-		} else {
+		} else if (r != -ECANCELED) {
 			fprintf(stderr, "kfixctl: bench: %s: %s\n", bug->id, strerror(-r));
 		}
 		pthread_mutex_unlock(&b->lock);
@@ -545,8 +556,17 @@ static int check_bugs(const struct bench_run *b)
 
 static int run_all(struct bench_run *b)
 {
+	static const int stops[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_stop_signal }, old[ARRAY_SIZE(stops)];
 	pthread_t th[BENCH_JOBS_MAX];
 	unsigned n = 0;
+
+	/* a signal ignored by whoever started kfixctl (SIGINT for a shell's
+	 * background job, SIGHUP under nohup) stays ignored */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(stops); i++)
+		if (sigaction(stops[i], NULL, &old[i]) == 0 && old[i].sa_handler != SIG_IGN)
+			sigaction(stops[i], &sa, NULL);
 
 	fprintf(stderr, "kfixctl: bench %s: %zu bugs, %zu done already, %u at a time; results in %s\n",
 		b->set->name, b->total, b->done, b->o->jobs, b->out);
@@ -559,7 +579,9 @@ static int run_all(struct bench_run *b)
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	pthread_mutex_destroy(&b->lock);
-	return b->error;
+	for (size_t i = 0; i < ARRAY_SIZE(stops); i++)
+		sigaction(stops[i], &old[i], NULL);
+	return bench_stop ? -ECANCELED : b->error;
 }
 
 static int parse_run(int argc, char **argv, struct bench_opts *o)
@@ -674,6 +696,12 @@ static int bench_run(struct ctl *c, int argc, char **argv)
 		r = plan(&b);
 	if (r >= 0)
 		r = run_all(&b);
+	if (r == -ECANCELED) {
+		free(b.todo);
+		ctl_err("bench: stopped by a signal: %zu of %zu bugs have a result in %s; "
+			"the same command runs the rest", b.done, b.total, out);
+		return 130;
+	}
 	if (r >= 0)
 		r = write_summary(&b, &s);
 	free(b.todo);

@@ -3,8 +3,9 @@
 # refused before anything runs; a run over 30 bugs (no reproducer, so
 # each repair ends at its pre-checks) writes every bug's result and the
 # summary in its three forms, with the dataset's text escaped in each; a
-# run killed with SIGKILL resumes without redoing a finished bug; and two
-# runs are compared.  The real-kernel half (a bug repaired, validated and
+# run killed with SIGKILL resumes without redoing a finished bug; two
+# runs are compared; and a run stopped by SIGTERM or SIGINT stops the
+# repair it runs.  The real-kernel half (a bug repaired, validated and
 # held against the developers' fix) is tests/kernel/bench.sh.
 . "$(dirname "$0")/lib.sh"
 export KFIX_PROMPTS_DIR="$top_srcdir/agent/prompts"
@@ -147,4 +148,47 @@ assert f["bugs"]["a"] == 30 and f["bugs"]["b"] == 2 and f["bugs"]["change"] == -
 ctl bench compare "$T/a" "$T/nothing" 2> "$T/err" && fail "compare with nothing"
 grep -q "must be benchmark runs" "$T/err" || fail "compare error: $(cat "$T/err")"
 ok "compare: figures side by side, the bugs whose outcome differs"
+
+# Stopped by a signal while a repair runs: the repair goes with it, no
+# result is written for its bug, the exit status says so, and the same
+# command runs it again.  The repair waits on a build host that accepts
+# the connection and never speaks SSH.
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+conns = []
+while True:
+    conns.append(s.accept()[0])
+' > "$T/silent.port" &
+silent=$!
+PIDS="$PIDS $silent"
+wait_for 10 test -s "$T/silent.port" || fail "no silent host"
+sport=$(cat "$T/silent.port")
+printf 'int main(void) { return 0; }\n' > "$D/repro.c"
+write_config "[build \"far\"]" "	host = ssh://nobody@127.0.0.1:$sport" "	dir = $T/builds" \
+	"[vm \"far\"]" "	ssh-host = 127.0.0.1" "	ssh-port = $sport" "	ssh-user = nobody" \
+	"	image = $T/none.cpio.gz" "	workdir = $T/vmwork" \
+	"[llm \"m\"]" "	provider = openai" "	url = http://127.0.0.1:9/v1" "	model = m"
+make_set 2 '{"repro_c": "repro.c"}'
+for sig in TERM INT; do
+	rm -rf "$T/s"
+	# a shell's background job ignores SIGINT: as a terminal's Ctrl-C
+	# would, the signal is delivered to a kfixctl that takes it
+	python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+		"$KFIXCTL" -c "$T/kfix.conf" bench --out "$T/s" "$D" > "$T/s.out" 2> "$T/s.err" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_for 30 pgrep -f "$T/s/bugs/bug-00/repair" > /dev/null || fail "$sig: the repair did not start: $(cat "$T/s.err")"
+	sleep 1
+	kill -$sig "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	[ $rc = 130 ] || fail "$sig: exit status $rc: $(cat "$T/s.err")"
+	grep -q 'stopped by a signal: 0 of 2 bugs have a result' "$T/s.err" || fail "$sig: message: $(cat "$T/s.err")"
+	sleep 0.5
+	pgrep -af "$T/s/" && fail "$sig: the repair outlived the bench"
+	[ ! -e "$T/s/bugs/bug-00/result.json" ] && [ ! -e "$T/s/bugs/bug-01" ] || fail "$sig: a result for a stopped bug"
+done
+ok "a signal stops the running repair with the bench, and leaves its bug to run again"
 echo PASS
