@@ -214,7 +214,8 @@ int sync_plan_make(const char *src, const char *old_manifest, size_t old_len,
 	r = walk_dir(&w, fd, 0);
 	if (r < 0)
 		return r;
-	qsort(w.v, w.n, sizeof(*w.v), cmp_entry);
+	if (w.n > 0) /* an empty tree has no array at all */
+		qsort(w.v, w.n, sizeof(*w.v), cmp_entry);
 	for (size_t i = 0; i < w.n; i++)
 		if (buf_printf(&manifest, "%s\n", w.v[i].line) < 0)
 			return -ENOMEM;
