@@ -339,45 +339,72 @@ static void build_with_log(struct build_opts *o, struct progress_log *l, struct 
 	assert_int_equal(build_kernel(o, res), 0);
 }
 
+/* The config the stand-in builds take: what kfix requires of a kernel. */
+static const char fake_cfg[] =
+	"# test\nCONFIG_BLK_DEV_INITRD=y\nCONFIG_SERIAL_8250_CONSOLE=y\nCONFIG_NET=y\n"
+	"CONFIG_INET=y\nCONFIG_VIRTIO_NET=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_PRINTK=y\n";
+
+/* A source folder, that config and a make of the test's own first in
+ * PATH (a script, or tests/integration/fake-make when NULL), in dir. */
+struct fake_build {
+	char *src, *cfg, *out, *old_path;
+	struct build_opts o;
+};
+
+static void fake_build_setup(struct fake_build *fb, const char *dir, const char *make_script)
+{
+	_cleanup_free_ char *bin = NULL, *make = NULL, *path = NULL;
+
+	fb->old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	assert_true(asprintf(&fb->src, "%s/src", dir) > 0);
+	assert_true(asprintf(&fb->cfg, "%s/test.config", dir) > 0);
+	assert_true(asprintf(&fb->out, "%s/out", dir) > 0);
+	assert_true(asprintf(&bin, "%s/bin", dir) > 0);
+	assert_true(asprintf(&make, "%s/bin/make", dir) > 0);
+	assert_true(asprintf(&path, "%s:%s", bin, fb->old_path) > 0);
+	assert_int_equal(mkdir_p(fb->src, 0755), 0);
+	assert_int_equal(mkdir_p(bin, 0755), 0);
+	if (make_script) {
+		assert_int_equal(write_file_atomic(make, make_script, strlen(make_script), 0755), 0);
+		assert_int_equal(chmod(make, 0755), 0);
+	} else {
+		assert_int_equal(symlink(SRCDIR "/tests/integration/fake-make", make), 0);
+	}
+	assert_int_equal(write_file_atomic(fb->cfg, fake_cfg, strlen(fake_cfg), 0644), 0);
+	assert_int_equal(setenv("PATH", path, 1), 0);
+	fb->o = (struct build_opts){ .src = fb->src, .config = fb->cfg, .dir = fb->out, .jobs = 1 };
+}
+
+static void fake_build_teardown(struct fake_build *fb)
+{
+	assert_int_equal(setenv("PATH", fb->old_path, 1), 0);
+	free(fb->src);
+	free(fb->cfg);
+	free(fb->out);
+	free(fb->old_path);
+}
+
 /* Build progress with a stand-in for make: the stages in order, and a
  * percentage once a build of the same kind (cold or incremental) has been
  * seen in the same O= directory; a full disk is an infrastructure error,
  * not the compiler errors that follow it. */
 static void test_build_progress(void **state)
 {
-	static const char cfg_text[] =
-		"# test\nCONFIG_BLK_DEV_INITRD=y\nCONFIG_SERIAL_8250_CONSOLE=y\nCONFIG_NET=y\n"
-		"CONFIG_INET=y\nCONFIG_VIRTIO_NET=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_PRINTK=y\n";
 	static const int order[] = { BUILD_STAGE_CONFIG, BUILD_STAGE_COMPILE, BUILD_STAGE_LINK,
 				     BUILD_STAGE_DONE };
 	char dir[] = "/tmp/kfix-test-progress-XXXXXX";
-	_cleanup_free_ char *src = NULL, *cfg = NULL, *out = NULL, *bin = NULL, *make = NULL,
-			    *path = NULL, *vmlinux = NULL, *old_path = NULL;
-	struct build_opts o = { 0 };
+	_cleanup_free_ char *vmlinux = NULL;
+	struct fake_build fb = { 0 };
+	struct build_opts *o = &fb.o;
 	struct build_result res = { 0 };
 	struct progress_log l;
 
 	assert_non_null(mkdtemp(dir));
-	old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	assert_true(asprintf(&src, "%s/src", dir) > 0);
-	assert_true(asprintf(&cfg, "%s/test.config", dir) > 0);
-	assert_true(asprintf(&out, "%s/out", dir) > 0);
-	assert_true(asprintf(&bin, "%s/bin", dir) > 0);
-	assert_true(asprintf(&make, "%s/bin/make", dir) > 0);
-	assert_true(asprintf(&path, "%s:%s", bin, old_path) > 0);
+	fake_build_setup(&fb, dir, NULL);
 	assert_true(asprintf(&vmlinux, "%s/out/src--test/vmlinux", dir) > 0);
-	assert_int_equal(mkdir_p(src, 0755), 0);
-	assert_int_equal(mkdir_p(bin, 0755), 0);
-	assert_int_equal(symlink(SRCDIR "/tests/integration/fake-make", make), 0);
-	assert_int_equal(write_file_atomic(cfg, cfg_text, strlen(cfg_text), 0644), 0);
-	assert_int_equal(setenv("PATH", path, 1), 0);
-	o.src = src;
-	o.config = cfg;
-	o.dir = out;
-	o.jobs = 1;
 
 	/* The first build of the directory: no estimate, only steps. */
-	build_with_log(&o, &l, &res);
+	build_with_log(o, &l, &res);
 	assert_int_equal(res.status, BUILD_OK);
 	assert_int_equal(l.n_stages, ARRAY_SIZE(order));
 	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
@@ -389,13 +416,13 @@ static void test_build_progress(void **state)
 	build_result_free(&res);
 
 	/* Incremental, and none seen before: still no estimate. */
-	build_with_log(&o, &l, &res);
+	build_with_log(o, &l, &res);
 	assert_int_equal(res.status, BUILD_OK);
 	assert_int_equal(l.max_running_percent, -1);
 	build_result_free(&res);
 
 	/* Incremental again: estimated, rising, below 100 until done. */
-	build_with_log(&o, &l, &res);
+	build_with_log(o, &l, &res);
 	assert_int_equal(res.status, BUILD_OK);
 	assert_false(l.unknown_seen);
 	assert_false(l.decreased);
@@ -405,14 +432,14 @@ static void test_build_progress(void **state)
 
 	/* A cold build after a cold one is estimated too. */
 	assert_int_equal(unlink(vmlinux), 0);
-	build_with_log(&o, &l, &res);
+	build_with_log(o, &l, &res);
 	assert_false(l.unknown_seen);
 	build_result_free(&res);
 
 	/* The disk fills up: the compiler errors that follow are not the
 	 * code's; nothing is blamed on a file. */
 	assert_int_equal(setenv("FAKE_MAKE_FAIL", "nospace", 1), 0);
-	build_with_log(&o, &l, &res);
+	build_with_log(o, &l, &res);
 	assert_int_equal(res.status, BUILD_INFRA);
 	assert_non_null(strstr(res.message, "no space left on device"));
 	assert_int_equal(res.n_errors, 0);
@@ -421,14 +448,14 @@ static void test_build_progress(void **state)
 
 	/* A real compiler error is still one. */
 	assert_int_equal(setenv("FAKE_MAKE_FAIL", "error", 1), 0);
-	build_with_log(&o, &l, &res);
+	build_with_log(o, &l, &res);
 	assert_int_equal(res.status, BUILD_FAILED);
 	assert_int_equal(res.n_errors, 1);
 	assert_string_equal(res.errors[0].file, "kernel/f1.c");
 	build_result_free(&res);
 
 	assert_int_equal(unsetenv("FAKE_MAKE_FAIL"), 0);
-	assert_int_equal(setenv("PATH", old_path, 1), 0);
+	fake_build_teardown(&fb);
 	assert_int_equal(rm_rf(dir), 0);
 }
 
@@ -464,9 +491,6 @@ static void expect_base(struct build_opts *o, const char *dir, unsigned makes, c
  * hand, a new file or another config is built again. */
 static void test_base_cache(void **state)
 {
-	static const char cfg_text[] =
-		"# test\nCONFIG_BLK_DEV_INITRD=y\nCONFIG_SERIAL_8250_CONSOLE=y\nCONFIG_NET=y\n"
-		"CONFIG_INET=y\nCONFIG_VIRTIO_NET=y\nCONFIG_VIRTIO_PCI=y\nCONFIG_PRINTK=y\n";
 	static const char patch_text[] =
 		"--- a/hello.c\n+++ b/hello.c\n@@ -1 +1 @@\n-int x = 1;\n+int x = 2;\n"
 		"--- /dev/null\n+++ b/new.c\n@@ -0,0 +1 @@\n+int y;\n";
@@ -478,41 +502,25 @@ static void test_base_cache(void **state)
 		"\"$FAKE_MAKE\" \"$@\" || exit\n"
 		"[ ! -f \"$o/arch/x86/boot/bzImage\" ] || cat \"$s/hello.c\" > \"$o/arch/x86/boot/bzImage\"\n";
 	char dir[] = "/tmp/kfix-test-basecache-XXXXXX";
-	_cleanup_free_ char *src = NULL, *cfg = NULL, *out = NULL, *bin = NULL, *make = NULL,
-			    *path = NULL, *old_path = NULL, *hello = NULL, *patch = NULL,
-			    *newfile = NULL;
+	_cleanup_free_ char *hello = NULL, *patch = NULL, *newfile = NULL;
 	char *patches[2] = { NULL, NULL };
-	struct build_opts o = { 0 };
+	struct fake_build fb = { 0 };
+	struct build_opts o;
 	struct build_result res = { 0 };
 
 	if (access("/usr/bin/patch", X_OK) < 0)
 		skip();
 	assert_non_null(mkdtemp(dir));
-	old_path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	assert_true(asprintf(&src, "%s/src", dir) > 0);
+	fake_build_setup(&fb, dir, wrapper);
+	o = fb.o;
+	o.sandbox = SANDBOX_NONE;
 	assert_true(asprintf(&hello, "%s/src/hello.c", dir) > 0);
 	assert_true(asprintf(&newfile, "%s/src/new.c", dir) > 0);
-	assert_true(asprintf(&cfg, "%s/test.config", dir) > 0);
 	assert_true(asprintf(&patch, "%s/fix.patch", dir) > 0);
-	assert_true(asprintf(&out, "%s/out", dir) > 0);
-	assert_true(asprintf(&bin, "%s/bin", dir) > 0);
-	assert_true(asprintf(&make, "%s/bin/make", dir) > 0);
-	assert_true(asprintf(&path, "%s:%s", bin, old_path) > 0);
-	assert_int_equal(mkdir_p(src, 0755), 0);
-	assert_int_equal(mkdir_p(bin, 0755), 0);
-	assert_int_equal(write_file_atomic(make, wrapper, strlen(wrapper), 0755), 0);
-	assert_int_equal(chmod(make, 0755), 0);
 	assert_int_equal(write_file_atomic(hello, "int x = 1;\n", 11, 0644), 0);
-	assert_int_equal(write_file_atomic(cfg, cfg_text, strlen(cfg_text), 0644), 0);
 	assert_int_equal(write_file_atomic(patch, patch_text, strlen(patch_text), 0644), 0);
-	assert_int_equal(setenv("PATH", path, 1), 0);
 	assert_int_equal(setenv("KFIX_TEST_DIR", dir, 1), 0);
 	assert_int_equal(setenv("FAKE_MAKE", SRCDIR "/tests/integration/fake-make", 1), 0);
-	o.src = src;
-	o.config = cfg;
-	o.dir = out;
-	o.jobs = 1;
-	o.sandbox = SANDBOX_NONE;
 
 	expect_base(&o, dir, 1, "int x = 1;\n");
 	/* nothing changed: kept */
@@ -544,12 +552,11 @@ static void test_base_cache(void **state)
 	assert_int_equal(unlink(newfile), 0);
 	expect_base(&o, dir, 5, "int x = 3;\n");
 	/* nor another config */
-	assert_int_equal(write_file_atomic(cfg, "CONFIG_KASAN=y\n", 15, 0644), 0);
 	{
 		_cleanup_free_ char *all = NULL;
 
-		assert_true(asprintf(&all, "%sCONFIG_KASAN=y\n", cfg_text) > 0);
-		assert_int_equal(write_file_atomic(cfg, all, strlen(all), 0644), 0);
+		assert_true(asprintf(&all, "%sCONFIG_KASAN=y\n", fake_cfg) > 0);
+		assert_int_equal(write_file_atomic(fb.cfg, all, strlen(all), 0644), 0);
 	}
 	expect_base(&o, dir, 6, "int x = 3;\n");
 	expect_base(&o, dir, 6, "int x = 3;\n");
@@ -565,13 +572,13 @@ static void test_base_cache(void **state)
 		assert_int_equal(build_kernel(&o, &res), 0);
 		build_result_free(&res);
 		o.patches = NULL;
-		assert_true(asprintf(&cache, "%s/src--test/.kfix-base", out) > 0);
+		assert_true(asprintf(&cache, "%s/src--test/.kfix-base", fb.out) > 0);
 		assert_int_equal(access(cache, F_OK), -1);
 	}
 
 	assert_int_equal(unsetenv("FAKE_MAKE"), 0);
 	assert_int_equal(unsetenv("KFIX_TEST_DIR"), 0);
-	assert_int_equal(setenv("PATH", old_path, 1), 0);
+	fake_build_teardown(&fb);
 	assert_int_equal(rm_rf(dir), 0);
 }
 
