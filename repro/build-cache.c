@@ -136,12 +136,12 @@ static bool path_safe(const char *p)
 	return p[0] && p[0] != '/' && !strstr(p, "..") && !strchr(p, '\\') && !strchr(p, '"');
 }
 
-/* Whether src is still the source the kept kernel was built from. */
-static int source_matches(const char *cache, const char *src, bool *ret)
+/* Whether src is still the source the kept kernel was built from; the
+ * walk's plan (its manifest is the source as it is now) in *plan. */
+static int source_matches(const char *cache, const char *src, struct sync_plan *plan, bool *ret)
 {
 	_cleanup_free_ char *mpath = NULL, *manifest = NULL;
-	_cleanup_(sync_plan_free) struct sync_plan p = { 0 };
-	size_t len;
+	size_t len = 0;
 	bool same = true;
 	int r;
 
@@ -149,17 +149,19 @@ static int source_matches(const char *cache, const char *src, bool *ret)
 		return -ENOMEM;
 	r = read_file_bounded(mpath, MANIFEST_MAX, &manifest, &len);
 	if (r == -ENOENT || r == -EFBIG) {
-		*ret = false;
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	r = sync_plan_make(src, manifest, len, &p);
-	if (r < 0)
-		return r;
-	if (p.n_removed > 0)
 		same = false;
-	for (const char *c = p.changed; same && c < p.changed + p.changed_len; c += strlen(c) + 1) {
+		free(manifest);
+		manifest = NULL;
+		len = 0;
+	} else if (r < 0)
+		return r;
+	r = sync_plan_make(src, manifest, len, plan);
+	if (r < 0)
+		return r;
+	if (plan->n_removed > 0)
+		same = false;
+	for (const char *c = plan->changed; same && c < plan->changed + plan->changed_len;
+	     c += strlen(c) + 1) {
 		_cleanup_free_ char *orig = NULL, *cur = NULL;
 
 		if (!path_safe(c)) {
@@ -225,6 +227,7 @@ int base_cache_note(const char *objdir, const char *src, char *const *patches, s
 {
 	_cleanup_free_ char *cache = NULL;
 	_cleanup_strv_ char **files = NULL;
+	_cleanup_(sync_plan_free) struct sync_plan plan = { 0 };
 	bool same, ok = true;
 	int r;
 
@@ -233,7 +236,7 @@ int base_cache_note(const char *objdir, const char *src, char *const *patches, s
 		return r;
 	if (access(cache, F_OK) < 0)
 		return 0;
-	r = source_matches(cache, src, &same);
+	r = source_matches(cache, src, &plan, &same);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; same && ok && patches[i]; i++) {
@@ -275,11 +278,14 @@ int base_cache_note(const char *objdir, const char *src, char *const *patches, s
 }
 
 /* Copies the kept kernel into objdir when it is the one a build of src
- * with objdir's .config would make. */
-int base_cache_lookup(const char *objdir, const char *src, bool *ret_hit)
+ * with objdir's .config would make.  Otherwise *ret_manifest is the
+ * source as it is, for base_cache_store() once make has built it. */
+int base_cache_lookup(const char *objdir, const char *src, bool *ret_hit, char **ret_manifest,
+		      size_t *ret_len)
 {
 	_cleanup_free_ char *cache = NULL, *kept = NULL, *cur = NULL;
-	bool same;
+	_cleanup_(sync_plan_free) struct sync_plan plan = { 0 };
+	bool same, config_same;
 	int r;
 
 	r = cache_path(objdir, &cache);
@@ -287,63 +293,53 @@ int base_cache_lookup(const char *objdir, const char *src, bool *ret_hit)
 		return r;
 	if (asprintf(&kept, "%s/config", cache) < 0 || asprintf(&cur, "%s/.config", objdir) < 0)
 		return -ENOMEM;
-	r = files_equal(kept, cur, &same);
+	r = files_equal(kept, cur, &config_same);
 	if (r < 0)
 		return r;
-	if (same) {
-		r = source_matches(cache, src, &same);
-		if (r < 0)
-			return r;
-	}
+	r = source_matches(cache, src, &plan, &same);
+	if (r < 0)
+		return r;
+	same = same && config_same;
 	/* a copy that fails half way is an error; the next base build
 	 * copies again, a patched one links anew */
 	if (same) {
 		r = copy_artifacts(objdir, cache, false);
 		if (r < 0)
 			return r;
+	} else {
+		*ret_manifest = TAKE_PTR(plan.manifest);
+		*ret_len = plan.manifest_len;
 	}
 	*ret_hit = same;
 	return 0;
 }
 
-/* Keeps the kernel just built from the unpatched src. */
-int base_cache_store(const char *objdir, const char *src)
+/* Keeps the kernel just built from the unpatched source whose manifest
+ * base_cache_lookup() gave before make ran: a file edited during the
+ * build then differs from it, and the kept kernel is not used for it. */
+int base_cache_store(const char *objdir, const char *manifest, size_t len)
 {
-	_cleanup_free_ char *cache = NULL, *tmp = NULL, *path = NULL;
-	_cleanup_(sync_plan_free) struct sync_plan p = { 0 };
+	_cleanup_free_ char *cache = NULL, *tmp = NULL, *config = NULL, *kept = NULL,
+			    *mpath = NULL;
 	int r;
 
 	r = cache_path(objdir, &cache);
 	if (r < 0)
 		return r;
-	if (asprintf(&tmp, "%s.tmp", cache) < 0)
+	if (asprintf(&tmp, "%s.tmp", cache) < 0 || asprintf(&config, "%s/.config", objdir) < 0 ||
+	    asprintf(&kept, "%s/config", tmp) < 0 || asprintf(&mpath, "%s/manifest", tmp) < 0)
 		return -ENOMEM;
 	r = rm_rf(tmp);
 	if (r >= 0)
 		r = mkdir_p(tmp, 0755);
-	if (r < 0)
-		return r;
-	r = copy_artifacts(objdir, tmp, true);
-	if (r < 0)
-		return r;
-	if (asprintf(&path, "%s/.config", objdir) < 0)
-		return -ENOMEM;
-	{
-		_cleanup_free_ char *to = NULL, *mpath = NULL;
-
-		if (asprintf(&to, "%s/config", tmp) < 0 || asprintf(&mpath, "%s/manifest", tmp) < 0)
-			return -ENOMEM;
-		r = copy_file_bounded(path, to, FILE_MAX);
-		if (r < 0)
-			return r;
-		r = sync_plan_make(src, NULL, 0, &p);
-		if (r < 0)
-			return r;
-		r = write_file_atomic(mpath, p.manifest, p.manifest_len, 0644);
-		if (r < 0)
-			return r;
-	}
-	r = rm_rf(cache);
+	if (r >= 0)
+		r = copy_artifacts(objdir, tmp, true);
+	if (r >= 0)
+		r = copy_file_bounded(config, kept, FILE_MAX);
+	if (r >= 0)
+		r = write_file_atomic(mpath, manifest, len, 0644);
+	if (r >= 0)
+		r = rm_rf(cache);
 	if (r < 0)
 		return r;
 	return rename(tmp, cache) < 0 ? -errno : 0;

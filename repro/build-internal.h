@@ -90,9 +90,11 @@ int sync_plan_make(const char *src, const char *old_manifest, size_t old_len,
  * base build after a patched one need not compile the reverted files and
  * link again.  note: before patches are applied (copies of the files they
  * touch); lookup: after the config is in place, *ret_hit true when the
- * kept kernel was copied into objdir; store: after a base build. */
+ * kept kernel was copied into objdir, else the source's manifest for
+ * store, after make built it. */
 int base_cache_note(const char *objdir, const char *src, char *const *patches, size_t patch_max);
-int base_cache_lookup(const char *objdir, const char *src, bool *ret_hit);
-int base_cache_store(const char *objdir, const char *src);
+int base_cache_lookup(const char *objdir, const char *src, bool *ret_hit, char **ret_manifest,
+		      size_t *ret_len);
+int base_cache_store(const char *objdir, const char *manifest, size_t len);
 
 #endif

@@ -573,9 +573,12 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 	/* Only full kernel builds are estimated and recorded: a compile
 	 * check of a few files says nothing about the next build. */
 	bool kernel = streq(targets[0], "bzImage"), cold;
+	bool patched = o->patches && o->patches[0];
 	/* the base kernel is kept aside by local builds (build-cache.c),
 	 * and any local patch first copies the files it touches */
-	bool local = !o->remote.host[0], keep = kernel && local;
+	bool local = !o->remote.host[0], keep = kernel && local && !patched;
+	_cleanup_free_ char *manifest = NULL;
+	size_t manifest_len = 0;
 	struct follow f = { .o = o, .p = { .percent = -1 } };
 	int r, rc;
 
@@ -585,7 +588,7 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 	log_fd = open(res->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (log_fd < 0)
 		return -errno;
-	if (o->patches && o->patches[0]) {
+	if (patched) {
 		follow_stage(&f, BUILD_STAGE_PATCH);
 		if (local) {
 			r = base_cache_note(res->objdir, o->src, o->patches, PATCH_MAX);
@@ -603,10 +606,10 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 	r = prepare_config(o, &br, res->objdir, log_fd, &f, res);
 	if (r < 0 || res->status != BUILD_OK)
 		return r;
-	if (keep && !(o->patches && o->patches[0])) {
+	if (keep) {
 		bool hit = false;
 
-		r = base_cache_lookup(res->objdir, o->src, &hit);
+		r = base_cache_lookup(res->objdir, o->src, &hit, &manifest, &manifest_len);
 		if (r < 0)
 			return r;
 		if (hit) {
@@ -629,8 +632,8 @@ static int do_build(const struct build_opts *o, char *const *targets, struct bui
 			return r;
 		steps_record(res->objdir, cold, f.p.steps);
 		/* a kernel not kept is built again next time: not a failure */
-		if (keep && !(o->patches && o->patches[0]))
-			(void)base_cache_store(res->objdir, o->src);
+		if (manifest)
+			(void)base_cache_store(res->objdir, manifest, manifest_len);
 	}
 	follow_stage(&f, BUILD_STAGE_DONE);
 	return 0;
