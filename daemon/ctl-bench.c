@@ -11,11 +11,11 @@
 #include "config.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -105,10 +105,11 @@ kernel_job() {
 	wait "$p1"
 }
 # The second lane: three of the repair scenarios and the whole-flow
-# tests, half of the time (measured in one run, in minutes: kernel 27,
-# e2e 20, demo 13, bisect 12, msg-uaf 10, pipeline 10, watch-queue-oob
-# 9.5, clock-null-deref 8, build-remote 7.5, timer-kclock 5,
-# watch-queue-leak 5, syz 3, explore 2.5, faults 1).
+# tests, half of the time (measured in a cold run, in minutes: kernel
+# 21.5, e2e 13, demo 11, msg-uaf 9.5, bisect 8.5, pipeline 8.5,
+# watch-queue-leak 6, clock-null-deref 6, watch-queue-oob 6,
+# build-remote 5.5, timer-kclock 5, explore 2.5, syz 2, faults 1; the
+# lanes took 54 and 51).
 KERNEL_LANE2='^tests/kernel/(repair-(msg-uaf|watch-queue-oob|watch-queue-leak)|e2e|pipeline|bisect)\.sh$'
 
 [ -x ./configure ] || ./autogen.sh >/dev/null
