@@ -141,9 +141,11 @@ TESTS += tests/integration/kfixctl-tree.sh
 EXTRA_DIST += tests/integration/kfixctl-tree.sh
 
 TESTS += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
-	tests/integration/vm-faults.sh tests/integration/build-remote.sh
+	tests/integration/vm-faults.sh tests/integration/vm-kill.sh \
+	tests/integration/build-remote.sh
 EXTRA_DIST += tests/integration/repro-progress.sh tests/integration/repro-syz.sh \
-	tests/integration/vm-faults.sh tests/integration/build-remote.sh
+	tests/integration/vm-faults.sh tests/integration/vm-kill.sh \
+	tests/integration/build-remote.sh
 
 EXTRA_PROGRAMS += tests/bench/bench-bisect
 BENCH_BINS += tests/bench/bench-bisect

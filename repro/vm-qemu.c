@@ -26,6 +26,9 @@
 /* A VM outlives its run by at most this much if kfix and sshd both fail
  * to stop it. */
 #define VM_MAX_LIFETIME_SEC 3600
+/* A VM folder this much older than any VM can live was left by a kfix
+ * killed before its VM started (the watcher removes the others). */
+#define VM_STALE_MIN (VM_MAX_LIFETIME_SEC / 60 + 30)
 
 struct vm {
 	const struct vm_opts *o;
@@ -80,14 +83,26 @@ static bool is_loopback(const char *h)
 
 /* The remote script: qemu in the background under a time limit, and a
  * watcher that kills it as soon as our channel's stdin closes, which
- * happens when kfix stops the VM, exits or loses the connection. */
+ * happens when kfix stops the VM, exits or loses the connection.
+ *
+ * The watcher signals timeout's process group as well as timeout itself
+ * and keeps at it until both are gone: a signal that reaches timeout
+ * while it forks makes it exit and leave qemu running (coreutils 9.1,
+ * Debian 12), and that is just when a kfix killed during the start sends
+ * one.  When qemu was still running, the channel closed because kfix
+ * stopped the VM or went away, and the watcher removes the VM's folder
+ * too, which a kfix that was killed cannot do.  (The channel also closes
+ * when the script exits: then kfix still reads qemu.out and removes the
+ * folder itself.)  A folder whose VM never started is swept by a later
+ * VM's start. */
 static int qemu_command(const struct vm *vm, char **ret)
 {
 	const struct vm_opts *o = vm->o;
 	_cleanup_free_ char *dir = ssh_quote(vm->dir), *qemu = ssh_quote(o->qemu),
-			    *image = ssh_quote(o->image), *append = NULL, *qappend = NULL;
+			    *image = ssh_quote(o->image), *work = ssh_quote(o->workdir),
+			    *append = NULL, *qappend = NULL;
 
-	if (!dir || !qemu || !image)
+	if (!dir || !qemu || !image || !work)
 		return -ENOMEM;
 	if (asprintf(&append, "console=ttyS0 panic=-1 oops=panic panic_on_warn=1 %s",
 		     o->cmdline ? o->cmdline : "") < 0)
@@ -96,16 +111,22 @@ static int qemu_command(const struct vm *vm, char **ret)
 	if (!qappend)
 		return -ENOMEM;
 	return asprintf(ret,
+			"find %s -mindepth 1 -maxdepth 1 -type d -name 'vm-*' -mmin +%d "
+			"-exec rm -rf {} + >/dev/null 2>&1; "
 			"cd %s || exit 1; exec 3<&0; "
 			"timeout -k 5 %d %s -m %d -smp %d -display none -monitor none "
 			"-no-reboot -kernel bzImage -initrd %s -append %s "
 			"-netdev user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22 "
 			"-device virtio-net-pci,netdev=n0 -serial file:console.log "
 			"</dev/null >qemu.out 2>&1 & q=$!; "
-			"( cat <&3; kill $q ) >/dev/null 2>&1 & "
+			"( cat <&3; exec 3<&-; r=; kill -s 0 $q && r=1; s=TERM; i=0; "
+			"while kill -s 0 $q || kill -s 0 -- -$q; do "
+			"[ $i -lt 10 ] || s=KILL; kill -s $s $q; kill -s $s -- -$q; "
+			"i=$((i + 1)); sleep 1; done; [ -z \"$r\" ] || { cd /; rm -rf %s; } "
+			") >/dev/null 2>&1 & "
 			"exec 3<&-; wait $q; rc=$?; echo \"qemu exited $rc\" >>qemu.out; exit $rc",
-			dir, VM_MAX_LIFETIME_SEC, qemu, o->memory, o->cpus, image, qappend,
-			vm->port) < 0
+			work, VM_STALE_MIN, dir, VM_MAX_LIFETIME_SEC, qemu, o->memory, o->cpus, image, qappend,
+			vm->port, dir) < 0
 		       ? -ENOMEM
 		       : 0;
 }
