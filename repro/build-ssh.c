@@ -398,6 +398,7 @@ static int make_command(struct build_host *h, char *const *targets, char **ret)
 	struct sandbox sb = { .kind = o->sandbox, .ro = { h->ssh->src }, .n_ro = 1,
 			      .rw = { h->ssh->obj }, .n_rw = 1 };
 	_cleanup_strv_ char **box = NULL;
+	_cleanup_free_ char *watch = NULL;
 	int r;
 
 	/* the sandbox's words before make's, each quoted */
@@ -438,9 +439,11 @@ static int make_command(struct build_host *h, char *const *targets, char **ret)
 		if (!q || buf_printf(&b, " %s", q) < 0)
 			return -ENOMEM;
 	}
-	if (buf_puts(&b, " </dev/null 3<&- 9>&- & m=$!; "
-		     "( cat <&3; kill -TERM -- -$m ) >/dev/null 2>&1 </dev/null 9>&- & "
-		     "exec 3<&-; wait $m; s=$?; rm -f \"$k\"; exit $s") < 0)
+	r = ssh_watch_script("m", NULL, &watch);
+	if (r < 0)
+		return r;
+	if (buf_printf(&b, " </dev/null 3<&- 9>&- & m=$!; %s"
+		       "exec 3<&-; wait $m; s=$?; rm -f \"$k\"; exit $s", watch) < 0)
 		return -ENOMEM;
 	*ret = buf_steal(&b, NULL);
 	return *ret ? 0 : -ENOMEM;

@@ -80,4 +80,13 @@ int ssh_job_finish(struct ssh_job *j, uint64_t timeout_usec, int *ret_status);
 /* 'arg' with embedded single quotes escaped for a POSIX shell. */
 char *ssh_quote(const char *arg);
 
+/* The shell text of a watcher for a remote script whose channel's stdin
+ * is on fd 3 and which started a process whose pid is in $VAR: once the
+ * channel ends (kfix stopped it, exited, was killed or lost the
+ * connection), it signals that process and its process group, TERM and
+ * after 10 s KILL, until both are gone.  Then, if the process was still
+ * running when the channel ended, it runs the shell text 'then' (NULL:
+ * nothing).  Ends in '&'; closes fds 3 and 9 (a lock) for itself. */
+int ssh_watch_script(const char *var, const char *then, char **ret);
+
 #endif

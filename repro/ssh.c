@@ -458,3 +458,21 @@ char *ssh_quote(const char *arg)
 		return NULL;
 	return buf_steal(&b, NULL);
 }
+
+/* Signalling the process alone is not enough: a signal can reach it
+ * before it made its group (setsid) or, in coreutils 9.1's timeout, while
+ * it forks, when it exits and leaves its child running; the group alone
+ * misses a process that has not made its group yet.  Hence both, again
+ * and again until neither is left. */
+int ssh_watch_script(const char *var, const char *then, char **ret)
+{
+	return asprintf(ret,
+			"( cat <&3; exec 3<&-; r=; kill -s 0 $%1$s && r=1; s=TERM; i=0; "
+			"while kill -s 0 $%1$s || kill -s 0 -- -$%1$s; do "
+			"[ $i -lt 10 ] || s=KILL; kill -s $s $%1$s; kill -s $s -- -$%1$s; "
+			"i=$((i + 1)); sleep 1; done; [ -z \"$r\" ] || { %2$s; } "
+			") >/dev/null 2>&1 </dev/null 9>&- & ",
+			var, then ? then : ":") < 0
+		       ? -ENOMEM
+		       : 0;
+}

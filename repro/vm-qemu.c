@@ -82,25 +82,19 @@ static bool is_loopback(const char *h)
 }
 
 /* The remote script: qemu in the background under a time limit, and a
- * watcher that kills it as soon as our channel's stdin closes, which
- * happens when kfix stops the VM, exits or loses the connection.
- *
- * The watcher signals timeout's process group as well as timeout itself
- * and keeps at it until both are gone: a signal that reaches timeout
- * while it forks makes it exit and leave qemu running (coreutils 9.1,
- * Debian 12), and that is just when a kfix killed during the start sends
- * one.  When qemu was still running, the channel closed because kfix
- * stopped the VM or went away, and the watcher removes the VM's folder
- * too, which a kfix that was killed cannot do.  (The channel also closes
- * when the script exits: then kfix still reads qemu.out and removes the
- * folder itself.)  A folder whose VM never started is swept by a later
- * VM's start. */
+ * watcher (ssh_watch_script) that stops it, with its process group, as
+ * soon as our channel's stdin closes, which happens when kfix stops the
+ * VM, exits, is killed or loses the connection.  When qemu was still
+ * running then, the watcher removes the VM's folder too, which a kfix
+ * that was killed cannot do.  (The channel also closes when the script
+ * exits: then kfix still reads qemu.out and removes the folder itself.)
+ * A folder whose VM never started is swept by a later VM's start. */
 static int qemu_command(const struct vm *vm, char **ret)
 {
 	const struct vm_opts *o = vm->o;
 	_cleanup_free_ char *dir = ssh_quote(vm->dir), *qemu = ssh_quote(o->qemu),
 			    *image = ssh_quote(o->image), *work = ssh_quote(o->workdir),
-			    *append = NULL, *qappend = NULL;
+			    *append = NULL, *qappend = NULL, *rm = NULL, *watch = NULL;
 
 	if (!dir || !qemu || !image || !work)
 		return -ENOMEM;
@@ -108,7 +102,8 @@ static int qemu_command(const struct vm *vm, char **ret)
 		     o->cmdline ? o->cmdline : "") < 0)
 		return -ENOMEM;
 	qappend = ssh_quote(append);
-	if (!qappend)
+	if (!qappend || asprintf(&rm, "cd /; rm -rf %s", dir) < 0 ||
+	    ssh_watch_script("q", rm, &watch) < 0)
 		return -ENOMEM;
 	return asprintf(ret,
 			"find %s -mindepth 1 -maxdepth 1 -type d -name 'vm-*' -mmin +%d "
@@ -118,15 +113,10 @@ static int qemu_command(const struct vm *vm, char **ret)
 			"-no-reboot -kernel bzImage -initrd %s -append %s "
 			"-netdev user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:%d-:22 "
 			"-device virtio-net-pci,netdev=n0 -serial file:console.log "
-			"</dev/null >qemu.out 2>&1 & q=$!; "
-			"( cat <&3; exec 3<&-; r=; kill -s 0 $q && r=1; s=TERM; i=0; "
-			"while kill -s 0 $q || kill -s 0 -- -$q; do "
-			"[ $i -lt 10 ] || s=KILL; kill -s $s $q; kill -s $s -- -$q; "
-			"i=$((i + 1)); sleep 1; done; [ -z \"$r\" ] || { cd /; rm -rf %s; } "
-			") >/dev/null 2>&1 & "
+			"</dev/null >qemu.out 2>&1 & q=$!; %s"
 			"exec 3<&-; wait $q; rc=$?; echo \"qemu exited $rc\" >>qemu.out; exit $rc",
-			work, VM_STALE_MIN, dir, VM_MAX_LIFETIME_SEC, qemu, o->memory, o->cpus, image, qappend,
-			vm->port, dir) < 0
+			work, VM_STALE_MIN, dir, VM_MAX_LIFETIME_SEC, qemu, o->memory, o->cpus,
+			image, qappend, vm->port, watch) < 0
 		       ? -ENOMEM
 		       : 0;
 }
