@@ -189,7 +189,7 @@ int jobs_run_child(const char *config_path, int64_t job_id, const char *owner)
 
 		log_warning("job %s failed: %s", ctx.job->kind,
 			    ctx.error ? ctx.error : strerror(-r));
-		r = store_job_fail(store, job_id, owner,
+		r = store_job_fail(store, job_id, owner, ctx.job->attempts,
 				   ctx.error ? ctx.error : strerror(-r), jc.retry_delay_usec,
 				   ctx.permanent, &final);
 		if (r < 0)

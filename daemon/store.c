@@ -963,7 +963,7 @@ int store_job_finish(struct store *s, int64_t id, const char *owner,
 	return tx_end(s, r);
 }
 
-int store_job_fail(struct store *s, int64_t id, const char *owner,
+int store_job_fail(struct store *s, int64_t id, const char *owner, int64_t attempt,
 		   const char *error, uint64_t retry_delay_usec, bool permanent,
 		   bool *ret_final)
 {
@@ -974,7 +974,8 @@ int store_job_fail(struct store *s, int64_t id, const char *owner,
 	if (r < 0)
 		return r;
 	r = store_job_get(s, id, &j);
-	if (r >= 0 && (!streq(j->state, "running") || !streq_ptr(j->lease_owner, owner)))
+	if (r >= 0 && (!streq(j->state, "running") || !streq_ptr(j->lease_owner, owner) ||
+		       (attempt > 0 && j->attempts != attempt)))
 		r = -ESTALE;
 	if (r >= 0) {
 		final = permanent || j->attempts >= j->max_attempts;

@@ -150,8 +150,11 @@ int store_job_checkpoint(struct store *s, int64_t id, const char *owner,
 int store_job_finish(struct store *s, int64_t id, const char *owner,
 		     const char *result);
 /* Requeues after retry_delay_usec while attempts remain (and the failure
- * is not permanent), else fails the job for good. */
-int store_job_fail(struct store *s, int64_t id, const char *owner,
+ * is not permanent), else fails the job for good.  -ESTALE unless owner
+ * holds the job in its attempt number 'attempt' (0: any): the daemon's
+ * owner name is the same for every attempt, and a process of an earlier
+ * attempt must not fail a later one. */
+int store_job_fail(struct store *s, int64_t id, const char *owner, int64_t attempt,
 		   const char *error, uint64_t retry_delay_usec, bool permanent,
 		   bool *ret_final);
 int store_job_retry(struct store *s, int64_t id);

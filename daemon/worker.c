@@ -19,6 +19,7 @@
 struct running {
 	struct workers *w;
 	int64_t job_id, bug_id;
+	int64_t attempt; /* the job's attempt number this process runs */
 	pid_t pid;
 	bool timed_out;
 	sd_event_source *child, *timeout;
@@ -103,7 +104,7 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
 	else
 		snprintf(why, sizeof(why), "job process killed by signal %s",
 			 strsignal(si->si_status));
-	r = store_job_fail(w->store, rj->job_id, w->owner, why,
+	r = store_job_fail(w->store, rj->job_id, w->owner, rj->attempt, why,
 			   w->conf.retry_delay_usec, false, &final);
 	if (r == -ESTALE)
 		log_job(LOG_DEBUG, bug, job, "%s (already recorded)", why);
@@ -153,6 +154,7 @@ static int spawn(struct workers *w, int slot, struct store_job *j)
 	rj->w = w;
 	rj->job_id = j->id;
 	rj->bug_id = j->bug_id;
+	rj->attempt = j->attempts;
 	rj->pid = fork();
 	if (rj->pid < 0) {
 		r = negerrno();
@@ -228,13 +230,18 @@ int workers_running(const struct workers *w)
  * that one is left to end (its time limit still holds), as killing it
  * there can leave it unreaped (seen under AddressSanitizer, whose leak
  * check runs at exit). */
+/* A job process that recorded its own end before it exited: done, failed
+ * for good, or requeued for another attempt, which this daemon may have
+ * leased already.  A cancel, or a lease another daemon took, is not. */
 static bool job_ended_itself(struct workers *w, const struct running *rj)
 {
 	_cleanup_(store_job_freep) struct store_job *j = NULL;
 
 	if (store_job_get(w->store, rj->job_id, &j) < 0)
 		return false;
-	return streq(j->state, "done") || streq(j->state, "failed");
+	if (j->attempts > rj->attempt)
+		return !streq(j->state, "running") || streq_ptr(j->lease_owner, w->owner);
+	return streq(j->state, "done") || streq(j->state, "failed") || streq(j->state, "queued");
 }
 
 static int on_renew(sd_event_source *s, uint64_t usec, void *userdata)

@@ -81,13 +81,16 @@ static void test_job_lease_cycle(void **state)
 	assert_int_equal(store_job_finish(f->s, j1, "b:2", NULL), -ESTALE);
 	assert_int_equal(store_job_finish(f->s, j1, "a:1", "{}"), 0);
 	/* fail once: requeued (no delay), then fail again: final */
-	assert_int_equal(store_job_fail(f->s, j2, "a:1", "boom", 0, false, &final), 0);
+	assert_int_equal(store_job_fail(f->s, j2, "a:1", 0, "boom", 0, false, &final), 0);
 	assert_false(final);
 	assert_int_equal(store_job_lease(f->s, "a:1", 60000000, &j), 0);
 	assert_int_equal(j->id, j2);
 	assert_int_equal(j->attempts, 2);
 	store_job_free(j);
-	assert_int_equal(store_job_fail(f->s, j2, "a:1", "boom", 0, false, &final), 0);
+	/* the first attempt's process, seen ending late, cannot fail the
+	 * second one: the owner is the same daemon */
+	assert_int_equal(store_job_fail(f->s, j2, "a:1", 1, "killed", 0, false, &final), -ESTALE);
+	assert_int_equal(store_job_fail(f->s, j2, "a:1", 2, "boom", 0, false, &final), 0);
 	assert_true(final);
 	assert_int_equal(store_job_get(f->s, j2, &j), 0);
 	assert_string_equal(j->state, "failed");
