@@ -185,8 +185,30 @@ static size_t hexdump_line(const char *l, const char *e)
 	return (size_t)(e - l);
 }
 
-/* s with each hex dump line's words and column as one "#"; NULL when s
- * has none (or on no memory: the line then compares as it is). */
+/* A row of KASAN's "Memory state around the buggy address" (">" marks
+ * the buggy row): an address, then 16 shadow bytes such as "fa fb fc",
+ * which depend on where the allocator put the neighbouring objects and
+ * are letters as often as digits.  The row's length when [l, e) is one,
+ * else 0. */
+static size_t shadow_line(const char *l, const char *e)
+{
+	const char *p = l + (l < e && *l == '>');
+	size_t n = 0, bytes = 0;
+
+	while (p + n < e && isxdigit((unsigned char)p[n]))
+		n++;
+	if (n < 8 || p + n + 1 >= e || p[n] != ':')
+		return 0;
+	for (p += n + 1; p + 3 <= e && p[0] == ' ' && isxdigit((unsigned char)p[1]) &&
+			 isxdigit((unsigned char)p[2]);
+	     p += 3)
+		bytes++;
+	return p == e && bytes >= 8 ? (size_t)(e - l) : 0;
+}
+
+/* s with each hex dump line's words and column, and each shadow row, as
+ * one "#"; NULL when s has none (or on no memory: the line then compares
+ * as it is). */
 static char *hexdumps_masked(const char *s)
 {
 	struct buf b = BUF_INIT(strlen(s) + 1);
@@ -199,6 +221,8 @@ static char *hexdumps_masked(const char *s)
 		while (t < e && (*t == ' ' || *t == '\t'))
 			t++;
 		n = hexdump_line(t, e);
+		if (!n)
+			n = shadow_line(t, e);
 		any |= n > 0;
 		if (buf_append(&b, l, (size_t)(t - l)) < 0 ||
 		    buf_append(&b, n ? "#" : t, n ? 1 : (size_t)(e - t)) < 0 ||
