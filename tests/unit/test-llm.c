@@ -483,6 +483,36 @@ static void test_replay_tolerates_run_noise(void **state)
 	}
 }
 
+/* Records a request whose user message is texts[0], then replays a
+ * request with each of the texts: those before n_same must replay, the
+ * others must diverge. */
+static void replay_variants(const char *name, const char *const *texts, size_t n,
+			    size_t n_same)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s.cassette", tmpdir, name);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_(llm_freep) struct llm *l = NULL;
+		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
+		_cleanup_free_ char *err = NULL, *line = NULL;
+		_cleanup_json_ json_t *req = NULL, *e = NULL;
+
+		req = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user", "content", texts[i]);
+		assert_non_null(req);
+		if (i == 0) {
+			e = json_pack("{s:s, s:s, s:O, s:s}", "provider", "openai", "model", "m",
+				      "request", req, "body",
+				      "{\"choices\":[{\"message\":{\"content\":\"ok\"}}]}");
+			line = json_dumps(e, JSON_COMPACT);
+			assert_non_null(line);
+			assert_int_equal(write_file_atomic(path, line, strlen(line), 0600), 0);
+		}
+		assert_int_equal(llm_new_for_replay(path, &l), 0);
+		assert_int_equal(llm_chat(l, req, &r, &err), i < n_same ? 0 : -ENOMSG);
+	}
+}
+
 /* kmemleak's hex dump: the same random bytes as hex words and as an
  * ASCII column (which may hold a quote); a request that differs only
  * there replays, one with a line less does not. */
@@ -495,31 +525,15 @@ static void test_replay_masks_hexdump(void **state)
 		"    ab cd ef 5c 00 ea ff ff 40 ae 10 00 00 ea ff ff  ...\\....@.......\n",
 		"    80 ad 10 00 00 ea ff ff c0 ad 10 00 00 ea ff ff  ................\n",
 	};
-	char path[128];
+	char *texts[ARRAY_SIZE(dumps)];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/hexdump.cassette", tmpdir);
-	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++) {
-		_cleanup_(llm_freep) struct llm *l = NULL;
-		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
-		_cleanup_free_ char *err = NULL, *text = NULL, *line = NULL;
-		_cleanup_json_ json_t *req = NULL, *e = NULL;
-
-		assert_true(asprintf(&text, "BUG: memory leak\nunreferenced object (size 32):\n"
+	for (size_t i = 0; i < ARRAY_SIZE(dumps); i++)
+		assert_true(asprintf(&texts[i], "BUG: memory leak\nunreferenced object (size 32):\n"
 				     "  hex dump (first 32 bytes):\n%s  backtrace:\n", dumps[i]) > 0);
-		req = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user", "content", text);
-		assert_non_null(req);
-		if (i == 0) {
-			e = json_pack("{s:s, s:s, s:O, s:s}", "provider", "openai", "model", "m",
-				      "request", req, "body",
-				      "{\"choices\":[{\"message\":{\"content\":\"ok\"}}]}");
-			line = json_dumps(e, JSON_COMPACT);
-			assert_non_null(line);
-			assert_int_equal(write_file_atomic(path, line, strlen(line), 0600), 0);
-		}
-		assert_int_equal(llm_new_for_replay(path, &l), 0);
-		assert_int_equal(llm_chat(l, req, &r, &err), i < 2 ? 0 : -ENOMSG);
-	}
+	replay_variants("hexdump", (const char *const *)texts, ARRAY_SIZE(texts), 2);
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
+		free(texts[i]);
 }
 
 /* KASAN's shadow rows: the bytes around the object depend on where its
@@ -545,33 +559,17 @@ static void test_replay_masks_shadow(void **state)
 		"                                                    ^\n"
 		" ffff88800b1c4f00: free the object before the queue\n",
 	};
-	char path[128];
+	char *texts[ARRAY_SIZE(rows)];
 
 	(void)state;
-	snprintf(path, sizeof(path), "%s/shadow.cassette", tmpdir);
-	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
-		_cleanup_(llm_freep) struct llm *l = NULL;
-		_cleanup_(llm_response_freep) struct llm_response *r = NULL;
-		_cleanup_free_ char *err = NULL, *text = NULL, *line = NULL;
-		_cleanup_json_ json_t *req = NULL, *e = NULL;
-
-		assert_true(asprintf(&text, "BUG: KASAN: slab-out-of-bounds in post_one_notification\n"
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+		assert_true(asprintf(&texts[i], "BUG: KASAN: slab-out-of-bounds in post_one_notification\n"
 				     "Memory state around the buggy address:\n%s"
 				     "==================================================================\n",
 				     rows[i]) > 0);
-		req = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user", "content", text);
-		assert_non_null(req);
-		if (i == 0) {
-			e = json_pack("{s:s, s:s, s:O, s:s}", "provider", "openai", "model", "m",
-				      "request", req, "body",
-				      "{\"choices\":[{\"message\":{\"content\":\"ok\"}}]}");
-			line = json_dumps(e, JSON_COMPACT);
-			assert_non_null(line);
-			assert_int_equal(write_file_atomic(path, line, strlen(line), 0600), 0);
-		}
-		assert_int_equal(llm_new_for_replay(path, &l), 0);
-		assert_int_equal(llm_chat(l, req, &r, &err), i < 2 ? 0 : -ENOMSG);
-	}
+	replay_variants("shadow", (const char *const *)texts, ARRAY_SIZE(texts), 2);
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++)
+		free(texts[i]);
 }
 
 static int setup(void **state)
