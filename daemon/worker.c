@@ -225,14 +225,13 @@ int workers_running(const struct workers *w)
 	return n;
 }
 
-/* A job that recorded its own end (done, or failed for good) is no
- * longer running but its process may still be exiting:
- * that one is left to end (its time limit still holds), as killing it
- * there can leave it unreaped (seen under AddressSanitizer, whose leak
- * check runs at exit). */
-/* A job process that recorded its own end before it exited: done, failed
- * for good, or requeued for another attempt, which this daemon may have
- * leased already.  A cancel, or a lease another daemon took, is not. */
+/* A job that recorded its own end (done, failed for good, or requeued
+ * for another attempt, which this daemon may have leased already) is no
+ * longer running under this process's lease, but the process may still
+ * be exiting: that one is left to end (its time limit still holds), as
+ * killing it there can leave it unreaped (seen under AddressSanitizer,
+ * whose leak check runs at exit).  A cancel, or a lease another daemon
+ * took, is not such an end. */
 static bool job_ended_itself(struct workers *w, const struct running *rj)
 {
 	_cleanup_(store_job_freep) struct store_job *j = NULL;
