@@ -10,27 +10,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$(cd "$here/../.." && pwd)}"
 . "$here/../kernel/lib.sh"
 
-for t in /usr/sbin/sshd ssh-keygen qemu-system-x86_64 timeout python3; do
-	command -v "$t" >/dev/null 2>&1 || kt_skip "$t is not installed"
-done
-T=$(mktemp -d "${TMPDIR:-/tmp}/kfix-vmfaults.XXXXXX")
-KT_PIDS=()
-trap kt_cleanup EXIT
-kt_start_sshd
-(exec 3<>/dev/tcp/127.0.0.1/$SSHD_PORT) 2>/dev/null || kt_skip "sshd does not start here: $(cat "$T/sshd.log")"
-
-# A multiboot image (QEMU loads it with -kernel) whose code halts for
-# good: cli; hlt; jmp back to hlt.
-python3 - "$T/halt.img" <<'PY'
-import struct, sys
-magic, flags, load = 0x1BADB002, 0x00010000, 0x100000
-head = struct.pack("<8I", magic, flags, (-(magic + flags)) & 0xffffffff,
-                   load, load, 0, 0, load + 32)
-open(sys.argv[1], "wb").write(head + b"\xfa\xf4\xeb\xfd")
-PY
-echo image > "$T/image"
+kt_halting_vm_host vmfaults
 echo 'int main(void) { return 0; }' > "$T/repro.c"
-cp /bin/true "$T/repro"
 
 cat > "$T/kfix.conf" <<CFG
 [kfix]

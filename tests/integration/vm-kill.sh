@@ -15,24 +15,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$(cd "$here/../.." && pwd)}"
 . "$here/../kernel/lib.sh"
 
-for t in /usr/sbin/sshd ssh-keygen qemu-system-x86_64 timeout python3; do
-	command -v "$t" >/dev/null 2>&1 || kt_skip "$t is not installed"
-done
-T=$(mktemp -d "${TMPDIR:-/tmp}/kfix-vmkill.XXXXXX")
-KT_PIDS=()
-trap kt_cleanup EXIT
-kt_start_sshd
-(exec 3<>/dev/tcp/127.0.0.1/$SSHD_PORT) 2>/dev/null || kt_skip "sshd does not start here: $(cat "$T/sshd.log")"
-
-python3 - "$T/halt.img" <<'PY'
-import struct, sys
-magic, flags, load = 0x1BADB002, 0x00010000, 0x100000
-head = struct.pack("<8I", magic, flags, (-(magic + flags)) & 0xffffffff,
-                   load, load, 0, 0, load + 32)
-open(sys.argv[1], "wb").write(head + b"\xfa\xf4\xeb\xfd")
-PY
-echo image > "$T/image"
-cp /bin/true "$T/repro"
+kt_halting_vm_host vmkill
 # the stand-in for qemu that leaves a process in its group and exits
 cp "$(command -v sleep)" "$T/lingering"
 cat > "$T/leaky-qemu" <<SH

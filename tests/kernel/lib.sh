@@ -75,6 +75,33 @@ CFG
 	echo "[127.0.0.1]:$SSHD_PORT $(cut -d' ' -f1,2 "$T/sshd_host_key.pub")" > "$T/known_hosts"
 }
 
+# The VM host of the tests of VM faults, without a kernel: $T (named
+# kfix-NAME), a real sshd on 127.0.0.1, and $T/halt.img, a multiboot
+# image (QEMU loads it with -kernel) whose code halts for good (cli; hlt;
+# jmp back to hlt), so no guest ever answers; $T/image stands for the
+# initramfs and $T/repro for the reproducer.
+kt_halting_vm_host() { # NAME
+	local t
+	for t in /usr/sbin/sshd ssh-keygen qemu-system-x86_64 timeout python3; do
+		command -v "$t" >/dev/null 2>&1 || kt_skip "$t is not installed"
+	done
+	T=$(mktemp -d "${TMPDIR:-/tmp}/kfix-$1.XXXXXX")
+	KT_PIDS=()
+	trap kt_cleanup EXIT
+	kt_start_sshd
+	(exec 3<>"/dev/tcp/127.0.0.1/$SSHD_PORT") 2>/dev/null ||
+		kt_skip "sshd does not start here: $(cat "$T/sshd.log")"
+	python3 - "$T/halt.img" <<'PY'
+import struct, sys
+magic, flags, load = 0x1BADB002, 0x00010000, 0x100000
+head = struct.pack("<8I", magic, flags, (-(magic + flags)) & 0xffffffff,
+                   load, load, 0, 0, load + 32)
+open(sys.argv[1], "wb").write(head + b"\xfa\xf4\xeb\xfd")
+PY
+	echo image > "$T/image"
+	cp /bin/true "$T/repro"
+}
+
 # The guest: busybox, dropbear and its libraries, our key for root.
 kt_make_initramfs() {
 	local r="$T/initramfs" lib
