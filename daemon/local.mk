@@ -3,6 +3,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/store.c daemon/store.h daemon/store-internal.h daemon/store-json.c \
 	daemon/store-bug.c daemon/store-job.c daemon/store-outbox.c daemon/store-event.c \
 	daemon/store-patch.c daemon/store-review.c daemon/store-inbox.c daemon/store-metric.c \
+	daemon/store-sqlite.c \
 	daemon/child.c daemon/child.h \
 	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \

@@ -77,13 +77,13 @@ bool store_bug_transition_ok(const char *from, const char *to)
 	" repro_c, repro_syz, kernel_config, created, updated, crash_report,"   \
 	" guilty_file, (SELECT count(*) FROM patches WHERE bug_id = bugs.id)"
 
-static struct store_bug *bug_from_row(sqlite3_stmt *st)
+static struct store_bug *bug_from_row(struct db_stmt *st)
 {
 	struct store_bug *b = calloc(1, sizeof(*b));
 
 	if (!b)
 		return NULL;
-	b->id = sqlite3_column_int64(st, 0);
+	b->id = db_col_int64(st, 0);
 	b->source = db_col_text(st, 1);
 	b->source_id = db_col_text(st, 2);
 	b->title = db_col_text(st, 3);
@@ -94,11 +94,11 @@ static struct store_bug *bug_from_row(sqlite3_stmt *st)
 	b->repro_c = db_col_text(st, 8);
 	b->repro_syz = db_col_text(st, 9);
 	b->kernel_config = db_col_text(st, 10);
-	b->created = sqlite3_column_int64(st, 11);
-	b->updated = sqlite3_column_int64(st, 12);
+	b->created = db_col_int64(st, 11);
+	b->updated = db_col_int64(st, 12);
 	b->crash_report = db_col_text(st, 13);
 	b->guilty_file = db_col_text(st, 14);
-	b->patches = sqlite3_column_int64(st, 15);
+	b->patches = db_col_int64(st, 15);
 	return b;
 }
 
@@ -126,18 +126,18 @@ DEFINE_ROW_LIST(bug)
 static int bug_find_id(struct store *s, const char *source,
 		       const char *source_id, int64_t *ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st, "SELECT id FROM bugs WHERE source = ? AND source_id = ?",
 			"tt", source, source_id);
 
 	if (r < 0)
 		return r;
-	r = sqlite3_step(st);
-	if (r == SQLITE_DONE)
+	r = db_step(s, st);
+	if (r == DB_DONE)
 		return -ENOENT;
-	if (r != SQLITE_ROW)
-		return db_fail(s, r);
-	*ret = sqlite3_column_int64(st, 0);
+	if (r < 0)
+		return r;
+	*ret = db_col_int64(st, 0);
 	return 0;
 }
 
@@ -155,16 +155,15 @@ int store_bug_add(struct store *s, const struct store_bug *b, int64_t *ret_id,
 		return r;
 	r = bug_find_id(s, b->source, b->source_id, &id);
 	if (r == -ENOENT) {
-		r = db_exec(s, NULL,
+		r = db_insert(s, &id,
 			 "INSERT INTO bugs (source, source_id, title, state, tree,"
 			 " base_commit, report, repro_c, repro_syz, kernel_config,"
-			 " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+			 " created, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
 			 "ttttttttttii", b->source, b->source_id, b->title,
 			 b->state ? b->state : "new", b->tree, b->base_commit,
 			 b->report, b->repro_c, b->repro_syz, b->kernel_config,
 			 now, now);
 		if (r >= 0) {
-			id = sqlite3_last_insert_rowid(s->db);
 			created = true;
 			r = store_event_add(s, id, 0, "bug.new", b->title);
 		}
@@ -179,16 +178,16 @@ int store_bug_add(struct store *s, const struct store_bug *b, int64_t *ret_id,
 	return 0;
 }
 
-static int bug_query_one(struct store *s, sqlite3_stmt *st,
+static int bug_query_one(struct store *s, struct db_stmt *st,
 			 struct store_bug **ret)
 {
 	struct store_bug *b;
-	int rc = sqlite3_step(st);
+	int rc = db_step(s, st);
 
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	b = bug_from_row(st);
 	if (!b)
 		return -ENOMEM;
@@ -198,7 +197,7 @@ static int bug_query_one(struct store *s, sqlite3_stmt *st,
 
 int store_bug_get(struct store *s, int64_t id, struct store_bug **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st, "SELECT " BUG_COLS " FROM bugs WHERE id = ?", "i", id);
 
 	return r < 0 ? r : bug_query_one(s, st, ret);
@@ -207,7 +206,7 @@ int store_bug_get(struct store *s, int64_t id, struct store_bug **ret)
 int store_bug_find(struct store *s, const char *source, const char *source_id,
 		   struct store_bug **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " BUG_COLS " FROM bugs WHERE source = ? AND source_id = ?",
 			"tt", source, source_id);
@@ -226,17 +225,17 @@ int store_bug_set_report_message_id(struct store *s, int64_t id,
 
 int store_bug_report_message_id(struct store *s, int64_t id, char **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int rc, r = db_prepare(s, &st, "SELECT report_message_id FROM bugs WHERE id = ?"
 			    " AND report_message_id IS NOT NULL", "i", id);
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
+	rc = db_step(s, st);
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	*ret = db_col_text(st, 0);
 	return *ret ? 0 : -ENOMEM;
 }
@@ -295,7 +294,7 @@ int store_bug_list(struct store *s, const char *state, int64_t limit,
 int store_bug_query(struct store *s, const struct store_query *q,
 		    struct store_bug ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " BUG_COLS " FROM bugs WHERE (?1 IS NULL OR state = ?1)"
 			" AND (?2 IS NULL OR source = ?2) AND (?6 IS NULL OR tree = ?6)"

@@ -17,16 +17,16 @@ int store_event_add(struct store *s, int64_t bug_id, int64_t job_id,
 		    "iiitt", db_now_usec(), bug_id, job_id, kind, detail);
 }
 
-static struct store_event *event_from_row(sqlite3_stmt *st)
+static struct store_event *event_from_row(struct db_stmt *st)
 {
 	struct store_event *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
-	e->id = sqlite3_column_int64(st, 0);
-	e->ts = sqlite3_column_int64(st, 1);
-	e->bug_id = sqlite3_column_int64(st, 2);
-	e->job_id = sqlite3_column_int64(st, 3);
+	e->id = db_col_int64(st, 0);
+	e->ts = db_col_int64(st, 1);
+	e->bug_id = db_col_int64(st, 2);
+	e->job_id = db_col_int64(st, 3);
 	e->kind = db_col_text(st, 4);
 	e->detail = db_col_text(st, 5);
 	return e;
@@ -54,16 +54,16 @@ int store_event_list(struct store *s, int64_t bug_id, int64_t job_id,
 /* One text column of one row, or -ENOENT. */
 static int get_text(struct store *s, const char *sql, const char *arg, char **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int rc, r = db_prepare(s, &st, sql, "t", arg);
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
+	rc = db_step(s, st);
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	*ret = db_col_text(st, 0);
 	return *ret ? 0 : -ENOMEM;
 }
@@ -164,7 +164,7 @@ int store_scheduler_set(struct store *s, const char *mode, const char *by)
 int store_event_query(struct store *s, const struct store_query *q,
 		      struct store_event ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT id, ts, bug_id, job_id, kind, detail FROM events"
 			" WHERE (?1 = 0 OR bug_id = ?1) AND (?2 = 0 OR job_id = ?2)"
@@ -180,25 +180,17 @@ int store_event_query(struct store *s, const struct store_query *q,
 int store_llm_usage_add(struct store *s, int64_t bug_id, int64_t job_id, const char *model,
 			uint64_t tokens_in, uint64_t tokens_out, double cost)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int rc, r = db_prepare(s, &st,
-			    "INSERT INTO llm_usage (ts, bug_id, job_id, model, tokens_in,"
-			    " tokens_out, cost) VALUES (?, nullif(?, 0), nullif(?, 0), ?, ?, ?, ?)",
-			    "iiitii", db_now_sec(), bug_id, job_id, model, (int64_t)tokens_in,
-			    (int64_t)tokens_out);
-
-	if (r < 0)
-		return r;
-	rc = sqlite3_bind_double(st, 7, cost > 0 ? cost : 0);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	return rc == SQLITE_DONE ? 0 : db_fail(s, rc);
+	return db_exec(s, NULL,
+		       "INSERT INTO llm_usage (ts, bug_id, job_id, model, tokens_in,"
+		       " tokens_out, cost) VALUES (?, nullif(?, 0), nullif(?, 0), ?, ?, ?, ?)",
+		       "iiitiid", db_now_sec(), bug_id, job_id, model, (int64_t)tokens_in,
+		       (int64_t)tokens_out, cost > 0 ? cost : 0.0);
 }
 
 int store_llm_usage_sum(struct store *s, int64_t since, int64_t bug_id, int64_t *ret_tokens,
 			double *ret_cost)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int rc, r = db_prepare(s, &st,
 			    "SELECT coalesce(sum(tokens_in + tokens_out), 0), coalesce(sum(cost), 0)"
 			    " FROM llm_usage WHERE ts >= ? AND (? = 0 OR bug_id = ?)",
@@ -206,10 +198,10 @@ int store_llm_usage_sum(struct store *s, int64_t since, int64_t bug_id, int64_t 
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
-	*ret_tokens = sqlite3_column_int64(st, 0);
-	*ret_cost = sqlite3_column_double(st, 1);
+	rc = db_step_row(s, st);
+	if (rc < 0)
+		return rc;
+	*ret_tokens = db_col_int64(st, 0);
+	*ret_cost = db_col_double(st, 1);
 	return 0;
 }

@@ -11,32 +11,31 @@
 	"id, key, type, hook, provider, event, received, payload, state,"     \
 	" bug_id, detail"
 
-static struct store_inbox *inbox_from_row(sqlite3_stmt *st)
+static struct store_inbox *inbox_from_row(struct db_stmt *st)
 {
 	struct store_inbox *in = calloc(1, sizeof(*in));
 	const void *p;
-	int n;
+	size_t n;
 
 	if (!in)
 		return NULL;
-	in->id = sqlite3_column_int64(st, 0);
+	in->id = db_col_int64(st, 0);
 	in->key = db_col_text(st, 1);
 	in->type = db_col_text(st, 2);
 	in->hook = db_col_text(st, 3);
 	in->provider = db_col_text(st, 4);
 	in->event = db_col_text(st, 5);
-	in->received = sqlite3_column_int64(st, 6);
-	p = sqlite3_column_blob(st, 7);
-	n = sqlite3_column_bytes(st, 7);
-	in->payload = malloc((size_t)n + 1);
+	in->received = db_col_int64(st, 6);
+	p = db_col_blob(st, 7, &n);
+	in->payload = malloc(n + 1);
 	if (in->payload) {
 		if (n > 0)
-			memcpy(in->payload, p, (size_t)n);
+			memcpy(in->payload, p, n);
 		in->payload[n] = '\0';
-		in->payload_len = (size_t)n;
+		in->payload_len = n;
 	}
 	in->state = db_col_text(st, 8);
-	in->bug_id = sqlite3_column_int64(st, 9);
+	in->bug_id = db_col_int64(st, 9);
 	in->detail = db_col_text(st, 10);
 	if (!in->key || !in->payload || !in->state) {
 		store_inbox_free(in);
@@ -65,53 +64,45 @@ DEFINE_ROW_LIST(inbox)
 int store_inbox_add(struct store *s, const struct store_inbox *in,
 		    int64_t *ret_id, bool *ret_created)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int rc, r;
+	_cleanup_stmt_ struct db_stmt *q = NULL;
+	int64_t id = 0;
+	int r;
 
-	r = db_prepare(s, &st,
-		    "INSERT INTO inbox (key, type, hook, provider, event, received,"
-		    " payload, state, bug_id, detail)"
-		    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULLIF(?9, 0), ?10)"
-		    " ON CONFLICT (key) DO NOTHING",
-		    "tttttiitit", in->key, in->type, in->hook, in->provider, in->event,
-		    db_now_sec(), (int64_t)0, in->state, in->bug_id, in->detail);
+	r = db_insert(s, &id,
+		      "INSERT INTO inbox (key, type, hook, provider, event, received,"
+		      " payload, state, bug_id, detail)"
+		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), ?)"
+		      " ON CONFLICT (key) DO NOTHING RETURNING id",
+		      "tttttibtit", in->key, in->type, in->hook, in->provider, in->event,
+		      db_now_sec(), (const void *)in->payload, in->payload_len, in->state,
+		      in->bug_id, in->detail);
 	if (r < 0)
 		return r;
-	rc = sqlite3_bind_blob64(st, 7, in->payload ? in->payload : "",
-				 in->payload_len, SQLITE_STATIC);
-	if (rc != SQLITE_OK)
-		return db_fail(s, rc);
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE)
-		return db_fail(s, rc);
-	if (sqlite3_changes(s->db) == 0) {
-		_cleanup_stmt_ sqlite3_stmt *q = NULL;
-
-		r = db_prepare(s, &q, "SELECT id FROM inbox WHERE key = ?", "t", in->key);
-		if (r < 0)
-			return r;
-		rc = sqlite3_step(q);
-		if (rc != SQLITE_ROW)
-			return db_fail(s, rc);
-		*ret_id = sqlite3_column_int64(q, 0);
-		*ret_created = false;
+	if (id > 0) {
+		*ret_id = id;
+		*ret_created = true;
 		return 0;
 	}
-	*ret_id = sqlite3_last_insert_rowid(s->db);
-	*ret_created = true;
+	r = db_prepare(s, &q, "SELECT id FROM inbox WHERE key = ?", "t", in->key);
+	if (r >= 0)
+		r = db_step_row(s, q);
+	if (r < 0)
+		return r;
+	*ret_id = db_col_int64(q, 0);
+	*ret_created = false;
 	return 0;
 }
 
 /* The one row a statement selects, or -ENOENT. */
-static int inbox_one_row(struct store *s, sqlite3_stmt *st, struct store_inbox **ret)
+static int inbox_one_row(struct store *s, struct db_stmt *st, struct store_inbox **ret)
 {
 	struct store_inbox *v;
-	int rc = sqlite3_step(st);
+	int rc = db_step(s, st);
 
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	v = inbox_from_row(st);
 	if (!v)
 		return -ENOMEM;
@@ -121,7 +112,7 @@ static int inbox_one_row(struct store *s, sqlite3_stmt *st, struct store_inbox *
 
 int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st, "SELECT " INBOX_COLS " FROM inbox WHERE key = ?", "t", key);
 
 	if (r < 0)
@@ -145,7 +136,7 @@ int store_inbox_set_state(struct store *s, int64_t id, const char *state,
 
 int store_inbox_get(struct store *s, int64_t id, struct store_inbox **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st, "SELECT " INBOX_COLS " FROM inbox WHERE id = ?", "i", id);
 
 	if (r < 0)
@@ -156,7 +147,7 @@ int store_inbox_get(struct store *s, int64_t id, struct store_inbox **ret)
 int store_inbox_pending(struct store *s, const char *type, int64_t *ids, size_t max,
 			size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	size_t n = 0;
 	int rc, r = db_prepare(s, &st,
 			    "SELECT id FROM inbox WHERE state = 'pending' AND type = ?"
@@ -165,10 +156,10 @@ int store_inbox_pending(struct store *s, const char *type, int64_t *ids, size_t 
 
 	if (r < 0)
 		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW && n < max)
-		ids[n++] = sqlite3_column_int64(st, 0);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_fail(s, rc);
+	while ((rc = db_step(s, st)) == DB_ROW && n < max)
+		ids[n++] = db_col_int64(st, 0);
+	if (rc < 0)
+		return rc;
 	*ret_n = n;
 	return 0;
 }
@@ -206,7 +197,7 @@ int store_inbox_recover(struct store *s)
 int store_inbox_query(struct store *s, const struct store_query *q,
 		      struct store_inbox ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " INBOX_COLS " FROM inbox WHERE (?1 IS NULL OR state = ?1)"
 			" AND (?2 IS NULL OR type = ?2)" PAGE_SQL("3", "4", "5"),

@@ -4,36 +4,101 @@
 #ifndef KFIX_STORE_INTERNAL_H
 #define KFIX_STORE_INTERNAL_H
 
-#include <sqlite3.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/json.h"
 #include "common/strutil.h"
 #include "store.h"
 
+/* A prepared statement; each backend's own struct starts with this one. */
+struct db_stmt {
+	const struct store_backend *be;
+};
+
+/* What differs between database engines.  The SQL the store files write
+ * is the one both engines run: SQLite's '?' and '?N' parameters (a
+ * backend that numbers them otherwise rewrites them), ON CONFLICT, and
+ * RETURNING instead of a last-row-id call. */
+struct store_backend {
+	const char *name;
+	int (*open)(struct store *s, const char *target);
+	void (*close)(struct store *s);
+	/* types as for db_prepare */
+	int (*prepare)(struct store *s, struct db_stmt **ret, const char *sql,
+		       const char *types, va_list ap);
+	/* DB_ROW, DB_DONE or a negative errno (the message in s->err) */
+	int (*step)(struct store *s, struct db_stmt *st);
+	/* rows the last stepped statement inserted, updated or deleted */
+	int64_t (*changes)(struct store *s, struct db_stmt *st);
+	void (*finalize)(struct db_stmt *st);
+	/* statements without parameters, separated by ';' */
+	int (*exec_script)(struct store *s, const char *sql);
+	/* one schema migration, in the store's dialect of the DDL */
+	int (*exec_ddl)(struct store *s, const char *sql);
+	int (*begin)(struct store *s);
+	int (*schema_version)(struct store *s, int *ret);
+	int (*set_schema_version)(struct store *s, int v);
+	bool (*col_null)(struct db_stmt *st, int i);
+	int64_t (*col_int64)(struct db_stmt *st, int i);
+	double (*col_double)(struct db_stmt *st, int i);
+	/* NULL for SQL NULL; valid until the next step */
+	const char *(*col_str)(struct db_stmt *st, int i);
+	const void *(*col_blob)(struct db_stmt *st, int i, size_t *ret_len);
+};
+
+extern const struct store_backend store_backend_sqlite;
+#ifdef HAVE_LIBPQ
+extern const struct store_backend store_backend_pg;
+#define store_backend_postgresql (&store_backend_pg)
+#else
+#define store_backend_postgresql NULL
+#endif
+
 struct store {
-	sqlite3 *db;
+	const struct store_backend *be;
+	void *conn;
 	int tx_depth;
 	char err[512];
 };
 
+enum { DB_DONE = 0, DB_ROW = 1 };
+
 int64_t db_now_sec(void);
 int64_t db_now_usec(void);
-/* Keeps SQLite's message for store_errmsg; returns the negative errno. */
-int db_fail(struct store *s, int rc);
-void db_finalizep(sqlite3_stmt **st);
+/* Keeps a message for store_errmsg; returns err (a negative errno). */
+int db_error(struct store *s, int err, const char *fmt, ...) _printf_(3, 4);
+void db_finalizep(struct db_stmt **st);
 #define _cleanup_stmt_ _cleanup_(db_finalizep)
-/* Binds arguments by a type string: 'i' int64, 't' text (NULL allowed). */
-int db_prepare(struct store *s, sqlite3_stmt **ret, const char *sql, const char *types, ...);
-int db_vprepare(struct store *s, sqlite3_stmt **ret, const char *sql, const char *types,
+/* Binds arguments by a type string: 'i' int64, 't' text (NULL allowed),
+ * 'd' double, 'b' blob (a pointer and a size_t). */
+int db_prepare(struct store *s, struct db_stmt **ret, const char *sql, const char *types, ...);
+int db_vprepare(struct store *s, struct db_stmt **ret, const char *sql, const char *types,
 		va_list ap);
+/* DB_ROW, DB_DONE or a negative errno */
+int db_step(struct store *s, struct db_stmt *st);
+/* A statement that must answer a row: -ENODATA when it answers none. */
+int db_step_row(struct store *s, struct db_stmt *st);
 /* Runs a statement that returns no rows; *ret_changes gets the row count. */
 int db_exec(struct store *s, int *ret_changes, const char *sql, const char *types, ...);
+int db_vexec(struct store *s, int *ret_changes, const char *sql, const char *types,
+	     va_list ap);
+/* Runs an INSERT ... RETURNING id: *ret_id is the new row's id, or 0 when
+ * the statement inserted nothing (ON CONFLICT DO NOTHING). */
+int db_insert(struct store *s, int64_t *ret_id, const char *sql, const char *types, ...);
 int db_exec_script(struct store *s, const char *sql);
 /* Ends a transaction opened by store_begin: commit when r >= 0. */
 int db_tx_end(struct store *s, int r);
-char *db_col_text(sqlite3_stmt *st, int i);
+bool db_col_null(struct db_stmt *st, int i);
+int64_t db_col_int64(struct db_stmt *st, int i);
+int db_col_int(struct db_stmt *st, int i);
+double db_col_double(struct db_stmt *st, int i);
+const char *db_col_str(struct db_stmt *st, int i);
+const void *db_col_blob(struct db_stmt *st, int i, size_t *ret_len);
+/* a copy of a text column, NULL for SQL NULL (or no memory) */
+char *db_col_text(struct db_stmt *st, int i);
 /* The one integer a query with one text argument answers (a count). */
 int db_count_by(struct store *s, const char *sql, const char *what, int64_t *ret);
 
@@ -48,7 +113,7 @@ int db_count_by(struct store *s, const char *sql, const char *what, int64_t *ret
 		free(items);                                                   \
 	}                                                                      \
                                                                                \
-	static int name##_list_query(struct store *s, sqlite3_stmt *st,        \
+	static int name##_list_query(struct store *s, struct db_stmt *st,      \
 				     struct store_##name ***ret,               \
 				     size_t *ret_n)                            \
 	{                                                                      \
@@ -56,7 +121,7 @@ int db_count_by(struct store *s, const char *sql, const char *what, int64_t *ret
 		size_t n = 0;                                                  \
 		int rc;                                                        \
                                                                                \
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {                \
+		while ((rc = db_step(s, st)) == DB_ROW) {                      \
 			struct store_##name **ni =                             \
 				realloc(items, (n + 1) * sizeof(*items));      \
 			struct store_##name *it =                              \
@@ -70,9 +135,9 @@ int db_count_by(struct store *s, const char *sql, const char *what, int64_t *ret
 			}                                                      \
 			items[n++] = it;                                       \
 		}                                                              \
-		if (rc != SQLITE_DONE) {                                       \
+		if (rc < 0) {                                                  \
 			store_##name##_list_free(items, n);                    \
-			return db_fail(s, rc);                                 \
+			return rc;                                             \
 		}                                                              \
 		*ret = items;                                                  \
 		*ret_n = n;                                                    \

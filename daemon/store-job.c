@@ -12,31 +12,31 @@
 	" lease_owner, lease_expires, not_before, args, result, error,"       \
 	" checkpoint, created, started, finished, progress, progress_at"
 
-static struct store_job *job_from_row(sqlite3_stmt *st)
+static struct store_job *job_from_row(struct db_stmt *st)
 {
 	struct store_job *j = calloc(1, sizeof(*j));
 
 	if (!j)
 		return NULL;
-	j->id = sqlite3_column_int64(st, 0);
-	j->bug_id = sqlite3_column_int64(st, 1);
+	j->id = db_col_int64(st, 0);
+	j->bug_id = db_col_int64(st, 1);
 	j->kind = db_col_text(st, 2);
 	j->state = db_col_text(st, 3);
-	j->priority = sqlite3_column_int(st, 4);
-	j->attempts = sqlite3_column_int(st, 5);
-	j->max_attempts = sqlite3_column_int(st, 6);
+	j->priority = db_col_int(st, 4);
+	j->attempts = db_col_int(st, 5);
+	j->max_attempts = db_col_int(st, 6);
 	j->lease_owner = db_col_text(st, 7);
-	j->lease_expires = sqlite3_column_int64(st, 8);
-	j->not_before = sqlite3_column_int64(st, 9);
+	j->lease_expires = db_col_int64(st, 8);
+	j->not_before = db_col_int64(st, 9);
 	j->args = db_col_text(st, 10);
 	j->result = db_col_text(st, 11);
 	j->error = db_col_text(st, 12);
 	j->checkpoint = db_col_text(st, 13);
-	j->created = sqlite3_column_int64(st, 14);
-	j->started = sqlite3_column_int64(st, 15);
-	j->finished = sqlite3_column_int64(st, 16);
+	j->created = db_col_int64(st, 14);
+	j->started = db_col_int64(st, 15);
+	j->finished = db_col_int64(st, 16);
 	j->progress = db_col_text(st, 17);
-	j->progress_at = sqlite3_column_int64(st, 18);
+	j->progress_at = db_col_int64(st, 18);
 	return j;
 }
 
@@ -61,18 +61,17 @@ int store_job_add(struct store *s, int64_t bug_id, const char *kind,
 		  const char *args, int priority, int max_attempts,
 		  int64_t *ret_id)
 {
+	int64_t id = 0;
 	int r = store_begin(s);
 
 	if (r < 0)
 		return r;
-	r = db_exec(s, NULL,
-		 "INSERT INTO jobs (bug_id, kind, state, priority, max_attempts,"
-		 " args, created) VALUES (NULLIF(?, 0), ?, 'queued', ?, ?, ?, ?)",
-		 "itiiti", bug_id, kind, (int64_t)priority,
-		 (int64_t)(max_attempts > 0 ? max_attempts : 1), args, db_now_sec());
+	r = db_insert(s, &id,
+		      "INSERT INTO jobs (bug_id, kind, state, priority, max_attempts,"
+		      " args, created) VALUES (NULLIF(?, 0), ?, 'queued', ?, ?, ?, ?) RETURNING id",
+		      "itiiti", bug_id, kind, (int64_t)priority,
+		      (int64_t)(max_attempts > 0 ? max_attempts : 1), args, db_now_sec());
 	if (r >= 0) {
-		int64_t id = sqlite3_last_insert_rowid(s->db);
-
 		r = store_event_add(s, bug_id, id, "job.queued", kind);
 		if (r >= 0 && ret_id)
 			*ret_id = id;
@@ -82,17 +81,17 @@ int store_job_add(struct store *s, int64_t bug_id, const char *kind,
 
 int store_job_get(struct store *s, int64_t id, struct store_job **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	struct store_job *j;
 	int rc, r = db_prepare(s, &st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?", "i", id);
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
+	rc = db_step(s, st);
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	j = job_from_row(st);
 	if (!j)
 		return -ENOMEM;
@@ -103,7 +102,7 @@ int store_job_get(struct store *s, int64_t id, struct store_job **ret)
 int store_job_lease(struct store *s, const char *owner, uint64_t lease_usec,
 		    struct store_job **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int64_t now = db_now_usec(), id;
 	int r = store_begin(s), rc;
 
@@ -116,12 +115,10 @@ int store_job_lease(struct store *s, const char *owner, uint64_t lease_usec,
 		    "i", now);
 	if (r < 0)
 		return db_tx_end(s, r);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		return db_tx_end(s, -ENOENT);
-	if (rc != SQLITE_ROW)
-		return db_tx_end(s, db_fail(s, rc));
-	id = sqlite3_column_int64(st, 0);
+	rc = db_step(s, st);
+	if (rc != DB_ROW)
+		return db_tx_end(s, rc < 0 ? rc : -ENOENT);
+	id = db_col_int64(st, 0);
 	r = db_exec(s, NULL,
 		 "UPDATE jobs SET state = 'running', lease_owner = ?,"
 		 " lease_expires = ?, attempts = attempts + 1,"
@@ -144,19 +141,15 @@ int store_job_lease(struct store *s, const char *owner, uint64_t lease_usec,
 static int job_owned_update(struct store *s, const char *sql, const char *types,
 			    ...)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
 	va_list ap;
-	int r, rc;
+	int n = 0, r;
 
 	va_start(ap, types);
-	r = db_vprepare(s, &st, sql, types, ap);
+	r = db_vexec(s, &n, sql, types, ap);
 	va_end(ap);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE)
-		return db_fail(s, rc);
-	return sqlite3_changes(s->db) == 1 ? 0 : -ESTALE;
+	return n == 1 ? 0 : -ESTALE;
 }
 
 int store_job_renew(struct store *s, int64_t id, const char *owner,
@@ -333,7 +326,7 @@ int store_job_busy(struct store *s, int64_t bug_id, const char *const *kinds)
 int store_job_query(struct store *s, const struct store_query *q,
 		    struct store_job ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " JOB_COLS " FROM jobs WHERE (?1 IS NULL OR state = ?1)"
 			" AND (?2 = 0 OR bug_id = ?2)" PAGE_SQL("3", "4", "5"),

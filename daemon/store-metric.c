@@ -26,55 +26,32 @@ static bool metric_labels_ok(const char *labels)
 	return strlen(labels) <= STORE_METRIC_LABELS_MAX && !strpbrk(labels, "\n{}");
 }
 
-/* db_exec() with one more parameter, a double, bound at position vpos. */
-static int exec_double(struct store *s, int *ret_changes, const char *sql, int vpos,
-		       double v, const char *types, ...)
-{
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	va_list ap;
-	int r, rc;
-
-	va_start(ap, types);
-	r = db_vprepare(s, &st, sql, types, ap);
-	va_end(ap);
-	if (r < 0)
-		return r;
-	rc = sqlite3_bind_double(st, vpos, v);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE)
-		return db_fail(s, rc);
-	if (ret_changes)
-		*ret_changes = sqlite3_changes(s->db);
-	return 0;
-}
-
 /* Adds to a series, creating it (within the series limit) when new. */
 static int metric_bump(struct store *s, const char *name, const char *labels,
 		       const char *kind, double v, int64_t count)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int changes = 0, r, rc;
 
 	/* the value is parameter 5, after the four bound by type */
-	r = exec_double(s, &changes,
-			"UPDATE metrics SET count = count + ?1, updated = ?2"
-			", value = value + ?5 WHERE name = ?3 AND labels = ?4 AND kind = ?6",
-			5, v, "iittit", count, db_now_sec(), name, labels, NULL, kind);
+	r = db_exec(s, &changes,
+		    "UPDATE metrics SET count = count + ?1, updated = ?2"
+		    ", value = value + ?5 WHERE name = ?3 AND labels = ?4 AND kind = ?6",
+		    "iittdt", count, db_now_sec(), name, labels, v, kind);
 	if (r < 0 || changes > 0)
 		return r;
 	r = db_prepare(s, &st, "SELECT count(*) FROM metrics", NULL);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
-	if (sqlite3_column_int64(st, 0) >= STORE_METRIC_SERIES_MAX)
+	rc = db_step_row(s, st);
+	if (rc < 0)
+		return rc;
+	if (db_col_int64(st, 0) >= STORE_METRIC_SERIES_MAX)
 		return -E2BIG;
-	return exec_double(s, NULL,
-			   "INSERT INTO metrics (name, labels, kind, count, updated, value)"
-			   " VALUES (?, ?, ?, ?, ?, ?)",
-			   6, v, "tttii", name, labels, kind, count, db_now_sec());
+	return db_exec(s, NULL,
+		       "INSERT INTO metrics (name, labels, kind, count, updated, value)"
+		       " VALUES (?, ?, ?, ?, ?, ?)",
+		       "tttiid", name, labels, kind, count, db_now_sec(), v);
 }
 
 int store_metric_add(struct store *s, const char *name, const char *labels,
@@ -127,7 +104,7 @@ void store_metric_free(struct store_metric *m)
 	free(m);
 }
 
-static struct store_metric *metric_from_row(sqlite3_stmt *st)
+static struct store_metric *metric_from_row(struct db_stmt *st)
 {
 	struct store_metric *m = calloc(1, sizeof(*m));
 
@@ -135,9 +112,9 @@ static struct store_metric *metric_from_row(sqlite3_stmt *st)
 		return NULL;
 	m->name = db_col_text(st, 0);
 	m->labels = db_col_text(st, 1);
-	m->histogram = streq_ptr((const char *)sqlite3_column_text(st, 2), "histogram");
-	m->value = sqlite3_column_double(st, 3);
-	m->count = sqlite3_column_int64(st, 4);
+	m->histogram = streq_ptr(db_col_str(st, 2), "histogram");
+	m->value = db_col_double(st, 3);
+	m->count = db_col_int64(st, 4);
 	if (!m->name || !m->labels) {
 		store_metric_free(m);
 		return NULL;
@@ -149,25 +126,25 @@ DEFINE_ROW_LIST(metric)
 
 static int metric_buckets_fill(struct store *s, struct store_metric *m)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int rc, r = db_prepare(s, &st,
 			    "SELECT bucket, count FROM metric_buckets WHERE name = ? AND labels = ?",
 			    "tt", m->name, m->labels);
 
 	if (r < 0)
 		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t b = sqlite3_column_int64(st, 0);
+	while ((rc = db_step(s, st)) == DB_ROW) {
+		int64_t b = db_col_int64(st, 0);
 
 		if (b >= 0 && b < STORE_METRIC_BUCKETS)
-			m->bucket[b] = sqlite3_column_int64(st, 1);
+			m->bucket[b] = db_col_int64(st, 1);
 	}
-	return rc == SQLITE_DONE ? 0 : db_fail(s, rc);
+	return rc < 0 ? rc : 0;
 }
 
 int store_metric_list(struct store *s, struct store_metric ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	struct store_metric **items = NULL;
 	size_t n = 0;
 	int r = db_prepare(s, &st,

@@ -11,23 +11,23 @@
 	"id, bug_id, kind, idem_key, payload, state, tries, next_try,"        \
 	" last_error, created, sent"
 
-static struct store_outbox *outbox_from_row(sqlite3_stmt *st)
+static struct store_outbox *outbox_from_row(struct db_stmt *st)
 {
 	struct store_outbox *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		return NULL;
-	o->id = sqlite3_column_int64(st, 0);
-	o->bug_id = sqlite3_column_int64(st, 1);
+	o->id = db_col_int64(st, 0);
+	o->bug_id = db_col_int64(st, 1);
 	o->kind = db_col_text(st, 2);
 	o->idem_key = db_col_text(st, 3);
 	o->payload = db_col_text(st, 4);
 	o->state = db_col_text(st, 5);
-	o->tries = sqlite3_column_int(st, 6);
-	o->next_try = sqlite3_column_int64(st, 7);
+	o->tries = db_col_int(st, 6);
+	o->next_try = db_col_int64(st, 7);
 	o->last_error = db_col_text(st, 8);
-	o->created = sqlite3_column_int64(st, 9);
-	o->sent = sqlite3_column_int64(st, 10);
+	o->created = db_col_int64(st, 9);
+	o->sent = db_col_int64(st, 10);
 	return o;
 }
 
@@ -49,8 +49,8 @@ int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
 		     const char *idem_key, const char *payload, int64_t *ret_id,
 		     bool *ret_created)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int n = 0, rc, r = store_begin(s);
+	_cleanup_stmt_ struct db_stmt *st = NULL;
+	int n = 0, r = store_begin(s);
 
 	if (r < 0)
 		return r;
@@ -62,13 +62,10 @@ int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
 	if (r >= 0)
 		r = db_prepare(s, &st, "SELECT id FROM outbox WHERE idem_key = ?", "t",
 			    idem_key);
-	if (r >= 0) {
-		rc = sqlite3_step(st);
-		if (rc != SQLITE_ROW)
-			r = db_fail(s, rc);
-		else if (ret_id)
-			*ret_id = sqlite3_column_int64(st, 0);
-	}
+	if (r >= 0)
+		r = db_step_row(s, st);
+	if (r >= 0 && ret_id)
+		*ret_id = db_col_int64(st, 0);
 	if (r >= 0 && n > 0)
 		r = store_event_add(s, bug_id, 0, "outbox.added", idem_key);
 	r = db_tx_end(s, r);
@@ -79,7 +76,7 @@ int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
 
 int store_next_due(struct store *s, bool jobs, bool outbox, int64_t *ret_usec)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int rc, r = db_prepare(s, &st,
 			    "SELECT MIN(t) FROM ("
 			    " SELECT MIN(CASE state WHEN 'queued' THEN not_before ELSE lease_expires END)"
@@ -90,18 +87,18 @@ int store_next_due(struct store *s, bool jobs, bool outbox, int64_t *ret_usec)
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
-	if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+	rc = db_step_row(s, st);
+	if (rc < 0)
+		return rc;
+	if (db_col_null(st, 0))
 		return -ENOENT;
-	*ret_usec = sqlite3_column_int64(st, 0);
+	*ret_usec = db_col_int64(st, 0);
 	return 0;
 }
 
 int store_outbox_next(struct store *s, struct store_outbox **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	struct store_outbox *o;
 	int rc, r = db_prepare(s, &st,
 			    "SELECT " OUTBOX_COLS " FROM outbox WHERE state = 'pending'"
@@ -110,11 +107,11 @@ int store_outbox_next(struct store *s, struct store_outbox **ret)
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
+	rc = db_step(s, st);
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	o = outbox_from_row(st);
 	if (!o)
 		return -ENOMEM;
@@ -187,7 +184,7 @@ int store_outbox_list(struct store *s, const char *state, int64_t limit,
 int store_outbox_query(struct store *s, const struct store_query *q,
 		       struct store_outbox ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " OUTBOX_COLS " FROM outbox WHERE (?1 IS NULL OR state = ?1)"
 			" AND (?2 = 0 OR bug_id = ?2)" PAGE_SQL("3", "4", "5"),

@@ -23,15 +23,15 @@ const char *const store_patch_states[] = {
 	" evidence, base_commit, branch, message_id, sent_to, decided_by,"    \
 	" reason, created, updated"
 
-static struct store_patch *patch_from_row(sqlite3_stmt *st)
+static struct store_patch *patch_from_row(struct db_stmt *st)
 {
 	struct store_patch *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
-	p->id = sqlite3_column_int64(st, 0);
-	p->bug_id = sqlite3_column_int64(st, 1);
-	p->version = sqlite3_column_int(st, 2);
+	p->id = db_col_int64(st, 0);
+	p->bug_id = db_col_int64(st, 1);
+	p->version = db_col_int(st, 2);
 	p->state = db_col_text(st, 3);
 	p->subject = db_col_text(st, 4);
 	p->message = db_col_text(st, 5);
@@ -44,8 +44,8 @@ static struct store_patch *patch_from_row(sqlite3_stmt *st)
 	p->sent_to = db_col_text(st, 12);
 	p->decided_by = db_col_text(st, 13);
 	p->reason = db_col_text(st, 14);
-	p->created = sqlite3_column_int64(st, 15);
-	p->updated = sqlite3_column_int64(st, 16);
+	p->created = db_col_int64(st, 15);
+	p->updated = db_col_int64(st, 16);
 	return p;
 }
 
@@ -73,9 +73,9 @@ DEFINE_ROW_LIST(patch)
 int store_patch_add(struct store *s, const struct store_patch *p,
 		    int64_t *ret_id, int *ret_version)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int64_t now = db_now_sec(), id;
-	int version = 1, rc, r;
+	int version = 1, r;
 
 	if (!p->diff || p->bug_id <= 0)
 		return -EINVAL;
@@ -84,28 +84,24 @@ int store_patch_add(struct store *s, const struct store_patch *p,
 		return r;
 	r = db_prepare(s, &st, "SELECT coalesce(max(version), 0) + 1 FROM patches WHERE bug_id = ?",
 		    "i", p->bug_id);
-	if (r >= 0) {
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW)
-			version = sqlite3_column_int(st, 0);
-		else
-			r = db_fail(s, rc);
-	}
+	if (r >= 0)
+		r = db_step_row(s, st);
+	if (r >= 0)
+		version = db_col_int(st, 0);
 	if (r >= 0)
 		r = db_exec(s, NULL,
 			 "UPDATE patches SET state = 'superseded', updated = ?"
 			 " WHERE bug_id = ? AND state IN ('validated', 'awaiting-approval')",
 			 "ii", now, p->bug_id);
 	if (r >= 0)
-		r = db_exec(s, NULL,
+		r = db_insert(s, &id,
 			 "INSERT INTO patches (bug_id, version, state, subject, message,"
 			 " diff, explanation, evidence, base_commit, branch, created, updated)"
-			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
 			 "iittttttttii", p->bug_id, (int64_t)version,
 			 p->state ? p->state : "validated", p->subject, p->message,
 			 p->diff, p->explanation, p->evidence, p->base_commit,
 			 p->branch, now, now);
-	id = sqlite3_last_insert_rowid(s->db);
 	if (r >= 0) {
 		char d[64];
 
@@ -124,17 +120,17 @@ int store_patch_add(struct store *s, const struct store_patch *p,
 
 int store_patch_get(struct store *s, int64_t id, struct store_patch **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	struct store_patch *p;
 	int rc, r = db_prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE id = ?", "i", id);
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
+	rc = db_step(s, st);
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	p = patch_from_row(st);
 	if (!p)
 		return -ENOMEM;
@@ -145,7 +141,7 @@ int store_patch_get(struct store *s, int64_t id, struct store_patch **ret)
 int store_patch_list(struct store *s, const char *state, int64_t bug_id,
 		     int64_t limit, struct store_patch ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " PATCH_COLS " FROM patches WHERE (?1 IS NULL OR state = ?1)"
 			" AND (?2 = 0 OR bug_id = ?2) ORDER BY id LIMIT ?3",
@@ -219,7 +215,7 @@ int store_patch_set_sent(struct store *s, int64_t id, const char *message_id,
 int store_patch_find_by_message_id(struct store *s, const char *message_id,
 				   struct store_patch **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	struct store_patch *p;
 	const char *id = message_id;
 	char buf[512];
@@ -236,11 +232,11 @@ int store_patch_find_by_message_id(struct store *s, const char *message_id,
 		    " ORDER BY id DESC LIMIT 1", "t", id);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
+	rc = db_step(s, st);
+	if (rc == DB_DONE)
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
+	if (rc < 0)
+		return rc;
 	p = patch_from_row(st);
 	if (!p)
 		return -ENOMEM;
@@ -251,7 +247,7 @@ int store_patch_find_by_message_id(struct store *s, const char *message_id,
 int store_patch_query(struct store *s, const struct store_query *q,
 		      struct store_patch ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " PATCH_COLS " FROM patches WHERE (?1 IS NULL OR state = ?1)"
 			" AND (?2 = 0 OR bug_id = ?2)" PAGE_SQL("3", "4", "5"),

@@ -19,17 +19,17 @@ int store_patch_mail_add(struct store *s, int64_t patch_id, const char *message_
 
 int store_patch_mail_recipients(struct store *s, const char *message_id, char **ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int rc, r = db_prepare(s, &st, "SELECT recipients FROM patch_mails WHERE message_id = ?",
 			    "t", message_id);
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE || (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL))
+	rc = db_step(s, st);
+	if (rc < 0)
+		return rc;
+	if (rc == DB_DONE || db_col_null(st, 0))
 		return -ENOENT;
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
 	*ret = db_col_text(st, 0);
 	return *ret ? 0 : -ENOMEM;
 }
@@ -38,22 +38,22 @@ int store_patch_mail_recipients(struct store *s, const char *message_id, char **
 	"id, bug_id, patch_id, message_id, author, trailers, comments, may_iterate," \
 	" coalesce(job_id, 0), created"
 
-static struct store_review *review_from_row(sqlite3_stmt *st)
+static struct store_review *review_from_row(struct db_stmt *st)
 {
 	struct store_review *v = calloc(1, sizeof(*v));
 
 	if (!v)
 		return NULL;
-	v->id = sqlite3_column_int64(st, 0);
-	v->bug_id = sqlite3_column_int64(st, 1);
-	v->patch_id = sqlite3_column_int64(st, 2);
+	v->id = db_col_int64(st, 0);
+	v->bug_id = db_col_int64(st, 1);
+	v->patch_id = db_col_int64(st, 2);
 	v->message_id = db_col_text(st, 3);
 	v->author = db_col_text(st, 4);
 	v->trailers = db_col_text(st, 5);
 	v->comments = db_col_text(st, 6);
-	v->may_iterate = sqlite3_column_int(st, 7) != 0;
-	v->job_id = sqlite3_column_int64(st, 8);
-	v->created = sqlite3_column_int64(st, 9);
+	v->may_iterate = db_col_int(st, 7) != 0;
+	v->job_id = db_col_int64(st, 8);
+	v->created = db_col_int64(st, 9);
 	return v;
 }
 
@@ -73,28 +73,30 @@ DEFINE_ROW_LIST(review)
 int store_review_add(struct store *s, const struct store_review *v, int64_t *ret_id,
 		     bool *ret_created)
 {
-	int n = 0, r;
+	int64_t id = 0;
+	int r;
 
 	if (!v->message_id || !v->author || v->bug_id <= 0 || v->patch_id <= 0)
 		return -EINVAL;
-	r = db_exec(s, &n,
-		 "INSERT OR IGNORE INTO reviews (bug_id, patch_id, message_id, author,"
-		 " trailers, comments, may_iterate, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	r = db_insert(s, &id,
+		 "INSERT INTO reviews (bug_id, patch_id, message_id, author,"
+		 " trailers, comments, may_iterate, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+		 " ON CONFLICT DO NOTHING RETURNING id",
 		 "iittttii", v->bug_id, v->patch_id, v->message_id, v->author, v->trailers,
 		 v->comments, (int64_t)v->may_iterate, db_now_sec());
 	if (r < 0)
 		return r;
 	if (ret_id)
-		*ret_id = n == 1 ? sqlite3_last_insert_rowid(s->db) : 0;
+		*ret_id = id;
 	if (ret_created)
-		*ret_created = n == 1;
+		*ret_created = id > 0;
 	return 0;
 }
 
 int store_review_list(struct store *s, int64_t bug_id, int64_t patch_id, int64_t job_id,
 		      struct store_review ***ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st,
 			"SELECT " REVIEW_COLS " FROM reviews WHERE (?1 = 0 OR bug_id = ?1)"
 			" AND (?2 = 0 OR patch_id = ?2) AND (?3 = 0 OR job_id = ?3) ORDER BY id",
@@ -107,7 +109,7 @@ int store_review_list(struct store *s, int64_t bug_id, int64_t patch_id, int64_t
 
 int store_review_waiting(struct store *s, int64_t **ret, size_t *ret_n)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0;
 	int rc, r = db_prepare(s, &st,
@@ -116,7 +118,7 @@ int store_review_waiting(struct store *s, int64_t **ret, size_t *ret_n)
 
 	if (r < 0)
 		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	while ((rc = db_step(s, st)) == DB_ROW) {
 		int64_t *ni = realloc(ids, (n + 1) * sizeof(*ids));
 
 		if (!ni) {
@@ -124,11 +126,11 @@ int store_review_waiting(struct store *s, int64_t **ret, size_t *ret_n)
 			return -ENOMEM;
 		}
 		ids = ni;
-		ids[n++] = sqlite3_column_int64(st, 0);
+		ids[n++] = db_col_int64(st, 0);
 	}
-	if (rc != SQLITE_DONE) {
+	if (rc < 0) {
 		free(ids);
-		return db_fail(s, rc);
+		return rc;
 	}
 	*ret = ids;
 	*ret_n = n;
@@ -145,15 +147,15 @@ int store_review_claim(struct store *s, int64_t bug_id, int64_t job_id, int *ret
 
 int store_review_count(struct store *s, int64_t patch_id, int64_t *ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int rc, r = db_prepare(s, &st, "SELECT count(*) FROM reviews WHERE patch_id = ?", "i",
 			    patch_id);
 
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
-	*ret = sqlite3_column_int64(st, 0);
+	rc = db_step_row(s, st);
+	if (rc < 0)
+		return rc;
+	*ret = db_col_int64(st, 0);
 	return 0;
 }

@@ -3,8 +3,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,7 +13,7 @@
 #include "common/strutil.h"
 #include "store-internal.h"
 
-#define STORE_BUSY_TIMEOUT_MS 10000
+#define STORE_OPEN_RETRY_MS 10000
 
 /* Each entry moves the schema one version up, inside one transaction. */
 static const char *const migrations[] = {
@@ -87,8 +87,9 @@ static const char *const migrations[] = {
 	"CREATE TABLE patch_mails ("
 	" message_id TEXT PRIMARY KEY, patch_id INTEGER NOT NULL REFERENCES patches(id),"
 	" stage TEXT, recipients TEXT);"
-	"INSERT OR IGNORE INTO patch_mails (message_id, patch_id)"
-	" SELECT message_id, id FROM patches WHERE message_id IS NOT NULL;"
+	"INSERT INTO patch_mails (message_id, patch_id)"
+	" SELECT message_id, id FROM patches WHERE message_id IS NOT NULL"
+	" ON CONFLICT DO NOTHING;"
 	"CREATE TABLE reviews ("
 	" id INTEGER PRIMARY KEY, bug_id INTEGER NOT NULL REFERENCES bugs(id),"
 	" patch_id INTEGER NOT NULL REFERENCES patches(id),"
@@ -113,7 +114,8 @@ static const char *const migrations[] = {
 	/* 10: this store's own random name, in the Message-IDs of its mail:
 	 * a recreated store or a second instance on the same domain never
 	 * repeats one */
-	"INSERT OR IGNORE INTO kv (key, value) VALUES ('store.id', lower(hex(randomblob(6))));",
+	"INSERT INTO kv (key, value) VALUES ('store.id', lower(hex(randomblob(6))))"
+	" ON CONFLICT DO NOTHING;",
 	/* 11: events of one kind per bug (the upstream comparisons counted
 	 * by store_stats, request lookups) without reading the whole log */
 	"CREATE INDEX events_kind ON events(kind, bug_id);",
@@ -132,46 +134,14 @@ int64_t db_now_usec(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int sqlite_to_errno(int rc)
+int db_error(struct store *s, int err, const char *fmt, ...)
 {
-	switch (rc & 0xff) {
-	case SQLITE_OK:
-	case SQLITE_DONE:
-	case SQLITE_ROW:
-		return 0;
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		return -EBUSY;
-	case SQLITE_FULL:
-		return -ENOSPC;
-	case SQLITE_NOTADB:
-	case SQLITE_CORRUPT:
-		return -EBADMSG;
-	case SQLITE_CONSTRAINT:
-		return -EEXIST;
-	case SQLITE_READONLY:
-		return -EROFS;
-	case SQLITE_CANTOPEN:
-		return -EACCES;
-	case SQLITE_NOMEM:
-		return -ENOMEM;
-	case SQLITE_PERM:
-	case SQLITE_AUTH:
-		return -EPERM;
-	default:
-		return -EIO;
-	}
-}
+	va_list ap;
 
-int db_fail(struct store *s, int rc)
-{
-	int se = sqlite3_system_errno(s->db);
-
-	snprintf(s->err, sizeof(s->err), "%s", sqlite3_errmsg(s->db));
-	/* an I/O error says more through the OS error behind it (ENOSPC) */
-	if ((rc & 0xff) == SQLITE_IOERR && se > 0)
-		return -se;
-	return sqlite_to_errno(rc);
+	va_start(ap, fmt);
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	va_end(ap);
+	return err;
 }
 
 const char *store_errmsg(struct store *s)
@@ -179,44 +149,23 @@ const char *store_errmsg(struct store *s)
 	return s->err[0] ? s->err : "no database error";
 }
 
-void db_finalizep(sqlite3_stmt **st)
+void db_finalizep(struct db_stmt **st)
 {
-	sqlite3_finalize(*st);
+	if (*st)
+		(*st)->be->finalize(*st);
 }
 
-/* Binds arguments by a type string: 'i' int64, 't' text (NULL allowed). */
-int db_vprepare(struct store *s, sqlite3_stmt **ret, const char *sql,
-		    const char *types, va_list ap)
+int db_vprepare(struct store *s, struct db_stmt **ret, const char *sql,
+		const char *types, va_list ap)
 {
-	sqlite3_stmt *st;
-	int rc;
-
 	/* the message is the last statement's: an earlier failure must not
 	 * explain a later one */
 	s->err[0] = 0;
-	rc = sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-	if (rc != SQLITE_OK)
-		return db_fail(s, rc);
-	for (int i = 0; types && types[i]; i++) {
-		if (types[i] == 'i') {
-			rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-		} else {
-			const char *t = va_arg(ap, const char *);
-
-			rc = t ? sqlite3_bind_text(st, i + 1, t, -1, SQLITE_TRANSIENT)
-			       : sqlite3_bind_null(st, i + 1);
-		}
-		if (rc != SQLITE_OK) {
-			sqlite3_finalize(st);
-			return db_fail(s, rc);
-		}
-	}
-	*ret = st;
-	return 0;
+	return s->be->prepare(s, ret, sql, types, ap);
 }
 
-int db_prepare(struct store *s, sqlite3_stmt **ret, const char *sql,
-		   const char *types, ...)
+int db_prepare(struct store *s, struct db_stmt **ret, const char *sql,
+	       const char *types, ...)
 {
 	va_list ap;
 	int r;
@@ -227,40 +176,76 @@ int db_prepare(struct store *s, sqlite3_stmt **ret, const char *sql,
 	return r;
 }
 
-int db_exec(struct store *s, int *ret_changes, const char *sql,
-		const char *types, ...)
+int db_step(struct store *s, struct db_stmt *st)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
+	return s->be->step(s, st);
+}
+
+int db_step_row(struct store *s, struct db_stmt *st)
+{
+	int r = db_step(s, st);
+
+	if (r == DB_DONE)
+		return db_error(s, -ENODATA, "the query answered no row");
+	return r < 0 ? r : 0;
+}
+
+int db_vexec(struct store *s, int *ret_changes, const char *sql, const char *types,
+	     va_list ap)
+{
+	_cleanup_stmt_ struct db_stmt *st = NULL;
+	int r = db_vprepare(s, &st, sql, types, ap);
+
+	if (r >= 0)
+		r = db_step(s, st);
+	if (r < 0)
+		return r;
+	if (ret_changes)
+		*ret_changes = (int)s->be->changes(s, st);
+	return 0;
+}
+
+int db_exec(struct store *s, int *ret_changes, const char *sql,
+	    const char *types, ...)
+{
 	va_list ap;
-	int r, rc;
+	int r;
+
+	va_start(ap, types);
+	r = db_vexec(s, ret_changes, sql, types, ap);
+	va_end(ap);
+	return r;
+}
+
+int db_insert(struct store *s, int64_t *ret_id, const char *sql, const char *types, ...)
+{
+	_cleanup_stmt_ struct db_stmt *st = NULL;
+	va_list ap;
+	int r;
 
 	va_start(ap, types);
 	r = db_vprepare(s, &st, sql, types, ap);
 	va_end(ap);
+	if (r >= 0)
+		r = db_step(s, st);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return db_fail(s, rc);
-	if (ret_changes)
-		*ret_changes = sqlite3_changes(s->db);
+	*ret_id = r == DB_ROW ? db_col_int64(st, 0) : 0;
 	return 0;
 }
 
 int db_exec_script(struct store *s, const char *sql)
 {
-	int rc;
-
 	s->err[0] = 0;
-	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-
-	return rc == SQLITE_OK ? 0 : db_fail(s, rc);
+	return s->be->exec_script(s, sql);
 }
 
 int store_begin(struct store *s)
 {
-	int r = db_exec_script(s, s->tx_depth == 0 ? "BEGIN IMMEDIATE" : "SAVEPOINT sp");
+	int r;
 
+	s->err[0] = 0;
+	r = s->tx_depth == 0 ? s->be->begin(s) : db_exec_script(s, "SAVEPOINT sp");
 	if (r == 0)
 		s->tx_depth++;
 	return r;
@@ -268,7 +253,7 @@ int store_begin(struct store *s)
 
 int store_commit(struct store *s)
 {
-	int r = db_exec_script(s, s->tx_depth == 1 ? "COMMIT" : "RELEASE sp");
+	int r = db_exec_script(s, s->tx_depth == 1 ? "COMMIT" : "RELEASE SAVEPOINT sp");
 
 	if (r == 0)
 		s->tx_depth--;
@@ -279,12 +264,17 @@ int store_commit(struct store *s)
 
 void store_rollback(struct store *s)
 {
+	char err[sizeof(s->err)];
+
 	if (s->tx_depth <= 0)
 		return;
+	/* the message is the failure's that made us roll back */
+	memcpy(err, s->err, sizeof(err));
 	if (s->tx_depth == 1)
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		(void)s->be->exec_script(s, "ROLLBACK");
 	else
-		sqlite3_exec(s->db, "ROLLBACK TO sp; RELEASE sp", NULL, NULL, NULL);
+		(void)s->be->exec_script(s, "ROLLBACK TO SAVEPOINT sp; RELEASE SAVEPOINT sp");
+	memcpy(s->err, err, sizeof(err));
 	s->tx_depth--;
 }
 
@@ -299,117 +289,154 @@ int db_tx_end(struct store *s, int r)
 
 int store_schema_version(struct store *s)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int r = db_prepare(s, &st, "PRAGMA user_version", NULL);
+	int v = 0, r = s->be->schema_version(s, &v);
 
-	if (r < 0)
-		return r;
-	r = sqlite3_step(st);
-	if (r != SQLITE_ROW)
-		return db_fail(s, r);
-	return sqlite3_column_int(st, 0);
+	return r < 0 ? r : v;
 }
 
+/* Each migration runs in its own transaction, which also takes the
+ * write lock: of several instances starting at once, one migrates and
+ * the others find the new version once they get the lock.  A store that
+ * is up to date is not locked at all (it may be read-only). */
 static int migrate(struct store *s)
 {
-	int v = store_schema_version(s);
+	for (;;) {
+		int v = store_schema_version(s), r;
 
-	if (v < 0)
-		return v;
-	if ((size_t)v > ARRAY_SIZE(migrations)) {
-		snprintf(s->err, sizeof(s->err),
-			 "store schema version %d is newer than this kfix (%zu)",
-			 v, ARRAY_SIZE(migrations));
-		return -EPROTO;
-	}
-	for (size_t i = (size_t)v; i < ARRAY_SIZE(migrations); i++) {
-		char pragma[64];
-		int r = store_begin(s);
-
+		if (v < 0)
+			return v;
+		if ((size_t)v == ARRAY_SIZE(migrations))
+			return 0;
+		if ((size_t)v > ARRAY_SIZE(migrations))
+			return db_error(s, -EPROTO,
+					"store schema version %d is newer than this kfix (%zu)", v,
+					ARRAY_SIZE(migrations));
+		r = store_begin(s);
 		if (r < 0)
 			return r;
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %zu", i + 1);
-		r = db_exec_script(s, migrations[i]);
-		if (r >= 0)
-			r = db_exec_script(s, pragma);
+		if (store_schema_version(s) == v) {
+			r = s->be->exec_ddl(s, migrations[v]);
+			if (r >= 0)
+				r = s->be->set_schema_version(s, v + 1);
+		}
 		r = db_tx_end(s, r);
 		if (r < 0)
 			return r;
 	}
-	return 0;
 }
 
-static int store_open_once(const char *path, struct store **ret)
+static const struct store_backend *backend_for(const char *target)
+{
+	return startswith(target, "postgresql://") || startswith(target, "postgres://")
+		       ? store_backend_postgresql
+		       : &store_backend_sqlite;
+}
+
+static int store_open_once(const char *target, char *err, size_t errlen, struct store **ret)
 {
 	_cleanup_(store_closep) struct store *s = calloc(1, sizeof(*s));
-	int rc, r;
+	int r;
 
 	if (!s)
 		return -ENOMEM;
-	rc = sqlite3_open_v2(path, &s->db,
-			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-				     SQLITE_OPEN_NOMUTEX,
-			     NULL);
-	if (rc != SQLITE_OK)
-		return s->db ? db_fail(s, rc) : -ENOMEM;
-	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
-	sqlite3_extended_result_codes(s->db, 1);
-	r = db_exec_script(s, "PRAGMA journal_mode = WAL");
-	if (r >= 0)
-		r = db_exec_script(s, "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+	s->be = backend_for(target);
+	if (!s->be) {
+		snprintf(err, errlen, "this kfix was built without PostgreSQL support");
+		return -EPROTONOSUPPORT;
+	}
+	r = s->be->open(s, target);
 	if (r >= 0)
 		r = migrate(s);
 	if (r < 0) {
-		/* the caller reads the reason from the returned errno only */
+		snprintf(err, errlen, "%s", s->err);
 		return r;
 	}
 	*ret = TAKE_PTR(s);
 	return 0;
 }
 
-/* Two processes creating the same new store race on switching it to WAL
- * and on the first migration; the loser sees a busy or I/O error that
- * goes away once the winner is done, so it tries again for a while. */
-int store_open(const char *path, struct store **ret)
+/* Two processes creating the same new store race on setting it up and on
+ * the first migration; the loser sees a busy or I/O error that goes away
+ * once the winner is done, so it tries again for a while. */
+int store_open_target(const char *target, char *err, size_t errlen, struct store **ret)
 {
 	int r;
 
 	for (int tries = 0;; tries++) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
-		r = store_open_once(path, ret);
-		if ((r != -EBUSY && r != -EIO) || tries * 100 >= STORE_BUSY_TIMEOUT_MS)
+		r = store_open_once(target, err, errlen, ret);
+		if ((r != -EBUSY && r != -EIO) || tries * 100 >= STORE_OPEN_RETRY_MS)
 			return r;
 		nanosleep(&ts, NULL);
 	}
+}
+
+int store_open(const char *path, struct store **ret)
+{
+	char err[512];
+
+	return store_open_target(path, err, sizeof(err), ret);
 }
 
 void store_close(struct store *s)
 {
 	if (!s)
 		return;
-	sqlite3_close_v2(s->db);
+	if (s->conn)
+		s->be->close(s);
 	free(s);
 }
 
-char *db_col_text(sqlite3_stmt *st, int i)
+bool db_col_null(struct db_stmt *st, int i)
 {
-	const unsigned char *t = sqlite3_column_text(st, i);
+	return st->be->col_null(st, i);
+}
 
-	return t ? strdup((const char *)t) : NULL;
+int64_t db_col_int64(struct db_stmt *st, int i)
+{
+	return st->be->col_int64(st, i);
+}
+
+int db_col_int(struct db_stmt *st, int i)
+{
+	int64_t v = st->be->col_int64(st, i);
+
+	return v > INT_MAX ? INT_MAX : v < INT_MIN ? INT_MIN : (int)v;
+}
+
+double db_col_double(struct db_stmt *st, int i)
+{
+	return st->be->col_double(st, i);
+}
+
+const char *db_col_str(struct db_stmt *st, int i)
+{
+	return st->be->col_str(st, i);
+}
+
+const void *db_col_blob(struct db_stmt *st, int i, size_t *ret_len)
+{
+	return st->be->col_blob(st, i, ret_len);
+}
+
+char *db_col_text(struct db_stmt *st, int i)
+{
+	const char *t = db_col_str(st, i);
+
+	return t ? strdup(t) : NULL;
 }
 
 int db_count_by(struct store *s, const char *sql, const char *what,
 		int64_t *ret)
 {
-	_cleanup_stmt_ sqlite3_stmt *st = NULL;
-	int rc, r = db_prepare(s, &st, sql, "t", what);
+	_cleanup_stmt_ struct db_stmt *st = NULL;
+	int r = db_prepare(s, &st, sql, "t", what);
 
+	if (r >= 0)
+		r = db_step_row(s, st);
 	if (r < 0)
 		return r;
-	rc = sqlite3_step(st);
-	if (rc != SQLITE_ROW)
-		return db_fail(s, rc);
-	*ret = sqlite3_column_int64(st, 0);
+	*ret = db_col_int64(st, 0);
 	return 0;
 }

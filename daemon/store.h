@@ -89,6 +89,10 @@ bool store_bug_transition_ok(const char *from, const char *to);
 #define STATE_DB "kfix.db"
 #define STATE_KNOWLEDGE "knowledge.jsonl"
 
+/* target: an SQLite file's path, or a libpq connection URI
+ * (postgresql://USER@HOST:PORT/DB).  Creates or migrates the schema.
+ * store_open_target says in err why it failed. */
+int store_open_target(const char *target, char *err, size_t errlen, struct store **ret);
 int store_open(const char *path, struct store **ret);
 void store_close(struct store *s);
 DEFINE_CLEANUP(struct store, store_close)
