@@ -16,6 +16,9 @@ const struct config_key config_schema[] = {
 	/* [kfix]: the daemon itself */
 	T("kfix", false, "state-dir", CONFIG_PATH, "/var/lib/kfix"),
 	T("kfix", false, "cache-dir", CONFIG_PATH, "/var/cache/kfix"),
+	/* [store]: a PostgreSQL database instead of STATE-DIR/kfix.db */
+	S("store", "url", NULL),
+	T("store", false, "password", CONFIG_SECRET, NULL),
 	T("kfix", false, "text-hosts", CONFIG_LIST, "syzkaller.appspot.com"),
 	E("kfix", false, "log-level", "info",
 	  "emerg|alert|crit|err|warning|notice|info|debug"),

@@ -18,8 +18,9 @@
 int child_open(const char *config_path, struct config **ret_cfg,
 	       struct store **ret_store)
 {
-	_cleanup_free_ char *err = NULL, *db = NULL;
+	_cleanup_free_ char *err = NULL;
 	struct config *cfg = NULL;
+	char why[512];
 	int r;
 
 	r = config_load(config_path, &cfg, &err);
@@ -27,11 +28,9 @@ int child_open(const char *config_path, struct config **ret_cfg,
 		log_error("%s", err ? err : strerror(-r));
 		return r;
 	}
-	r = config_state_path(cfg, STATE_DB, &db);
-	if (r >= 0)
-		r = store_open(db, ret_store);
+	r = store_open_config(cfg, why, sizeof(why), ret_store);
 	if (r < 0) {
-		log_error("cannot open store: %s", strerror(-r));
+		log_error("cannot open store: %s", why[0] ? why : strerror(-r));
 		config_free(cfg);
 		return r;
 	}

@@ -47,8 +47,9 @@ int ctl_config(struct ctl *c, struct config **ret)
 
 int ctl_store(struct ctl *c, struct store **ret)
 {
-	_cleanup_free_ char *state = NULL, *db = NULL;
+	_cleanup_free_ char *state = NULL;
 	struct config *cfg;
+	char why[512] = "";
 	int r;
 
 	if (c->store) {
@@ -59,8 +60,6 @@ int ctl_store(struct ctl *c, struct store **ret)
 	if (r < 0)
 		return r;
 	r = config_state_path(cfg, NULL, &state);
-	if (r >= 0)
-		r = config_state_path(cfg, STATE_DB, &db);
 	if (r < 0)
 		return r;
 	r = mkdir_p(state, 0750);
@@ -68,12 +67,12 @@ int ctl_store(struct ctl *c, struct store **ret)
 		ctl_err("cannot create the state directory %s: %s", state, strerror(-r));
 		return r;
 	}
-	r = store_open(db, &c->store);
+	r = store_open_config(cfg, why, sizeof(why), &c->store);
 	if (r < 0) {
-		ctl_err("cannot open the store %s: %s", db,
-			r == -EBADMSG ? "the file is corrupt or not a SQLite database"
-			: r == -EBUSY ? "it is locked by another process"
-			: r == -ENOSPC ? "the disk is full" : strerror(-r));
+		ctl_err("cannot open the store: %s",
+			r == -EBUSY ? "it is locked by another process"
+			: r == -ENOSPC ? "the disk is full"
+			: why[0] ? why : strerror(-r));
 		return r;
 	}
 	*ret = c->store;

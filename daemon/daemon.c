@@ -121,7 +121,8 @@ static int store_watch(struct daemon *d, const char *state, const char *name)
 
 static int store_start(struct daemon *d)
 {
-	_cleanup_free_ char *state = NULL, *db = NULL;
+	_cleanup_free_ char *state = NULL;
+	char why[512] = "";
 	int r;
 
 	r = config_state_path(d->cfg, NULL, &state);
@@ -132,25 +133,26 @@ static int store_start(struct daemon *d)
 		log_error("cannot create state directory %s: %s", state, strerror(-r));
 		return r;
 	}
-	r = config_state_path(d->cfg, STATE_DB, &db);
-	if (r < 0)
-		return r;
-	r = store_watch(d, state, STATE_DB);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0) {
-		/* out of inotify watches, or a file system without them */
-		log_warning("cannot watch the state directory %s (%s): looking at the store "
-			    "every second instead", state, strerror(-r));
+	if (store_shared(d->cfg)) {
+		/* other instances write it where no inotify reaches */
+		log_info("the store is shared (PostgreSQL): looking at it every second");
 		d->unwatched = true;
+	} else {
+		r = store_watch(d, state, STATE_DB);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
+			/* out of inotify watches, or a file system without them */
+			log_warning("cannot watch the state directory %s (%s): looking at the "
+				    "store every second instead", state, strerror(-r));
+			d->unwatched = true;
+		}
 	}
-	r = store_open(db, &d->store);
-	if (r == -EBADMSG)
-		log_error("cannot open store %s: the file is corrupt or not a SQLite database", db);
-	else if (r == -EBUSY)
-		log_error("cannot open store %s: it is locked by another process", db);
+	r = store_open_config(d->cfg, why, sizeof(why), &d->store);
+	if (r == -EBUSY)
+		log_error("cannot open the store: it is locked by another process");
 	else if (r < 0)
-		log_error("cannot open store %s: %s", db, strerror(-r));
+		log_error("cannot open the store: %s", why[0] ? why : strerror(-r));
 	return r;
 }
 

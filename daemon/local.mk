@@ -3,7 +3,7 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/store.c daemon/store.h daemon/store-internal.h daemon/store-json.c \
 	daemon/store-bug.c daemon/store-job.c daemon/store-outbox.c daemon/store-event.c \
 	daemon/store-patch.c daemon/store-review.c daemon/store-inbox.c daemon/store-metric.c \
-	daemon/store-sqlite.c \
+	daemon/store-sqlite.c daemon/store-pg.c \
 	daemon/child.c daemon/child.h \
 	daemon/fetch.c daemon/fetch.h \
 	daemon/jobs.c daemon/jobs.h daemon/job-selftest.c \
@@ -25,8 +25,8 @@ daemon_libdaemon_a_SOURCES = \
 	daemon/dashboard.c daemon/dashboard-views.c daemon/dashboard-internal.h \
 	daemon/html.c daemon/html.h \
 	daemon/stats.c daemon/stats.h daemon/scrub.c daemon/scrub.h
-daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
-DAEMON_LIBS = daemon/libdaemon.a $(ALL_MODULE_LIBS) $(SQLITE_LIBS)
+daemon_libdaemon_a_CFLAGS = $(AM_CFLAGS) $(PCRE2_CFLAGS) $(SYSTEMD_CFLAGS) $(SQLITE_CFLAGS) $(LIBPQ_CFLAGS) $(JANSSON_CFLAGS) $(HOOKS_CFLAGS) $(LIBCURL_CFLAGS)
+DAEMON_LIBS = daemon/libdaemon.a $(ALL_MODULE_LIBS) $(SQLITE_LIBS) $(LIBPQ_LIBS)
 
 sbin_PROGRAMS += kfixd
 kfixd_SOURCES = daemon/kfixd.c

@@ -86,6 +86,36 @@ int store_kv_set(struct store *s, const char *key, const char *value)
 		    "tt", key, value);
 }
 
+/* an upstream comparison's detail is a small JSON object */
+#define EVENT_DETAIL_MAX (64 * 1024)
+
+/* Bugs whose newest upstream comparison matched.  The comparison is a
+ * JSON detail; it is read here, not by SQL, whose JSON functions differ
+ * between engines. */
+static int count_upstream_matched(struct store *s, int64_t *ret)
+{
+	_cleanup_stmt_ struct db_stmt *st = NULL;
+	int64_t n = 0;
+	int r = db_prepare(s, &st,
+			   "SELECT e.detail FROM events e WHERE e.kind = ?1 AND e.id ="
+			   " (SELECT max(id) FROM events WHERE kind = ?1 AND bug_id = e.bug_id)",
+			   "t", "upstream.fix");
+
+	while (r >= 0 && (r = db_step(s, st)) == DB_ROW) {
+		const char *d = db_col_str(st, 0);
+		json_t *j = NULL;
+
+		if (d && json_parse_bounded(d, strlen(d), EVENT_DETAIL_MAX, &j, NULL) >= 0 &&
+		    json_is_true(json_object_get(j, "matches")))
+			n++;
+		json_decref(j);
+	}
+	if (r < 0)
+		return r;
+	*ret = n;
+	return 0;
+}
+
 int store_stats(struct store *s, struct store_stats *ret)
 {
 	struct store_stats st = { 0 };
@@ -108,17 +138,14 @@ int store_stats(struct store *s, struct store_stats *ret)
 		r = db_count_by(s, "SELECT coalesce(min(created), 0) FROM jobs WHERE state = ?",
 			     "queued", &st.oldest_queued);
 	if (r >= 0)
-		r = db_count_by(s, "SELECT coalesce(max(CAST(value AS INTEGER)), 0) FROM kv WHERE key = ?",
+		r = db_count_by(s, "SELECT coalesce(max(CAST(value AS BIGINT)), 0) FROM kv WHERE key = ?",
 			     "budget.day-spent-until", &st.llm_wait_until);
 	if (r >= 0)
 		r = db_count_by(s, "SELECT count(DISTINCT bug_id) FROM events WHERE kind = ?",
 			     "upstream.fix", &st.upstream_compared);
 	/* a bug's newest comparison counts */
 	if (r >= 0)
-		r = db_count_by(s, "SELECT count(*) FROM events e WHERE e.kind = ?1 AND e.id ="
-			     " (SELECT max(id) FROM events WHERE kind = ?1 AND bug_id = e.bug_id)"
-			     " AND json_extract(e.detail, '$.matches') = 1",
-			     "upstream.fix", &st.upstream_matched);
+		r = count_upstream_matched(s, &st.upstream_matched);
 	if (r >= 0)
 		r = store_scheduler_mode(s, st.scheduler, sizeof(st.scheduler));
 	if (r < 0)

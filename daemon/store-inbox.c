@@ -186,8 +186,9 @@ int store_inbox_recover(struct store *s)
 {
 	return db_exec(s, NULL,
 		    "UPDATE inbox SET"
-		    " state = CASE WHEN detail IS 'interrupted' THEN 'failed' ELSE 'pending' END,"
-		    " detail = CASE WHEN detail IS 'interrupted' THEN"
+		    " state = CASE WHEN coalesce(detail, '') = 'interrupted' THEN 'failed'"
+		    "  ELSE 'pending' END,"
+		    " detail = CASE WHEN coalesce(detail, '') = 'interrupted' THEN"
 		    "  'processing was interrupted twice (the parser died or ran out of memory)'"
 		    "  ELSE 'interrupted' END"
 		    " WHERE state = 'parsing'",

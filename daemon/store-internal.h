@@ -24,7 +24,8 @@ struct db_stmt {
  * RETURNING instead of a last-row-id call. */
 struct store_backend {
 	const char *name;
-	int (*open)(struct store *s, const char *target);
+	/* password: NULL, or one the target does not carry */
+	int (*open)(struct store *s, const char *target, const char *password);
 	void (*close)(struct store *s);
 	/* types as for db_prepare */
 	int (*prepare)(struct store *s, struct db_stmt **ret, const char *sql,
@@ -50,12 +51,7 @@ struct store_backend {
 };
 
 extern const struct store_backend store_backend_sqlite;
-#ifdef HAVE_LIBPQ
 extern const struct store_backend store_backend_pg;
-#define store_backend_postgresql (&store_backend_pg)
-#else
-#define store_backend_postgresql NULL
-#endif
 
 struct store {
 	const struct store_backend *be;
@@ -146,8 +142,8 @@ int db_count_by(struct store *s, const char *sql, const char *what, int64_t *ret
 
 /* A page in either order: ?A is the cursor, ?L the limit, ?D the order. */
 #define PAGE_SQL(a, l, d)                                                          \
-	" AND (CASE WHEN ?" d " THEN (?" a " = 0 OR id < ?" a ") ELSE id > ?" a " END)" \
-	" ORDER BY CASE WHEN ?" d " THEN -id ELSE id END LIMIT ?" l
+	" AND (CASE WHEN ?" d " <> 0 THEN (?" a " = 0 OR id < ?" a ") ELSE id > ?" a " END)" \
+	" ORDER BY CASE WHEN ?" d " <> 0 THEN -id ELSE id END LIMIT ?" l
 
 static inline int64_t db_query_limit(const struct store_query *q)
 {

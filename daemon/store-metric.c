@@ -90,7 +90,7 @@ int store_metric_observe(struct store *s, const char *name, const char *labels,
 		r = db_exec(s, NULL,
 			 "INSERT INTO metric_buckets (name, labels, bucket, count)"
 			 " VALUES (?, ?, ?, 1) ON CONFLICT (name, labels, bucket)"
-			 " DO UPDATE SET count = count + 1",
+			 " DO UPDATE SET count = metric_buckets.count + 1",
 			 "tti", name, labels, (int64_t)b);
 	return db_tx_end(s, r);
 }

@@ -80,9 +80,9 @@ int store_next_due(struct store *s, bool jobs, bool outbox, int64_t *ret_usec)
 	int rc, r = db_prepare(s, &st,
 			    "SELECT MIN(t) FROM ("
 			    " SELECT MIN(CASE state WHEN 'queued' THEN not_before ELSE lease_expires END)"
-			    "  AS t FROM jobs WHERE ?1 AND state IN ('queued', 'running')"
+			    "  AS t FROM jobs WHERE ?1 <> 0 AND state IN ('queued', 'running')"
 			    " UNION ALL"
-			    " SELECT MIN(next_try) FROM outbox WHERE ?2 AND state = 'pending')",
+			    " SELECT MIN(next_try) FROM outbox WHERE ?2 <> 0 AND state = 'pending') AS due",
 			    "ii", (int64_t)jobs, (int64_t)outbox);
 
 	if (r < 0)

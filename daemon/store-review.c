@@ -13,7 +13,8 @@ int store_patch_mail_add(struct store *s, int64_t patch_id, const char *message_
 	return db_exec(s, NULL,
 		    "INSERT INTO patch_mails (message_id, patch_id, stage, recipients)"
 		    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT (message_id) DO UPDATE SET"
-		    " stage = coalesce(?3, stage), recipients = coalesce(?4, recipients)",
+		    " stage = coalesce(?3, patch_mails.stage),"
+		    " recipients = coalesce(?4, patch_mails.recipients)",
 		    "titt", message_id, patch_id, stage, recipients);
 }
 

@@ -75,11 +75,12 @@ static int sq_exec_script(struct store *s, const char *sql)
 	return rc == SQLITE_OK ? 0 : sq_fail(s, rc);
 }
 
-static int sq_open(struct store *s, const char *path)
+static int sq_open(struct store *s, const char *path, const char *password)
 {
 	sqlite3 *db = NULL;
 	int rc, r;
 
+	(void)password;
 	rc = sqlite3_open_v2(path, &db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 			     NULL);

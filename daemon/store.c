@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/conf.h"
 #include "common/json.h"
 #include "common/strutil.h"
 #include "store-internal.h"
@@ -328,11 +329,12 @@ static int migrate(struct store *s)
 static const struct store_backend *backend_for(const char *target)
 {
 	return startswith(target, "postgresql://") || startswith(target, "postgres://")
-		       ? store_backend_postgresql
+		       ? &store_backend_pg
 		       : &store_backend_sqlite;
 }
 
-static int store_open_once(const char *target, char *err, size_t errlen, struct store **ret)
+static int store_open_once(const char *target, const char *password, char *err, size_t errlen,
+			   struct store **ret)
 {
 	_cleanup_(store_closep) struct store *s = calloc(1, sizeof(*s));
 	int r;
@@ -340,11 +342,7 @@ static int store_open_once(const char *target, char *err, size_t errlen, struct 
 	if (!s)
 		return -ENOMEM;
 	s->be = backend_for(target);
-	if (!s->be) {
-		snprintf(err, errlen, "this kfix was built without PostgreSQL support");
-		return -EPROTONOSUPPORT;
-	}
-	r = s->be->open(s, target);
+	r = s->be->open(s, target, password);
 	if (r >= 0)
 		r = migrate(s);
 	if (r < 0) {
@@ -358,18 +356,24 @@ static int store_open_once(const char *target, char *err, size_t errlen, struct 
 /* Two processes creating the same new store race on setting it up and on
  * the first migration; the loser sees a busy or I/O error that goes away
  * once the winner is done, so it tries again for a while. */
-int store_open_target(const char *target, char *err, size_t errlen, struct store **ret)
+static int store_open_retry(const char *target, const char *password, char *err, size_t errlen,
+			    struct store **ret)
 {
 	int r;
 
 	for (int tries = 0;; tries++) {
 		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
-		r = store_open_once(target, err, errlen, ret);
+		r = store_open_once(target, password, err, errlen, ret);
 		if ((r != -EBUSY && r != -EIO) || tries * 100 >= STORE_OPEN_RETRY_MS)
 			return r;
 		nanosleep(&ts, NULL);
 	}
+}
+
+int store_open_target(const char *target, char *err, size_t errlen, struct store **ret)
+{
+	return store_open_retry(target, NULL, err, errlen, ret);
 }
 
 int store_open(const char *path, struct store **ret)
@@ -377,6 +381,47 @@ int store_open(const char *path, struct store **ret)
 	char err[512];
 
 	return store_open_target(path, err, sizeof(err), ret);
+}
+
+bool store_url_valid(const char *url)
+{
+	return startswith(url, "postgresql://") || startswith(url, "postgres://");
+}
+
+int store_open_config(const struct config *cfg, char *err, size_t errlen, struct store **ret)
+{
+	_cleanup_free_ char *db = NULL, *password = NULL;
+	const char *url = NULL;
+	int r;
+
+	if (config_get_string(cfg, "store", NULL, "url", &url) < 0 || !url || !*url) {
+		r = config_state_path(cfg, STATE_DB, &db);
+		if (r < 0) {
+			snprintf(err, errlen, "no store path: %s", strerror(-r));
+			return r;
+		}
+		r = store_open_retry(db, NULL, err, errlen, ret);
+		if (r == -EBADMSG)
+			snprintf(err, errlen, "%s is corrupt or not a SQLite database", db);
+		return r;
+	}
+	if (!store_url_valid(url)) {
+		snprintf(err, errlen, "[store] url must be a postgresql:// URI");
+		return -EINVAL;
+	}
+	r = config_get_secret(cfg, "store", NULL, "password", &password);
+	if (r < 0 && r != -ENOENT) {
+		snprintf(err, errlen, "cannot read [store] password: %s", strerror(-r));
+		return r;
+	}
+	return store_open_retry(url, password, err, errlen, ret);
+}
+
+bool store_shared(const struct config *cfg)
+{
+	const char *url = NULL;
+
+	return config_get_string(cfg, "store", NULL, "url", &url) >= 0 && url && *url;
 }
 
 void store_close(struct store *s)

@@ -93,6 +93,13 @@ bool store_bug_transition_ok(const char *from, const char *to);
  * (postgresql://USER@HOST:PORT/DB).  Creates or migrates the schema.
  * store_open_target says in err why it failed. */
 int store_open_target(const char *target, char *err, size_t errlen, struct store **ret);
+/* The store the config names: [store] url (with [store] password), else
+ * STATE-DIR/kfix.db.  err says why it failed, without the password. */
+struct config;
+int store_open_config(const struct config *cfg, char *err, size_t errlen, struct store **ret);
+/* whether the config names a shared (PostgreSQL) store */
+bool store_shared(const struct config *cfg);
+bool store_url_valid(const char *url);
 int store_open(const char *path, struct store **ret);
 void store_close(struct store *s);
 DEFINE_CLEANUP(struct store, store_close)

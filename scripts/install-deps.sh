@@ -7,11 +7,11 @@ BUILD="build-essential autoconf automake libtool pkg-config autoconf-archive
   libgit2-dev libcurl4-openssl-dev libmicrohttpd-dev libjansson-dev
   libssh2-1-dev libsystemd-dev libsqlite3-dev libgmime-3.0-dev libpcre2-dev
   libdw-dev libelf-dev libssl-dev bubblewrap libopendkim-dev universal-ctags
-  libiberty-dev"
+  libiberty-dev libpq-dev"
 TEST="libcmocka-dev clang libclang-rt-14-dev sqlite3 git curl jq
   openssh-server openssh-client python3 python3-aiosmtpd public-inbox
   systemd procps psmisc iproute2 wrk perl gdb strace man-db groff-base
-  chromium b4"
+  chromium b4 postgresql-15"
 KERNEL="linux-source-6.1 bc bison flex libssl-dev cpio xz-utils
   qemu-system-x86 busybox-static dropbear-bin ccache"
 

@@ -1,5 +1,5 @@
 # Unit tests (cmocka), one program per module.
-UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS)
+UNIT_CFLAGS = $(AM_CFLAGS) $(CMOCKA_CFLAGS) $(JANSSON_CFLAGS) $(SYSTEMD_CFLAGS) $(LIBPQ_CFLAGS)
 
 check_PROGRAMS += tests/unit/test-common tests/unit/test-store
 TESTS += tests/unit/test-common tests/unit/test-store
@@ -89,9 +89,11 @@ INTEGRATION_TESTS = \
 	tests/integration/llm-budget.sh \
 	tests/integration/outbox-stall.sh \
 	tests/integration/metrics-jobs.sh \
+	tests/integration/store-pg.sh \
 	tests/integration/pipeline.sh
 TESTS += $(INTEGRATION_TESTS)
 EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib-common.sh tests/integration/lib.sh tests/integration/notify.py \
+	tests/integration/lib-pg.sh \
 	tests/browser/dashboard.mjs tests/browser/flow.mjs tests/browser/package.json tests/browser/package-lock.json
 
 # BENCH_SHELL (shell benchmarks) is declared in Makefile.am.
