@@ -15,6 +15,7 @@
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/buf.h"
 #include "store-internal.h"
@@ -26,6 +27,8 @@
 #define OID_FLOAT8 701
 
 #define PG_MAX_PARAMS 64
+/* how long a lost connection is tried again before a call fails */
+#define PG_RECONNECT_MS 30000
 /* the longest statement kfix writes is a migration, some KiB */
 #define PG_MAX_SQL (256 * 1024)
 /* the advisory lock every write transaction holds: "kfix" in ASCII */
@@ -105,20 +108,49 @@ static int result_check(struct store *s, PGresult *res)
 	return t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK ? 0 : pg_fail(s, res);
 }
 
+/* A connection the server dropped (a restart, a fail-over) is made
+ * again when no transaction was open on it: nothing done in one is lost
+ * silently, and a statement outside one is simply sent again.  A server
+ * that restarts is back within seconds; the store can do nothing
+ * without it meanwhile, so this waits for it, a bounded time. */
+static bool pg_reconnect(struct store *s)
+{
+	struct timespec pause = { 0, 250 * 1000 * 1000 };
+
+	if (s->tx_depth > 0 || PQstatus(conn_of(s)) == CONNECTION_OK)
+		return false;
+	for (int waited_ms = 0;; waited_ms += (int)(pause.tv_nsec / 1000000)) {
+		PQreset(conn_of(s));
+		if (PQstatus(conn_of(s)) == CONNECTION_OK)
+			return true;
+		if (waited_ms >= PG_RECONNECT_MS)
+			return false;
+		nanosleep(&pause, NULL);
+	}
+}
+
 static int pg_exec_script(struct store *s, const char *sql)
 {
 	PGresult *res = PQexec(conn_of(s), sql);
 	int r = result_check(s, res);
 
+	if (r < 0 && pg_reconnect(s)) {
+		PQclear(res);
+		res = PQexec(conn_of(s), sql);
+		r = result_check(s, res);
+	}
 	PQclear(res);
 	return r;
 }
 
 static int pg_open(struct store *s, const char *uri, const char *password)
 {
-	/* a later keyword overrides what the URI says */
-	const char *const keys[] = { "dbname", "password", NULL };
-	const char *const values[] = { uri, password, NULL };
+	/* A later keyword overrides what the URI says.  kfix's times are
+	 * numbers and its text UTF-8 whatever the server's defaults; set
+	 * here, the settings survive a reconnection. */
+	const char *const keys[] = { "dbname", "client_encoding", "options", "password", NULL };
+	const char *const values[] = { uri, "UTF8", "-c TimeZone=UTC -c client_min_messages=warning",
+				       password, NULL };
 	PGconn *c = PQconnectdbParams(keys, values, 1);
 
 	if (!c)
@@ -130,10 +162,7 @@ static int pg_open(struct store *s, const char *uri, const char *password)
 		/* the message names the server, never the password */
 		return db_error(s, -ECONNREFUSED, "%.*s", (int)strcspn(m, "\n"), m);
 	}
-	/* kfix's times are numbers and its text UTF-8, whatever the
-	 * server's defaults */
-	return pg_exec_script(s, "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC';"
-			      " SET client_min_messages = warning");
+	return 0;
 }
 
 static void pg_close(struct store *s)
@@ -272,6 +301,13 @@ static int pg_step(struct store *s, struct db_stmt *st)
 		p->res = PQexecParams(conn_of(s), p->sql, p->n, p->types,
 				      (const char *const *)p->values, p->lengths, p->formats, 0);
 		r = result_check(s, p->res);
+		if (r < 0 && pg_reconnect(s)) {
+			PQclear(p->res);
+			p->res = PQexecParams(conn_of(s), p->sql, p->n, p->types,
+					      (const char *const *)p->values, p->lengths,
+					      p->formats, 0);
+			r = result_check(s, p->res);
+		}
 		if (r < 0)
 			return r;
 	}

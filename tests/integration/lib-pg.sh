@@ -4,6 +4,7 @@
 # refuses to run as root, so as root the server runs as nobody.
 #   pg_start   sets PG_SERVER (postgresql://kfix:PASSWORD@127.0.0.1:PORT,
 #              no database) and PG_URL (its "kfix" database)
+#   pg_restart stops it (ending every session) and starts it again
 #   pg_stop    stops it at once (also on exit)
 
 pg_bin() {
@@ -26,6 +27,18 @@ pg_stop() {
 	pg_as_owner "$PG_BIN/pg_ctl" -D "$PG_DATA" -m immediate -w stop >/dev/null 2>&1 || true
 }
 
+# pg_ctl start|restart: the server on 127.0.0.1:$PG_PORT only (fsync off:
+# the tests kill kfix and restart the server, never the machine)
+pg_ctl() {
+	pg_as_owner "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$T/pg/server.log" -w -t 60 -m fast \
+		-o "-h 127.0.0.1 -p $PG_PORT -k $T/pg -c fsync=off -c max_connections=200" \
+		"$1" > /dev/null
+}
+
+pg_restart() {
+	pg_ctl restart || { cat "$T/pg/server.log" >&2; fail "PostgreSQL did not restart"; }
+}
+
 pg_start() {
 	PG_BIN=$(pg_bin)
 	[ -n "$PG_BIN" ] || skip "PostgreSQL is not installed (apt-get install postgresql-15)"
@@ -43,10 +56,7 @@ pg_start() {
 		{ cat "$T/pg/initdb.log" >&2; fail "initdb failed"; }
 	rm -f "$T/pg/pw"
 	PG_PORT=$(free_port)
-	# fsync off: the tests kill kfix, never the server
-	pg_as_owner "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$T/pg/server.log" -w -t 60 \
-		-o "-h 127.0.0.1 -p $PG_PORT -k $T/pg -c fsync=off -c max_connections=200" \
-		start > /dev/null || { cat "$T/pg/server.log" >&2; fail "PostgreSQL did not start"; }
+	pg_ctl start || { cat "$T/pg/server.log" >&2; fail "PostgreSQL did not start"; }
 	trap 'pg_stop; cleanup' EXIT
 	PG_SERVER=postgresql://kfix:$PG_PASSWORD@127.0.0.1:$PG_PORT
 	PG_URL=$PG_SERVER/kfix

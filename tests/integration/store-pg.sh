@@ -31,15 +31,20 @@ for i in $(seq $BUGS); do
 done
 [ "$(q 'SELECT count(*) FROM bugs')" = $BUGS ] || fail "the bugs are not in PostgreSQL"
 start_kfixd
+# the server restarts under the running work: kfixd and its job
+# processes connect again and the work goes on
+sleep 0.5
+pg_restart
 wait_for 60 sh -c "[ \"\$(psql -qtA '$PG_URL' -c \"SELECT count(*) FROM outbox WHERE state = 'sent'\")\" = $BUGS ]" ||
 	fail "self-test work did not finish on PostgreSQL: $(ctl status)"
+# (stop_kfixd fails unless kfixd was still running)
 stop_kfixd
 [ "$(q "SELECT count(*) FROM jobs WHERE state = 'done'")" = $BUGS ] || fail "jobs: $(ctl jobs)"
 [ "$(q "SELECT count(*) FROM bugs WHERE state = 'awaiting-approval'")" = $BUGS ] || fail "bugs: $(ctl bugs)"
 [ "$(ls "$T/spool"/*.eml | wc -l)" = $BUGS ] || fail "spool: $(ls "$T/spool")"
 [ ! -e "$T/state/kfix.db" ] || fail "an SQLite store was made beside the shared one"
 ctl bugs | grep -q 'pg3' || fail "kfixctl bugs does not list the shared store's bugs"
-ok "kfixd ran $BUGS self-test bugs on PostgreSQL, kfixctl sees them"
+ok "kfixd ran $BUGS self-test bugs on PostgreSQL through a restart of the server, kfixctl sees them"
 
 # a wrong password: a clear error that does not show it
 printf 'not-the-password\n' > "$T/pg-password"
