@@ -26,6 +26,10 @@
 #define OUTBOX_BACKOFF_MAX (3600ULL * 1000000)
 /* entries one child delivers before the daemon looks again */
 #define OUTBOX_RUN_MAX 50
+/* How long a claim on an entry lasts: past any SMTP session's or git
+ * push's time-outs.  An instance on another host that dies while it
+ * delivers leaves the entry to another after this. */
+#define OUTBOX_CLAIM_USEC (15ULL * 60 * 1000000)
 #define OUTBOX_STOP_WAIT_MS 10000
 
 struct outbox {
@@ -412,13 +416,13 @@ static int deliver_one(struct outbox *o, struct store_outbox *e)
 	return store_outbox_park(o->store, e->id, err ? err : strerror(-r));
 }
 
-int outbox_run(struct outbox *o, int max, int *ret_sent)
+int outbox_run(struct outbox *o, const char *owner, int max, int *ret_sent)
 {
 	int sent = 0;
 
 	for (int i = 0; i < max; i++) {
 		_cleanup_(store_outbox_freep) struct store_outbox *e = NULL;
-		int r = store_outbox_next(o->store, &e);
+		int r = store_outbox_claim(o->store, owner, OUTBOX_CLAIM_USEC, &e);
 
 		if (r == -ENOENT)
 			break;
@@ -441,15 +445,20 @@ int outbox_run_child(const char *config_path)
 	_cleanup_free_ char *err = NULL;
 	struct config *cfg = NULL;
 	struct outbox *o = NULL;
+	char host[128] = "", owner[192];
 	int r, sent = 0;
 
 	/* an SMTP session of a dead daemon must not go on by itself */
 	if (!child_bind_to_parent() || child_open(config_path, &cfg, &store) < 0)
 		return 1;
+	/* the claims are the daemon's, whose death releases them (the
+	 * process is bound to it, so its parent is the daemon) */
+	gethostname(host, sizeof(host) - 1);
+	snprintf(owner, sizeof(owner), "%s:%d", host, (int)getppid());
 	r = outbox_new(cfg, store, &o, &err);
 	if (r < 0)
 		log_error("cannot start the outbox: %s", err ? err : strerror(-r));
-	else if ((r = outbox_run(o, OUTBOX_RUN_MAX, &sent)) < 0)
+	else if ((r = outbox_run(o, owner, OUTBOX_RUN_MAX, &sent)) < 0)
 		log_warning("outbox: %s (%s)", strerror(-r), store_errmsg(store));
 	outbox_free(o);
 	config_free(cfg);

@@ -45,8 +45,9 @@ int outbox_new(const struct config *cfg, struct store *store,
 /* After a reload: the outbox keeps no copy of the configuration. */
 void outbox_set_config(struct outbox *o, const struct config *cfg);
 void outbox_free(struct outbox *o);
-/* Delivers what is due, at most max entries; *ret_sent counts deliveries. */
-int outbox_run(struct outbox *o, int max, int *ret_sent);
+/* Delivers what is due, at most max entries, each claimed by owner
+ * (store_outbox_claim) first; *ret_sent counts deliveries. */
+int outbox_run(struct outbox *o, const char *owner, int max, int *ret_sent);
 /* In the daemon: when entries are due and no delivery process runs,
  * starts "self_exe --run-outbox", so that a slow SMTP server or git
  * remote never stalls the event loop (and the HTTP front door). */

@@ -119,6 +119,77 @@ int store_outbox_next(struct store *s, struct store_outbox **ret)
 	return 0;
 }
 
+int store_outbox_claim(struct store *s, const char *owner, uint64_t lease_usec,
+		       struct store_outbox **ret)
+{
+	_cleanup_(store_outbox_freep) struct store_outbox *o = NULL;
+	int64_t until = db_now_usec() + (int64_t)lease_usec;
+	int n = 0, r = store_begin(s);
+
+	if (r < 0)
+		return r;
+	r = store_outbox_next(s, &o);
+	if (r >= 0)
+		r = db_exec(s, &n,
+			    "UPDATE outbox SET claimed_by = ?, next_try = ?"
+			    " WHERE id = ? AND state = 'pending'",
+			    "tii", owner, until, o->id);
+	if (r >= 0 && n != 1)
+		r = -ENOENT;
+	r = db_tx_end(s, r);
+	if (r < 0)
+		return r;
+	o->next_try = until;
+	*ret = TAKE_PTR(o);
+	return 0;
+}
+
+int store_outbox_claimers(struct store *s, char ***ret, size_t *ret_n)
+{
+	_cleanup_stmt_ struct db_stmt *st = NULL;
+	char **owners = NULL;
+	size_t n = 0;
+	int r = db_prepare(s, &st,
+			   "SELECT DISTINCT claimed_by FROM outbox WHERE state = 'pending'"
+			   " AND claimed_by IS NOT NULL ORDER BY claimed_by LIMIT ?",
+			   "i", (int64_t)STORE_OUTBOX_CLAIMERS_MAX);
+
+	while (r >= 0 && (r = db_step(s, st)) == DB_ROW) {
+		char **no = realloc(owners, (n + 2) * sizeof(*owners));
+
+		if (!no) {
+			r = -ENOMEM;
+			break;
+		}
+		owners = no;
+		owners[n] = db_col_text(st, 0);
+		owners[++n] = NULL;
+		if (!owners[n - 1]) {
+			r = -ENOMEM;
+			break;
+		}
+	}
+	if (r < 0) {
+		strv_free(owners);
+		return r;
+	}
+	*ret = owners;
+	*ret_n = n;
+	return 0;
+}
+
+int store_outbox_release_owner(struct store *s, const char *owner, int64_t *ret_n)
+{
+	int n = 0, r = db_exec(s, &n,
+			       "UPDATE outbox SET claimed_by = NULL, next_try = 0"
+			       " WHERE claimed_by = ? AND state = 'pending'",
+			       "t", owner);
+
+	if (r >= 0 && ret_n)
+		*ret_n = n;
+	return r;
+}
+
 /* Runs one outbox UPDATE (bound "ti": text, then the id) plus its event. */
 static int outbox_update(struct store *s, int64_t id, const char *sql,
 			 const char *text, const char *ev)
@@ -143,8 +214,8 @@ int store_outbox_mark_sent(struct store *s, int64_t id)
 
 	snprintf(now, sizeof(now), "%lld", (long long)db_now_sec());
 	return outbox_update(s, id,
-			     "UPDATE outbox SET state = 'sent', sent = CAST(? AS INTEGER),"
-			     " tries = tries + 1, last_error = NULL WHERE id = ?",
+			     "UPDATE outbox SET state = 'sent', sent = CAST(? AS BIGINT),"
+			     " tries = tries + 1, last_error = NULL, claimed_by = NULL WHERE id = ?",
 			     now, "outbox.sent");
 }
 
@@ -155,7 +226,7 @@ int store_outbox_mark_retry(struct store *s, int64_t id, const char *error,
 
 	if (r < 0)
 		return r;
-	r = db_exec(s, NULL, "UPDATE outbox SET next_try = ? WHERE id = ?", "ii",
+	r = db_exec(s, NULL, "UPDATE outbox SET next_try = ?, claimed_by = NULL WHERE id = ?", "ii",
 		 db_now_usec() + (int64_t)delay_usec, id);
 	if (r >= 0)
 		r = outbox_update(s, id,
@@ -168,7 +239,7 @@ int store_outbox_mark_retry(struct store *s, int64_t id, const char *error,
 int store_outbox_park(struct store *s, int64_t id, const char *error)
 {
 	return outbox_update(s, id,
-			     "UPDATE outbox SET state = 'parked', tries = tries + 1,"
+			     "UPDATE outbox SET state = 'parked', tries = tries + 1, claimed_by = NULL,"
 			     " last_error = ? WHERE id = ? AND state = 'pending'",
 			     error, "outbox.parked");
 }

@@ -120,6 +120,9 @@ static const char *const migrations[] = {
 	/* 11: events of one kind per bug (the upstream comparisons counted
 	 * by store_stats, request lookups) without reading the whole log */
 	"CREATE INDEX events_kind ON events(kind, bug_id);",
+	/* 12: who is delivering an outbox entry: with several instances (or
+	 * a restarted one) a mail goes out once */
+	"ALTER TABLE outbox ADD COLUMN claimed_by TEXT;",
 };
 
 int64_t db_now_sec(void)

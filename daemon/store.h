@@ -188,6 +188,16 @@ int store_outbox_add(struct store *s, int64_t bug_id, const char *kind,
 		     const char *idem_key, const char *payload, int64_t *ret_id,
 		     bool *ret_created);
 int store_outbox_next(struct store *s, struct store_outbox **ret);
+/* The next due entry, claimed by owner ("HOST:PID" of a daemon) for
+ * lease_usec: no other claim takes it meanwhile.  Delivering it ends the
+ * claim (mark_sent, mark_retry, park); an owner that died leaves it to
+ * the lease's end or to store_outbox_release_owner. */
+int store_outbox_claim(struct store *s, const char *owner, uint64_t lease_usec,
+		       struct store_outbox **ret);
+#define STORE_OUTBOX_CLAIMERS_MAX 1024
+/* The owners holding claims (NULL-terminated list, strv_free). */
+int store_outbox_claimers(struct store *s, char ***ret, size_t *ret_n);
+int store_outbox_release_owner(struct store *s, const char *owner, int64_t *ret_n);
 /* The earliest time (CLOCK_REALTIME usec) at which a queued job may run
  * or a running job's lease runs out (jobs), or an outbox entry is due
  * (outbox); -ENOENT when nothing waits. */

@@ -267,13 +267,25 @@ static int on_renew(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_source_set_time(s, usec + CLAMP(lease / 3, 1000000ULL, 5000000ULL));
 }
 
-/* Leases of a daemon on this host that is gone can be taken back now
- * instead of waiting for them to expire. */
+/* Whether owner ("HOST:PID") is a daemon of this host that is gone. */
+static bool owner_gone_here(const char *owner, const char *host)
+{
+	const char *p = owner ? startswith(owner, host) : NULL;
+	int pid;
+
+	if (!p || *p != ':' || parse_int(p + 1, &pid) < 0 || pid <= 0)
+		return false;
+	return kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Leases and outbox claims of a daemon on this host that is gone can be
+ * taken back now instead of waiting for them to expire. */
 static int reclaim_dead_owners(struct workers *w)
 {
+	_cleanup_(strv_freep) char **claimers = NULL;
 	struct store_job **jobs = NULL;
 	char host[128];
-	size_t n = 0;
+	size_t n = 0, nc = 0;
 	const char *colon = strrchr(w->owner, ':');
 	int r;
 
@@ -282,23 +294,28 @@ static int reclaim_dead_owners(struct workers *w)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n && r >= 0; i++) {
-		const char *o = jobs[i]->lease_owner, *p;
-		int pid;
+		const char *o = jobs[i]->lease_owner;
+		int64_t k = 0;
 
-		if (!o || !(p = startswith(o, host)) || *p != ':')
+		if (!owner_gone_here(o, host))
 			continue;
-		if (parse_int(p + 1, &pid) < 0 || pid <= 0)
-			continue;
-		if (kill(pid, 0) < 0 && errno == ESRCH) {
-			int64_t k = 0;
-
-			r = store_job_release_owner(w->store, o, &k);
-			if (r >= 0 && k > 0)
-				log_info("took back %lld job(s) from %s, which is gone",
-					 (long long)k, o);
-		}
+		r = store_job_release_owner(w->store, o, &k);
+		if (r >= 0 && k > 0)
+			log_info("took back %lld job(s) from %s, which is gone", (long long)k, o);
 	}
 	store_job_list_free(jobs, n);
+	if (r >= 0)
+		r = store_outbox_claimers(w->store, &claimers, &nc);
+	for (size_t i = 0; i < nc && r >= 0; i++) {
+		int64_t k = 0;
+
+		if (!owner_gone_here(claimers[i], host))
+			continue;
+		r = store_outbox_release_owner(w->store, claimers[i], &k);
+		if (r >= 0 && k > 0)
+			log_info("took back %lld outbox entr%s from %s, which is gone",
+				 (long long)k, k == 1 ? "y" : "ies", claimers[i]);
+	}
 	return r;
 }
 

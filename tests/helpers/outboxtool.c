@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "outbox: %s\n", err ? err : strerror(-r));
 			return 1;
 		}
-		r = outbox_run(o, 10, &sent);
+		r = outbox_run(o, "outboxtool:1", 10, &sent);
 		outbox_free(o);
 		printf("sent %d\n", sent);
 		return r < 0;

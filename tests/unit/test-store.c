@@ -170,6 +170,56 @@ static void test_outbox_idempotent(void **state)
 	}
 }
 
+/* A claimed entry is no one else's until it is delivered, retried, its
+ * claim ends or its owner's claims are released. */
+static void test_outbox_claims(void **state)
+{
+	struct fixture *f = *state;
+	struct store_outbox *o1 = NULL, *o2 = NULL, *o3 = NULL;
+	_cleanup_(strv_freep) char **owners = NULL;
+	int64_t a, b, k = 0;
+	size_t n = 0;
+
+	assert_int_equal(store_outbox_add(f->s, 0, "mail", "mail:<c1@x>", "m1", &a, NULL), 0);
+	assert_int_equal(store_outbox_add(f->s, 0, "mail", "mail:<c2@x>", "m2", &b, NULL), 0);
+	assert_int_equal(store_outbox_claim(f->s, "h:1", 600000000ULL, &o1), 0);
+	assert_int_equal(o1->id, a);
+	assert_int_equal(store_outbox_claim(f->s, "h:2", 600000000ULL, &o2), 0);
+	assert_int_equal(o2->id, b);
+	assert_int_equal(store_outbox_claim(f->s, "h:3", 600000000ULL, &o3), -ENOENT);
+	assert_int_equal(store_outbox_next(f->s, &o3), -ENOENT);
+	assert_int_equal(store_outbox_claimers(f->s, &owners, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(owners[0], "h:1");
+	assert_string_equal(owners[1], "h:2");
+	assert_null(owners[2]);
+	/* the first owner is gone: its entry is due again, the other's not */
+	assert_int_equal(store_outbox_release_owner(f->s, "h:1", &k), 0);
+	assert_int_equal(k, 1);
+	assert_int_equal(store_outbox_claim(f->s, "h:3", 600000000ULL, &o3), 0);
+	assert_int_equal(o3->id, a);
+	assert_int_equal(store_outbox_mark_sent(f->s, o3->id), 0);
+	/* delivery ends the claim; a retry makes the entry due later, free */
+	assert_int_equal(store_outbox_mark_retry(f->s, o2->id, "421", 0), 0);
+	store_outbox_free(o3);
+	o3 = NULL;
+	assert_int_equal(store_outbox_claim(f->s, "h:3", 1, &o3), 0);
+	assert_int_equal(o3->id, b);
+	store_outbox_free(o3);
+	o3 = NULL;
+	/* a claim that ran out is taken by the next */
+	usleep(2000);
+	assert_int_equal(store_outbox_claim(f->s, "h:4", 600000000ULL, &o3), 0);
+	assert_int_equal(o3->id, b);
+	strv_free(TAKE_PTR(owners));
+	assert_int_equal(store_outbox_claimers(f->s, &owners, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(owners[0], "h:4");
+	store_outbox_free(o1);
+	store_outbox_free(o2);
+	store_outbox_free(o3);
+}
+
 static void test_transaction_rollback(void **state)
 {
 	struct fixture *f = *state;
@@ -238,7 +288,7 @@ static void test_reopen_and_version(void **state)
 	struct store *s2 = NULL;
 	int v = store_schema_version(f->s);
 
-	assert_int_equal(v, 11);
+	assert_int_equal(v, 12);
 	assert_int_equal(store_open(f->path, &s2), 0);
 	assert_int_equal(store_schema_version(s2), v);
 	/* the store's random name: kept when reopened, another store's differs */
@@ -529,6 +579,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_job_lease_cycle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expired_lease_is_taken_over, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outbox_idempotent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_outbox_claims, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inbox_mail_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bug_crash_fields, setup, teardown),
