@@ -220,16 +220,32 @@ static int pg_translate(const char *sql, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* A number's text; on failure values[i] stays NULL for pg_finalize. */
+static int bind_printf(struct pg_stmt *p, int i, Oid type, const char *fmt, ...)
+	_printf_(4, 5);
+static int bind_printf(struct pg_stmt *p, int i, Oid type, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	p->types[i] = type;
+	va_start(ap, fmt);
+	r = vasprintf(&p->values[i], fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		p->values[i] = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int pg_bind(struct pg_stmt *p, int i, char type, va_list *ap)
 {
 	switch (type) {
 	case 'i':
-		p->types[i] = OID_INT8;
-		return asprintf(&p->values[i], "%lld", (long long)va_arg(*ap, int64_t)) < 0
-			       ? -ENOMEM : 0;
+		return bind_printf(p, i, OID_INT8, "%lld", (long long)va_arg(*ap, int64_t));
 	case 'd':
-		p->types[i] = OID_FLOAT8;
-		return asprintf(&p->values[i], "%.17g", va_arg(*ap, double)) < 0 ? -ENOMEM : 0;
+		return bind_printf(p, i, OID_FLOAT8, "%.17g", va_arg(*ap, double));
 	case 'b': {
 		const void *v = va_arg(*ap, const void *);
 		size_t n = va_arg(*ap, size_t);
@@ -278,6 +294,7 @@ static int pg_prepare(struct store *s, struct db_stmt **ret, const char *sql,
 			r = -E2BIG;
 			break;
 		}
+		/* what a failed bind allocated is NULL: finalize frees all */
 		r = pg_bind(p, i, types[i], &aq);
 		p->n = i + 1;
 	}
