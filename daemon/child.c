@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -20,7 +22,7 @@ int child_open(const char *config_path, struct config **ret_cfg,
 {
 	_cleanup_free_ char *err = NULL;
 	struct config *cfg = NULL;
-	char why[512];
+	char why[512] = "";
 	int r;
 
 	r = config_load(config_path, &cfg, &err);
@@ -85,6 +87,16 @@ void child_stop(struct child *c, unsigned wait_ms)
 			(void)waitpid(c->pid, NULL, 0);
 	}
 	child_exited(c);
+}
+
+void child_owner_name(char *buf, size_t n, pid_t pid)
+{
+	char host[HOST_NAME_MAX + 1] = "localhost";
+
+	if (gethostname(host, sizeof(host)) < 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(buf, n, "%s:%d", host, (int)pid);
 }
 
 bool child_bind_to_parent(void)

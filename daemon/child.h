@@ -42,6 +42,8 @@ void child_exited(struct child *c);
 void child_stop(struct child *c, unsigned wait_ms);
 /* In the helper: dies with the daemon; false when the daemon is gone. */
 bool child_bind_to_parent(void);
+/* The name a daemon's leases and claims go by: "HOST:PID". */
+void child_owner_name(char *buf, size_t n, pid_t pid);
 
 /* Loads config_path and opens the store of its state-dir; logs why not. */
 int child_open(const char *config_path, struct config **ret_cfg,

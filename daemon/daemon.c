@@ -410,7 +410,6 @@ int daemon_new(const char *config_path, const char *self_exe,
 {
 	_cleanup_free_ char *err = NULL;
 	struct daemon *d = calloc(1, sizeof(*d));
-	char host[64] = "localhost";
 	int prio, r;
 
 	if (!d)
@@ -429,8 +428,7 @@ int daemon_new(const char *config_path, const char *self_exe,
 	}
 	if (log_level_from_config(d->cfg, &prio) >= 0)
 		log_set_level(prio);
-	gethostname(host, sizeof(host) - 1);
-	snprintf(d->owner, sizeof(d->owner), "%s:%d", host, (int)getpid());
+	child_owner_name(d->owner, sizeof(d->owner), getpid());
 	*ret = d;
 	return 0;
 }

@@ -30,6 +30,7 @@
  * push's time-outs.  An instance on another host that dies while it
  * delivers leaves the entry to another after this. */
 #define OUTBOX_CLAIM_USEC (15ULL * 60 * 1000000)
+#define OUTBOX_OWNER_MAX 128
 #define OUTBOX_STOP_WAIT_MS 10000
 
 struct outbox {
@@ -333,10 +334,19 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata)
 {
 	struct outbox *o = userdata;
 
-	if (si->si_code != CLD_EXITED || si->si_status != 0)
+	if (si->si_code != CLD_EXITED || si->si_status != 0) {
+		char owner[OUTBOX_OWNER_MAX];
+		int64_t n = 0;
+
 		log_warning("outbox process %d %s %d", (int)o->child.pid,
 			    si->si_code == CLD_EXITED ? "exited with status" : "killed by signal",
 			    si->si_status);
+		/* what it had claimed is due again now, not in 15 minutes */
+		child_owner_name(owner, sizeof(owner), getpid());
+		if (store_outbox_release_owner(o->store, owner, &n) < 0)
+			log_warning("outbox: cannot release the claims of %s: %s", owner,
+				    store_errmsg(o->store));
+	}
 	child_exited(&o->child);
 	wake_call(&o->wake);
 	return 0;
@@ -445,7 +455,7 @@ int outbox_run_child(const char *config_path)
 	_cleanup_free_ char *err = NULL;
 	struct config *cfg = NULL;
 	struct outbox *o = NULL;
-	char host[128] = "", owner[192];
+	char owner[OUTBOX_OWNER_MAX];
 	int r, sent = 0;
 
 	/* an SMTP session of a dead daemon must not go on by itself */
@@ -453,8 +463,7 @@ int outbox_run_child(const char *config_path)
 		return 1;
 	/* the claims are the daemon's, whose death releases them (the
 	 * process is bound to it, so its parent is the daemon) */
-	gethostname(host, sizeof(host) - 1);
-	snprintf(owner, sizeof(owner), "%s:%d", host, (int)getppid());
+	child_owner_name(owner, sizeof(owner), getppid());
 	r = outbox_new(cfg, store, &o, &err);
 	if (r < 0)
 		log_error("cannot start the outbox: %s", err ? err : strerror(-r));

@@ -27,8 +27,10 @@
 #define OID_FLOAT8 701
 
 #define PG_MAX_PARAMS 64
-/* how long a lost connection is tried again before a call fails */
+/* how long a lost connection is tried again before a call fails, and
+ * how long one try may take (unless the URI says otherwise) */
 #define PG_RECONNECT_MS 30000
+#define PG_CONNECT_TIMEOUT_SEC "10"
 /* the longest statement kfix writes is a migration, some KiB */
 #define PG_MAX_SQL (256 * 1024)
 /* the advisory lock every write transaction holds: "kfix" in ASCII */
@@ -108,6 +110,14 @@ static int result_check(struct store *s, PGresult *res)
 	return t == PGRES_COMMAND_OK || t == PGRES_TUPLES_OK ? 0 : pg_fail(s, res);
 }
 
+static int64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* A connection the server dropped (a restart, a fail-over) is made
  * again when no transaction was open on it: nothing done in one is lost
  * silently, and a statement outside one is simply sent again.  A server
@@ -116,14 +126,15 @@ static int result_check(struct store *s, PGresult *res)
 static bool pg_reconnect(struct store *s)
 {
 	struct timespec pause = { 0, 250 * 1000 * 1000 };
+	int64_t deadline = now_usec() + PG_RECONNECT_MS * 1000LL;
 
 	if (s->tx_depth > 0 || PQstatus(conn_of(s)) == CONNECTION_OK)
 		return false;
-	for (int waited_ms = 0;; waited_ms += (int)(pause.tv_nsec / 1000000)) {
+	for (;;) {
 		PQreset(conn_of(s));
 		if (PQstatus(conn_of(s)) == CONNECTION_OK)
 			return true;
-		if (waited_ms >= PG_RECONNECT_MS)
+		if (now_usec() >= deadline)
 			return false;
 		nanosleep(&pause, NULL);
 	}
@@ -133,6 +144,11 @@ static int pg_exec_script(struct store *s, const char *sql)
 {
 	PGresult *res = PQexec(conn_of(s), sql);
 	int r = result_check(s, res);
+
+	/* COMMIT of a transaction a failed statement aborted "succeeds" as
+	 * a ROLLBACK: its work is lost, which the caller must hear */
+	if (r >= 0 && streq(sql, "COMMIT") && !streq(PQcmdStatus(res), "COMMIT"))
+		r = db_error(s, -EIO, "the transaction was aborted and rolled back");
 
 	if (r < 0 && pg_reconnect(s)) {
 		PQclear(res);
@@ -145,12 +161,15 @@ static int pg_exec_script(struct store *s, const char *sql)
 
 static int pg_open(struct store *s, const char *uri, const char *password)
 {
-	/* A later keyword overrides what the URI says.  kfix's times are
-	 * numbers and its text UTF-8 whatever the server's defaults; set
-	 * here, the settings survive a reconnection. */
-	const char *const keys[] = { "dbname", "client_encoding", "options", "password", NULL };
-	const char *const values[] = { uri, "UTF8", "-c TimeZone=UTC -c client_min_messages=warning",
-				       password, NULL };
+	/* The URI overrides the keywords before it (the time-out), those
+	 * after it override the URI.  kfix's times are numbers and its text
+	 * UTF-8 whatever the server's defaults; set here, the settings
+	 * survive a reconnection. */
+	const char *const keys[] = { "connect_timeout", "dbname", "client_encoding", "options",
+				     "password", NULL };
+	const char *const values[] = { PG_CONNECT_TIMEOUT_SEC, uri, "UTF8",
+				       "-c TimeZone=UTC -c client_min_messages=warning", password,
+				       NULL };
 	PGconn *c = PQconnectdbParams(keys, values, 1);
 
 	if (!c)
@@ -342,9 +361,21 @@ static int64_t pg_changes(struct store *s, struct db_stmt *st)
 	return pst(st)->res ? strtoll(PQcmdTuples(pst(st)->res), NULL, 10) : 0;
 }
 
+/* READ COMMITTED whatever the server's default: each statement after
+ * the lock must see what the lock's previous holder committed. */
 static int pg_begin(struct store *s)
 {
-	return pg_exec_script(s, "BEGIN; SELECT pg_advisory_xact_lock(" PG_TX_LOCK ")");
+	int r = pg_exec_script(s, "BEGIN ISOLATION LEVEL READ COMMITTED;"
+			       " SELECT pg_advisory_xact_lock(" PG_TX_LOCK ")");
+
+	/* a lock wait that failed (a time-out, a cancel) leaves an aborted
+	 * transaction open, in which every later statement would fail */
+	if (r < 0 && PQtransactionStatus(conn_of(s)) != PQTRANS_IDLE) {
+		PGresult *res = PQexec(conn_of(s), "ROLLBACK");
+
+		PQclear(res);
+	}
+	return r;
 }
 
 /* The migrations' DDL, spelt for PostgreSQL.  Replacements apply to

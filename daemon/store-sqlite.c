@@ -171,7 +171,7 @@ static int sq_step(struct store *s, struct db_stmt *st)
 static int64_t sq_changes(struct store *s, struct db_stmt *st)
 {
 	(void)st;
-	return sqlite3_changes64(db_of(s));
+	return sqlite3_changes(db_of(s));
 }
 
 static int sq_begin(struct store *s)
