@@ -178,29 +178,12 @@ int store_bug_add(struct store *s, const struct store_bug *b, int64_t *ret_id,
 	return 0;
 }
 
-static int bug_query_one(struct store *s, struct db_stmt *st,
-			 struct store_bug **ret)
-{
-	struct store_bug *b;
-	int rc = db_step(s, st);
-
-	if (rc == DB_DONE)
-		return -ENOENT;
-	if (rc < 0)
-		return rc;
-	b = bug_from_row(st);
-	if (!b)
-		return -ENOMEM;
-	*ret = b;
-	return 0;
-}
-
 int store_bug_get(struct store *s, int64_t id, struct store_bug **ret)
 {
 	_cleanup_stmt_ struct db_stmt *st = NULL;
 	int r = db_prepare(s, &st, "SELECT " BUG_COLS " FROM bugs WHERE id = ?", "i", id);
 
-	return r < 0 ? r : bug_query_one(s, st, ret);
+	return r < 0 ? r : bug_one_query(s, st, ret);
 }
 
 int store_bug_find(struct store *s, const char *source, const char *source_id,
@@ -211,7 +194,7 @@ int store_bug_find(struct store *s, const char *source, const char *source_id,
 			"SELECT " BUG_COLS " FROM bugs WHERE source = ? AND source_id = ?",
 			"tt", source, source_id);
 
-	return r < 0 ? r : bug_query_one(s, st, ret);
+	return r < 0 ? r : bug_one_query(s, st, ret);
 }
 
 int store_bug_set_report_message_id(struct store *s, int64_t id,

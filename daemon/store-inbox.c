@@ -93,23 +93,6 @@ int store_inbox_add(struct store *s, const struct store_inbox *in,
 	return 0;
 }
 
-/* The one row a statement selects, or -ENOENT. */
-static int inbox_one_row(struct store *s, struct db_stmt *st, struct store_inbox **ret)
-{
-	struct store_inbox *v;
-	int rc = db_step(s, st);
-
-	if (rc == DB_DONE)
-		return -ENOENT;
-	if (rc < 0)
-		return rc;
-	v = inbox_from_row(st);
-	if (!v)
-		return -ENOMEM;
-	*ret = v;
-	return 0;
-}
-
 int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret)
 {
 	_cleanup_stmt_ struct db_stmt *st = NULL;
@@ -117,7 +100,7 @@ int store_inbox_find(struct store *s, const char *key, struct store_inbox **ret)
 
 	if (r < 0)
 		return r;
-	return inbox_one_row(s, st, ret);
+	return inbox_one_query(s, st, ret);
 }
 
 int store_inbox_set_state(struct store *s, int64_t id, const char *state,
@@ -141,7 +124,7 @@ int store_inbox_get(struct store *s, int64_t id, struct store_inbox **ret)
 
 	if (r < 0)
 		return r;
-	return inbox_one_row(s, st, ret);
+	return inbox_one_query(s, st, ret);
 }
 
 int store_inbox_pending(struct store *s, const char *type, int64_t *ids, size_t max,

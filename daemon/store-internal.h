@@ -138,6 +138,25 @@ int db_count_by(struct store *s, const char *sql, const char *what, int64_t *ret
 		*ret = items;                                                  \
 		*ret_n = n;                                                    \
 		return 0;                                                      \
+	}                                                                      \
+                                                                               \
+	/* the one row a statement selects, or -ENOENT */                      \
+	static _unused_ int name##_one_query(struct store *s,                 \
+					     struct db_stmt *st,               \
+					     struct store_##name **ret)        \
+	{                                                                      \
+		struct store_##name *it;                                       \
+		int rc = db_step(s, st);                                       \
+                                                                               \
+		if (rc == DB_DONE)                                             \
+			return -ENOENT;                                        \
+		if (rc < 0)                                                    \
+			return rc;                                             \
+		it = name##_from_row(st);                                      \
+		if (!it)                                                       \
+			return -ENOMEM;                                        \
+		*ret = it;                                                     \
+		return 0;                                                      \
 	}
 
 /* A page in either order: ?A is the cursor, ?L the limit, ?D the order. */

@@ -82,21 +82,9 @@ int store_job_add(struct store *s, int64_t bug_id, const char *kind,
 int store_job_get(struct store *s, int64_t id, struct store_job **ret)
 {
 	_cleanup_stmt_ struct db_stmt *st = NULL;
-	struct store_job *j;
-	int rc, r = db_prepare(s, &st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?", "i", id);
+	int r = db_prepare(s, &st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?", "i", id);
 
-	if (r < 0)
-		return r;
-	rc = db_step(s, st);
-	if (rc == DB_DONE)
-		return -ENOENT;
-	if (rc < 0)
-		return rc;
-	j = job_from_row(st);
-	if (!j)
-		return -ENOMEM;
-	*ret = j;
-	return 0;
+	return r < 0 ? r : job_one_query(s, st, ret);
 }
 
 int store_job_lease(struct store *s, const char *owner, uint64_t lease_usec,

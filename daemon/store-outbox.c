@@ -99,24 +99,12 @@ int store_next_due(struct store *s, bool jobs, bool outbox, int64_t *ret_usec)
 int store_outbox_next(struct store *s, struct store_outbox **ret)
 {
 	_cleanup_stmt_ struct db_stmt *st = NULL;
-	struct store_outbox *o;
-	int rc, r = db_prepare(s, &st,
-			    "SELECT " OUTBOX_COLS " FROM outbox WHERE state = 'pending'"
-			    " AND next_try <= ? ORDER BY next_try, id LIMIT 1",
-			    "i", db_now_usec());
+	int r = db_prepare(s, &st,
+			   "SELECT " OUTBOX_COLS " FROM outbox WHERE state = 'pending'"
+			   " AND next_try <= ? ORDER BY next_try, id LIMIT 1",
+			   "i", db_now_usec());
 
-	if (r < 0)
-		return r;
-	rc = db_step(s, st);
-	if (rc == DB_DONE)
-		return -ENOENT;
-	if (rc < 0)
-		return rc;
-	o = outbox_from_row(st);
-	if (!o)
-		return -ENOMEM;
-	*ret = o;
-	return 0;
+	return r < 0 ? r : outbox_one_query(s, st, ret);
 }
 
 int store_outbox_claim(struct store *s, const char *owner, uint64_t lease_usec,

@@ -121,21 +121,9 @@ int store_patch_add(struct store *s, const struct store_patch *p,
 int store_patch_get(struct store *s, int64_t id, struct store_patch **ret)
 {
 	_cleanup_stmt_ struct db_stmt *st = NULL;
-	struct store_patch *p;
-	int rc, r = db_prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE id = ?", "i", id);
+	int r = db_prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE id = ?", "i", id);
 
-	if (r < 0)
-		return r;
-	rc = db_step(s, st);
-	if (rc == DB_DONE)
-		return -ENOENT;
-	if (rc < 0)
-		return rc;
-	p = patch_from_row(st);
-	if (!p)
-		return -ENOMEM;
-	*ret = p;
-	return 0;
+	return r < 0 ? r : patch_one_query(s, st, ret);
 }
 
 int store_patch_list(struct store *s, const char *state, int64_t bug_id,
@@ -216,10 +204,9 @@ int store_patch_find_by_message_id(struct store *s, const char *message_id,
 				   struct store_patch **ret)
 {
 	_cleanup_stmt_ struct db_stmt *st = NULL;
-	struct store_patch *p;
 	const char *id = message_id;
 	char buf[512];
-	int rc, r;
+	int r;
 
 	/* stored without <>, as composed */
 	if (id[0] == '<') {
@@ -230,18 +217,7 @@ int store_patch_find_by_message_id(struct store *s, const char *message_id,
 	r = db_prepare(s, &st, "SELECT " PATCH_COLS " FROM patches WHERE message_id = ?1"
 		    " OR id IN (SELECT patch_id FROM patch_mails WHERE message_id = ?1)"
 		    " ORDER BY id DESC LIMIT 1", "t", id);
-	if (r < 0)
-		return r;
-	rc = db_step(s, st);
-	if (rc == DB_DONE)
-		return -ENOENT;
-	if (rc < 0)
-		return rc;
-	p = patch_from_row(st);
-	if (!p)
-		return -ENOMEM;
-	*ret = p;
-	return 0;
+	return r < 0 ? r : patch_one_query(s, st, ret);
 }
 
 int store_patch_query(struct store *s, const struct store_query *q,
